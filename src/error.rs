@@ -1,0 +1,94 @@
+//! One error type for the whole engine. Every variant names the problem in
+//! words a web developer can act on; across the wasm boundary it becomes a JS
+//! `Error` carrying the `Display` text.
+
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Error {
+    /// The file ends before a structure it promises.
+    Truncated(String),
+    /// The first four bytes are not `GGUF`.
+    BadMagic([u8; 4]),
+    /// A GGUF version this engine does not read.
+    UnsupportedVersion(u32),
+    /// The header, metadata or tensor table is malformed.
+    Malformed(String),
+    /// A tensor's bytes lie (partly) outside the file or are misaligned.
+    TensorOutOfBounds(String),
+    /// `general.architecture` names a model family we do not run.
+    UnknownArchitecture(String),
+    /// A tensor uses a block format we cannot compute with.
+    UnsupportedTensorType { tensor: String, type_name: String },
+    /// A tensor the architecture requires is absent.
+    MissingTensor(String),
+    /// A metadata key the architecture requires is absent or has the wrong type.
+    MissingKey(String),
+    /// Tensor shapes disagree with the config or with each other.
+    ShapeMismatch(String),
+    /// Tokenizer metadata is absent or inconsistent.
+    Tokenizer(String),
+    /// The prompt plus generated tokens exceed the context window.
+    ContextOverflow { needed: usize, context: usize },
+    /// A token id outside the vocabulary.
+    BadToken { id: u32, vocab: usize },
+    /// A caller-supplied option is out of range.
+    InvalidArgument(String),
+    /// GPU setup or execution failed.
+    Gpu(String),
+    /// The GPU device was lost (driver reset, tab backgrounded, destroy()).
+    DeviceLost(String),
+    /// The model needs more than the GPU's limits allow.
+    DeviceLimit(String),
+    /// The caller aborted generation.
+    Aborted,
+    /// Host I/O failed (CLI only).
+    Io(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Truncated(what) => write!(f, "truncated GGUF file: {what}"),
+            Error::BadMagic(m) => write!(
+                f,
+                "not a GGUF file: wrong magic {:?} (expected \"GGUF\")",
+                String::from_utf8_lossy(m)
+            ),
+            Error::UnsupportedVersion(v) => {
+                write!(f, "unsupported GGUF version {v} (only version 3 is read)")
+            }
+            Error::Malformed(what) => write!(f, "malformed GGUF file: {what}"),
+            Error::TensorOutOfBounds(what) => write!(f, "tensor data out of bounds: {what}"),
+            Error::UnknownArchitecture(a) => write!(
+                f,
+                "unknown architecture '{a}' (supported: llama, qwen2)"
+            ),
+            Error::UnsupportedTensorType { tensor, type_name } => write!(
+                f,
+                "unsupported tensor type {type_name} for tensor '{tensor}'"
+            ),
+            Error::MissingTensor(name) => write!(f, "missing required tensor '{name}'"),
+            Error::MissingKey(key) => write!(f, "missing or invalid metadata key '{key}'"),
+            Error::ShapeMismatch(what) => write!(f, "shape mismatch: {what}"),
+            Error::Tokenizer(what) => write!(f, "tokenizer error: {what}"),
+            Error::ContextOverflow { needed, context } => write!(
+                f,
+                "context overflow: {needed} tokens needed but the context holds {context}"
+            ),
+            Error::BadToken { id, vocab } => {
+                write!(f, "token id {id} is outside the vocabulary of {vocab}")
+            }
+            Error::InvalidArgument(what) => write!(f, "invalid argument: {what}"),
+            Error::Gpu(what) => write!(f, "GPU error: {what}"),
+            Error::DeviceLost(what) => write!(f, "GPU device lost: {what}"),
+            Error::DeviceLimit(what) => write!(f, "model exceeds GPU limits: {what}"),
+            Error::Aborted => write!(f, "generation aborted"),
+            Error::Io(what) => write!(f, "I/O error: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;

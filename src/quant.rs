@@ -1,0 +1,1 @@
+//! Block formats (placeholder; being written).
