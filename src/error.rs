@@ -60,10 +60,9 @@ impl fmt::Display for Error {
             }
             Error::Malformed(what) => write!(f, "malformed GGUF file: {what}"),
             Error::TensorOutOfBounds(what) => write!(f, "tensor data out of bounds: {what}"),
-            Error::UnknownArchitecture(a) => write!(
-                f,
-                "unknown architecture '{a}' (supported: llama, qwen2)"
-            ),
+            Error::UnknownArchitecture(a) => {
+                write!(f, "unknown architecture '{a}' (supported: llama, qwen2)")
+            }
             Error::UnsupportedTensorType { tensor, type_name } => write!(
                 f,
                 "unsupported tensor type {type_name} for tensor '{tensor}'"

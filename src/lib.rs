@@ -6,6 +6,7 @@
 //! glued together by `engine`.
 
 pub mod error;
+pub mod gguf;
 pub mod quant;
 
 pub use error::{Error, Result};

@@ -1,0 +1,265 @@
+//! GGUF container: header, metadata and the tensor table, parsed from an
+//! in-memory byte slice (no filesystem, so the same code serves wasm).
+//!
+//! Tensor data are never copied here: a `TensorInfo` records where its bytes
+//! lie in the caller's buffer, and every range is validated against that
+//! buffer before anyone may slice it.
+
+use std::collections::HashMap;
+use std::io::Cursor;
+
+use gguf_rs_lib::reader::file_reader::{GGUFFileReader, GGUFReaderConfig};
+use gguf_rs_lib::GGUFError;
+
+use crate::error::{Error, Result};
+use crate::quant::GgmlType;
+
+pub use gguf_rs_lib::format::metadata::MetadataValue as Value;
+
+/// Largest tensor rank GGUF allows.
+const MAX_DIMS: usize = 4;
+
+/// One tensor's shape, type and byte range inside the file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorInfo {
+    pub name: String,
+    pub ty: GgmlType,
+    /// ggml order: dims[0] is the contiguous (row) length.
+    pub dims: Vec<usize>,
+    /// Absolute byte offset of the data in the file buffer.
+    pub offset: usize,
+    /// Exact byte size of the data.
+    pub size: usize,
+}
+
+impl TensorInfo {
+    pub fn n_elements(&self) -> usize {
+        self.dims.iter().product()
+    }
+    /// The tensor's bytes; `buf` must be the buffer this table was parsed from.
+    pub fn bytes<'a>(&self, buf: &'a [u8]) -> &'a [u8] {
+        &buf[self.offset..self.offset + self.size]
+    }
+}
+
+/// A parsed GGUF file: metadata plus a validated tensor table.
+#[derive(Debug, Clone)]
+pub struct Gguf {
+    pub version: u32,
+    pub metadata: HashMap<String, Value>,
+    pub tensors: Vec<TensorInfo>,
+    /// Total length of the buffer the table was validated against.
+    pub file_len: usize,
+}
+
+impl Gguf {
+    /// Parse `buf` (a whole GGUF file). Checks magic and version first so the
+    /// most common user mistakes get the most specific message.
+    pub fn parse(buf: &[u8]) -> Result<Gguf> {
+        if buf.len() < 8 {
+            return Err(Error::Truncated(format!(
+                "{} bytes, too short for a GGUF header",
+                buf.len()
+            )));
+        }
+        let magic = [buf[0], buf[1], buf[2], buf[3]];
+        if &magic != b"GGUF" {
+            return Err(Error::BadMagic(magic));
+        }
+        let version = u32::from_le_bytes([buf[4], buf[5], buf[6], buf[7]]);
+        if version != 3 {
+            return Err(Error::UnsupportedVersion(version));
+        }
+        if buf.len() < 24 {
+            return Err(Error::Truncated("header ends early".into()));
+        }
+
+        // We validate tensor ranges ourselves so the error can name the tensor.
+        let config = GGUFReaderConfig {
+            validate_integrity: false,
+            ..GGUFReaderConfig::default()
+        };
+        let reader =
+            GGUFFileReader::with_config(Cursor::new(buf), config).map_err(map_lib_error)?;
+        let data_start = usize::try_from(reader.tensor_data_offset())
+            .map_err(|_| Error::Malformed("tensor data offset overflows".into()))?;
+        let alignment = reader.tensor_alignment() as usize;
+
+        let mut tensors = Vec::with_capacity(reader.tensor_infos().len());
+        for info in reader.tensor_infos() {
+            let name = info.name().to_string();
+            let type_id = info.tensor_type() as u32;
+            let ty = GgmlType::from_id(type_id).ok_or_else(|| Error::UnsupportedTensorType {
+                tensor: name.clone(),
+                type_name: format!("{:?} (ggml type id {type_id})", info.tensor_type()),
+            })?;
+            let raw_dims = info.shape().dims();
+            if raw_dims.is_empty() || raw_dims.len() > MAX_DIMS {
+                return Err(Error::Malformed(format!(
+                    "tensor '{name}' has {} dimensions",
+                    raw_dims.len()
+                )));
+            }
+            let mut dims = Vec::with_capacity(raw_dims.len());
+            let mut n: usize = 1;
+            for &d in raw_dims {
+                let d = usize::try_from(d).ok().filter(|&d| d > 0).ok_or_else(|| {
+                    Error::Malformed(format!("tensor '{name}' has dimension {d}"))
+                })?;
+                n = n.checked_mul(d).ok_or_else(|| {
+                    Error::Malformed(format!("tensor '{name}' dimensions overflow"))
+                })?;
+                dims.push(d);
+            }
+            if dims[0] % ty.block_len() != 0 {
+                return Err(Error::Malformed(format!(
+                    "tensor '{name}': row length {} is not a multiple of the {} block size {}",
+                    dims[0],
+                    ty.name(),
+                    ty.block_len()
+                )));
+            }
+            let size = ty
+                .row_bytes(dims[0])
+                .and_then(|r| r.checked_mul(n / dims[0]))
+                .ok_or_else(|| Error::Malformed(format!("tensor '{name}' size overflows")))?;
+            let rel = usize::try_from(info.data_offset()).map_err(|_| {
+                Error::TensorOutOfBounds(format!("tensor '{name}' offset overflows"))
+            })?;
+            if alignment > 0 && rel % alignment != 0 {
+                return Err(Error::TensorOutOfBounds(format!(
+                    "tensor '{name}' offset {rel} is not aligned to {alignment} bytes"
+                )));
+            }
+            let offset = data_start
+                .checked_add(rel)
+                .filter(|&o| o.checked_add(size).is_some_and(|end| end <= buf.len()))
+                .ok_or_else(|| {
+                    Error::TensorOutOfBounds(format!(
+                        "tensor '{name}' needs bytes {}..{} but the file has {} bytes",
+                        data_start.saturating_add(rel),
+                        data_start.saturating_add(rel).saturating_add(size),
+                        buf.len()
+                    ))
+                })?;
+            tensors.push(TensorInfo {
+                name,
+                ty,
+                dims,
+                offset,
+                size,
+            });
+        }
+
+        let mut by_start: Vec<&TensorInfo> = tensors.iter().collect();
+        by_start.sort_by_key(|t| t.offset);
+        for w in by_start.windows(2) {
+            if w[0].offset + w[0].size > w[1].offset {
+                return Err(Error::TensorOutOfBounds(format!(
+                    "tensors '{}' and '{}' overlap",
+                    w[0].name, w[1].name
+                )));
+            }
+        }
+
+        let metadata = reader.metadata().data.clone();
+        Ok(Gguf {
+            version,
+            metadata,
+            tensors,
+            file_len: buf.len(),
+        })
+    }
+
+    pub fn tensor(&self, name: &str) -> Option<&TensorInfo> {
+        self.tensors.iter().find(|t| t.name == name)
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.metadata.get(key)
+    }
+
+    pub fn get_str(&self, key: &str) -> Option<&str> {
+        self.get(key)?.as_str()
+    }
+
+    /// Integer of any width and signedness, if non-negative.
+    pub fn get_u64(&self, key: &str) -> Option<u64> {
+        match self.get(key)? {
+            Value::U8(v) => Some(*v as u64),
+            Value::U16(v) => Some(*v as u64),
+            Value::U32(v) => Some(*v as u64),
+            Value::U64(v) => Some(*v),
+            Value::I8(v) => u64::try_from(*v).ok(),
+            Value::I16(v) => u64::try_from(*v).ok(),
+            Value::I32(v) => u64::try_from(*v).ok(),
+            Value::I64(v) => u64::try_from(*v).ok(),
+            _ => None,
+        }
+    }
+
+    pub fn get_usize(&self, key: &str) -> Option<usize> {
+        self.get_u64(key).and_then(|v| usize::try_from(v).ok())
+    }
+
+    pub fn get_f32(&self, key: &str) -> Option<f32> {
+        match self.get(key)? {
+            Value::F32(v) => Some(*v),
+            Value::F64(v) => Some(*v as f32),
+            _ => None,
+        }
+    }
+
+    pub fn get_bool(&self, key: &str) -> Option<bool> {
+        self.get(key)?.as_bool()
+    }
+
+    pub fn get_array(&self, key: &str) -> Option<&[Value]> {
+        match self.get(key)? {
+            Value::Array(a) => Some(&a.values),
+            _ => None,
+        }
+    }
+
+    /// A string array, or `None` if absent or not all strings.
+    pub fn get_str_array(&self, key: &str) -> Option<Vec<&str>> {
+        self.get_array(key)?.iter().map(|v| v.as_str()).collect()
+    }
+
+    /// A numeric array converted to f32, or `None` if absent or non-numeric.
+    pub fn get_f32_array(&self, key: &str) -> Option<Vec<f32>> {
+        self.get_array(key)?
+            .iter()
+            .map(|v| match v {
+                Value::F32(x) => Some(*x),
+                Value::F64(x) => Some(*x as f32),
+                other => other.as_i64().map(|i| i as f32),
+            })
+            .collect()
+    }
+
+    /// A numeric array converted to i64, or `None` if absent or non-integer.
+    pub fn get_i64_array(&self, key: &str) -> Option<Vec<i64>> {
+        self.get_array(key)?.iter().map(|v| v.as_i64()).collect()
+    }
+}
+
+/// Translate the parser's errors into ours. The parser reports truncation as
+/// either `UnexpectedEof` or an I/O error of that kind.
+fn map_lib_error(e: GGUFError) -> Error {
+    match e {
+        GGUFError::InvalidMagic { found, .. } => Error::BadMagic(found.to_le_bytes()),
+        GGUFError::UnsupportedVersion(v) => Error::UnsupportedVersion(v),
+        GGUFError::UnexpectedEof => Error::Truncated("the file ends inside the header".into()),
+        GGUFError::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+            Error::Truncated("the file ends inside the metadata or tensor table".into())
+        }
+        GGUFError::Format(msg) if msg.contains("Unknown GGUF tensor type") => {
+            Error::UnsupportedTensorType {
+                tensor: "(in tensor table)".into(),
+                type_name: msg,
+            }
+        }
+        other => Error::Malformed(other.to_string()),
+    }
+}
