@@ -2,11 +2,20 @@
 //!
 //! Data flows top to bottom through the modules:
 //! `gguf` (bytes -> metadata + tensor views) -> `model` (config + weights) ->
-//! `tokenizer` (text <-> ids) -> `cpu` / `gpu` (forward pass) -> `sampler` (logits -> id),
-//! glued together by `engine`.
+//! `tokenizer` (text <-> ids) -> `cpu` / `gpu` (forward pass) -> `sampler`
+//! (logits -> id), glued together by `engine`.
 
+pub mod cpu;
+pub mod engine;
 pub mod error;
 pub mod gguf;
+pub mod model;
 pub mod quant;
+pub mod sampler;
+pub mod tokenizer;
+
+/// Native-only: the thread pool behind the CPU engine's `Parallel`.
+#[cfg(not(target_arch = "wasm32"))]
+pub mod pool;
 
 pub use error::{Error, Result};

@@ -1,1 +1,403 @@
-fn main() {}
+//! The `webgguf` command line: the native shell around the engine, used to
+//! test the kernels against llama.cpp's references and to benchmark them.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use serde_json::json;
+use webgguf::cpu::Parallel;
+use webgguf::engine::{Engine, EngineOptions, Generation};
+use webgguf::model::LoadOptions;
+use webgguf::pool::ThreadPool;
+use webgguf::sampler::SamplerParams;
+use webgguf::Error;
+
+const USAGE: &str = "\
+usage: webgguf <command> [options]
+
+commands:
+  generate -m MODEL -p PROMPT [-n N] [--temp T --top-k K --top-p P --min-p M
+           --repeat-penalty R --seed S] [--json]
+  logits   -m MODEL --tokens ID,ID,... --start S [--top K] --json
+  tokenize -m MODEL --text T [--no-special] --json
+  bench    -m MODEL [-p 512] [-n 128] [-r 3] [--json]
+  info     -m MODEL
+
+common options:
+  -m MODEL          GGUF file (default: the SmolLM2-135M-Instruct Q4_1 that setup fetches,
+                    or $WEBGGUF_MODEL)
+  --backend B       cpu | gpu | auto (default auto)
+  --threads N       CPU threads (default: all cores)
+  --ctx N           context window to allocate (default: the model's, at most 4096)
+  --upcast-f16      store every quantized matrix as f16 at load
+";
+
+fn now_ms() -> f64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1000.0
+}
+
+fn default_model() -> String {
+    std::env::var("WEBGGUF_MODEL").unwrap_or_else(|_| {
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/.cache/SmolLM2-135M-Instruct.Q4_1.gguf"
+        )
+        .to_string()
+    })
+}
+
+/// Parsed `--flag value` pairs and bare flags.
+struct Args {
+    pairs: Vec<(String, Option<String>)>,
+}
+
+const BARE_FLAGS: &[&str] = &["--json", "--no-special", "--upcast-f16"];
+
+impl Args {
+    fn parse(raw: &[String]) -> Result<Args, String> {
+        let mut pairs = Vec::new();
+        let mut i = 0;
+        while i < raw.len() {
+            let a = &raw[i];
+            if !a.starts_with('-') {
+                return Err(format!("unexpected argument '{a}'"));
+            }
+            if BARE_FLAGS.contains(&a.as_str()) {
+                pairs.push((a.clone(), None));
+                i += 1;
+            } else {
+                let v = raw
+                    .get(i + 1)
+                    .ok_or_else(|| format!("option {a} needs a value"))?;
+                pairs.push((a.clone(), Some(v.clone())));
+                i += 2;
+            }
+        }
+        Ok(Args { pairs })
+    }
+    fn flag(&self, name: &str) -> bool {
+        self.pairs.iter().any(|(k, _)| k == name)
+    }
+    fn str(&self, names: &[&str]) -> Option<&str> {
+        self.pairs
+            .iter()
+            .rev()
+            .find(|(k, _)| names.contains(&k.as_str()))
+            .and_then(|(_, v)| v.as_deref())
+    }
+    fn num<T: std::str::FromStr>(&self, names: &[&str], default: T) -> Result<T, String> {
+        match self.str(names) {
+            None => Ok(default),
+            Some(v) => v
+                .parse()
+                .map_err(|_| format!("{} expects a number, got '{v}'", names[0])),
+        }
+    }
+    /// Reject options this command does not know, so typos are not silent.
+    fn check(&self, allowed: &[&str]) -> Result<(), String> {
+        for (k, _) in &self.pairs {
+            if !allowed.contains(&k.as_str()) {
+                return Err(format!("unknown option {k}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+const COMMON: &[&str] = &[
+    "-m",
+    "--model",
+    "--backend",
+    "--threads",
+    "--ctx",
+    "--upcast-f16",
+    "--json",
+];
+
+fn main() -> ExitCode {
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    let Some(cmd) = raw.first().cloned() else {
+        eprint!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    if cmd == "-h" || cmd == "--help" || cmd == "help" {
+        print!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let args = match Args::parse(&raw[1..]) {
+        Ok(a) => a,
+        Err(e) => return usage_error(&e),
+    };
+    let result = match cmd.as_str() {
+        "generate" => cmd_generate(&args),
+        "logits" => cmd_logits(&args),
+        "tokenize" => cmd_tokenize(&args),
+        "bench" => cmd_bench(&args),
+        "info" => cmd_info(&args),
+        other => return usage_error(&format!("unknown command '{other}'")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::Usage(e)) => usage_error(&e),
+        Err(CliError::Engine(e)) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}\n\n{USAGE}");
+    ExitCode::from(2)
+}
+
+enum CliError {
+    Usage(String),
+    Engine(Error),
+}
+
+impl From<Error> for CliError {
+    fn from(e: Error) -> Self {
+        CliError::Engine(e)
+    }
+}
+impl From<String> for CliError {
+    fn from(e: String) -> Self {
+        CliError::Usage(e)
+    }
+}
+impl From<&str> for CliError {
+    fn from(e: &str) -> Self {
+        CliError::Usage(e.to_string())
+    }
+}
+
+type CliResult = Result<(), CliError>;
+
+fn load(args: &Args) -> Result<Engine, CliError> {
+    let path = args
+        .str(&["-m", "--model"])
+        .map(str::to_string)
+        .unwrap_or_else(default_model);
+    let backend = args.str(&["--backend"]).unwrap_or("auto");
+    match backend {
+        "cpu" | "auto" => {}
+        "gpu" => {
+            return Err(CliError::Engine(Error::Gpu(
+                "the GPU backend is not available in this build yet".into(),
+            )))
+        }
+        other => {
+            return Err(CliError::Usage(format!(
+                "--backend must be cpu, gpu or auto, not '{other}'"
+            )))
+        }
+    }
+    let threads = args.num(&["--threads", "-t"], ThreadPool::available())?;
+    let bytes = std::fs::read(&path)
+        .map_err(|e| CliError::Engine(Error::Io(format!("cannot read model '{path}': {e}"))))?;
+    let opts = EngineOptions {
+        context: args.num(&["--ctx"], 0)?,
+        load: LoadOptions {
+            upcast_f16: args.flag("--upcast-f16"),
+        },
+        ..EngineOptions::default()
+    };
+    let par: Box<dyn Parallel> = Box::new(ThreadPool::new(threads.max(1)));
+    Ok(Engine::load_cpu(bytes, opts, par, now_ms)?)
+}
+
+fn sampler_params(args: &Args) -> Result<SamplerParams, String> {
+    let d = SamplerParams::default();
+    Ok(SamplerParams {
+        temperature: args.num(&["--temp"], 0.0)?,
+        top_k: args.num(&["--top-k"], d.top_k)?,
+        top_p: args.num(&["--top-p"], d.top_p)?,
+        min_p: args.num(&["--min-p"], d.min_p)?,
+        repeat_penalty: args.num(&["--repeat-penalty"], d.repeat_penalty)?,
+        repeat_last_n: d.repeat_last_n,
+        seed: args.num(&["--seed"], d.seed)?,
+    })
+}
+
+fn cmd_generate(args: &Args) -> CliResult {
+    let mut allowed = COMMON.to_vec();
+    allowed.extend([
+        "-p",
+        "--prompt",
+        "-n",
+        "--temp",
+        "--top-k",
+        "--top-p",
+        "--min-p",
+        "--repeat-penalty",
+        "--seed",
+    ]);
+    args.check(&allowed)?;
+    let prompt = args
+        .str(&["-p", "--prompt"])
+        .ok_or("generate needs -p PROMPT")?
+        .to_string();
+    let n: usize = args.num(&["-n"], 128)?;
+    let params = sampler_params(args)?;
+    let json = args.flag("--json");
+    let mut engine = load(args)?;
+    let ids = engine.prompt_ids(&prompt);
+    let stdout = std::io::stdout();
+    let g: Generation = engine.generate(&ids, n, params, &mut |_, piece| {
+        if !json {
+            let mut out = stdout.lock();
+            let _ = out.write_all(piece.as_bytes());
+            let _ = out.flush();
+        }
+        true
+    })?;
+    if json {
+        let v = json!({
+            "prompt_ids": g.prompt_ids,
+            "generated_ids": g.generated_ids,
+            "text": g.text,
+            "backend": engine.backend_name(),
+            "prefill_tok_s": g.prefill_tok_s(),
+            "decode_tok_s": g.decode_tok_s(),
+        });
+        println!("{v}");
+    } else {
+        println!();
+        eprintln!(
+            "[{} prompt tokens, {} generated, prefill {:.1} tok/s, decode {:.1} tok/s, backend {}, stop: {}]",
+            g.prompt_ids.len(),
+            g.generated_ids.len(),
+            g.prefill_tok_s(),
+            g.decode_tok_s(),
+            engine.backend_name(),
+            g.stop.as_str()
+        );
+    }
+    Ok(())
+}
+
+fn parse_ids(s: &str) -> Result<Vec<u32>, String> {
+    s.split(',')
+        .filter(|x| !x.trim().is_empty())
+        .map(|x| {
+            x.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("--tokens: '{x}' is not a token id"))
+        })
+        .collect()
+}
+
+fn cmd_logits(args: &Args) -> CliResult {
+    let mut allowed = COMMON.to_vec();
+    allowed.extend(["--tokens", "--start", "--top"]);
+    args.check(&allowed)?;
+    let tokens = parse_ids(args.str(&["--tokens"]).ok_or("logits needs --tokens")?)?;
+    let start: usize = args.num(&["--start"], 0)?;
+    let top: usize = args.num(&["--top"], 10)?;
+    let mut engine = load(args)?;
+    let steps = engine.logits_at(&tokens, start, top)?;
+    let steps: Vec<Vec<serde_json::Value>> = steps
+        .iter()
+        .map(|s| s.iter().map(|&(id, l)| json!([id, l])).collect())
+        .collect();
+    println!("{}", json!({ "steps": steps }));
+    Ok(())
+}
+
+fn cmd_tokenize(args: &Args) -> CliResult {
+    let mut allowed = COMMON.to_vec();
+    allowed.extend(["--text", "--no-special"]);
+    args.check(&allowed)?;
+    let text = args.str(&["--text"]).ok_or("tokenize needs --text")?;
+    let special = !args.flag("--no-special");
+    let engine = load(args)?;
+    let ids = engine.tokenizer.encode(text, special, special);
+    if args.flag("--json") {
+        println!("{}", json!({ "ids": ids }));
+    } else {
+        for id in ids {
+            println!(
+                "{id:>7} {:?}",
+                engine.tokenizer.token_text(id).unwrap_or("")
+            );
+        }
+    }
+    Ok(())
+}
+
+fn cmd_bench(args: &Args) -> CliResult {
+    let mut allowed = COMMON.to_vec();
+    allowed.extend(["-p", "-n", "-r"]);
+    args.check(&allowed)?;
+    let p: usize = args.num(&["-p"], 512)?;
+    let n: usize = args.num(&["-n"], 128)?;
+    let reps: usize = args.num(&["-r"], 3)?.max(1);
+    let mut engine = load(args)?;
+    let b = engine.bench(p, n, reps)?;
+    if args.flag("--json") {
+        println!(
+            "{}",
+            json!({
+                "pp_tok_s": b.pp_tok_s, "tg_tok_s": b.tg_tok_s, "backend": engine.backend_name(),
+                "threads": args.num(&["--threads", "-t"], ThreadPool::available())?,
+                "pp": p, "tg": n, "reps": reps,
+            })
+        );
+    } else {
+        println!("| model | backend | test | tok/s |");
+        println!("| --- | --- | --- | ---: |");
+        let name = engine.info.name.clone().unwrap_or_default();
+        let be = engine.backend_name();
+        println!("| {name} | {be} | pp{p} | {:.1} |", b.pp_tok_s);
+        println!("| {name} | {be} | tg{n} | {:.1} |", b.tg_tok_s);
+    }
+    Ok(())
+}
+
+fn cmd_info(args: &Args) -> CliResult {
+    args.check(COMMON)?;
+    let engine = load(args)?;
+    let c = &engine.config;
+    let i = &engine.info;
+    println!("name:          {}", i.name.as_deref().unwrap_or("?"));
+    println!("architecture:  {}", c.arch.name());
+    println!("parameters:    {:.1} M", i.n_params as f64 / 1e6);
+    println!(
+        "shape:         dim {}, {} layers, {} heads / {} kv heads (head {}), ffn {}, vocab {}",
+        c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.ffn_dim, c.vocab_size
+    );
+    println!(
+        "rope:          base {}, {} dims, {:?}; norm eps {}; context {} (trained) / {} (allocated)",
+        c.rope_base,
+        c.rope_dim,
+        c.rope_style,
+        c.norm_eps,
+        c.train_ctx,
+        engine.context_len()
+    );
+    println!("tied embeddings: {}", c.tied_embeddings);
+    println!("tensor types:  {}", i.file_type);
+    println!(
+        "tokenizer:     {} (pre: {}), {} tokens, BOS {:?} (added: {}), EOS {:?}",
+        i.tokenizer_model,
+        i.tokenizer_pre.as_deref().unwrap_or("-"),
+        engine.tokenizer.vocab_size(),
+        engine.tokenizer.bos(),
+        engine.tokenizer.add_bos(),
+        engine.tokenizer.eos()
+    );
+    println!("backend:       {}", engine.backend_name());
+    match &i.chat_template {
+        Some(t) => println!("chat template:\n{t}"),
+        None => println!("chat template: none"),
+    }
+    println!("tensors:");
+    for (name, ty, dims) in &i.tensors {
+        println!("  {name:<32} {ty:<7} {dims:?}");
+    }
+    Ok(())
+}

@@ -1,0 +1,429 @@
+//! The CPU forward pass, llama2.c style: one function that reads top to
+//! bottom like the paper, over preallocated run state.
+//!
+//! Numerics follow llama.cpp's CPU backend where it matters for matching its
+//! logits: activations are quantized to the weight's dot-product format,
+//! the KV cache holds f16, queries are rounded to f16 before the Q·K dot, and
+//! norms/softmax sum in f64.
+
+use half::f16;
+
+use crate::error::{Error, Result};
+use crate::model::{Config, Matrix, RopeStyle, Weights};
+use crate::quant::{self, GgmlType};
+
+/// Fork-join parallelism, injected by the shell: a thread pool natively, a
+/// serial loop in wasm. The engine never spawns threads itself.
+pub trait Parallel: Sync {
+    fn threads(&self) -> usize;
+    /// Run `f(i)` for every `i in 0..n`, possibly concurrently; returns when all are done.
+    fn for_each(&self, n: usize, f: &(dyn Fn(usize) + Sync));
+}
+
+pub struct Serial;
+
+impl Parallel for Serial {
+    fn threads(&self) -> usize {
+        1
+    }
+    fn for_each(&self, n: usize, f: &(dyn Fn(usize) + Sync)) {
+        (0..n).for_each(f)
+    }
+}
+
+/// A raw pointer that tasks share to write disjoint parts of one buffer.
+#[derive(Clone, Copy)]
+struct SharedMut<T>(*mut T);
+unsafe impl<T> Send for SharedMut<T> {}
+unsafe impl<T> Sync for SharedMut<T> {}
+impl<T> SharedMut<T> {
+    /// SAFETY: callers guarantee `start..start+len` is in bounds and that no
+    /// two concurrent tasks touch overlapping ranges.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn slice(&self, start: usize, len: usize) -> &mut [T] {
+        std::slice::from_raw_parts_mut(self.0.add(start), len)
+    }
+}
+
+/// Buffers for one forward pass over up to `max_batch` tokens, plus the KV cache.
+pub struct RunState {
+    pub max_batch: usize,
+    pub ctx: usize,
+    /// Residual stream, [batch][dim].
+    x: Vec<f32>,
+    /// Normed input of a sublayer, [batch][dim].
+    xb: Vec<f32>,
+    /// Attention output before the output projection, [batch][q_dim].
+    xo: Vec<f32>,
+    q: Vec<f32>,
+    k: Vec<f32>,
+    v: Vec<f32>,
+    /// Sublayer output to add into the residual, [batch][dim].
+    delta: Vec<f32>,
+    hb: Vec<f32>,
+    hb2: Vec<f32>,
+    /// Attention scores, one row of `ctx` per head.
+    att: Vec<f32>,
+    /// Matmul result in weight-row-major order, [rows][batch].
+    mm: Vec<f32>,
+    /// Activations encoded for the dot products, [batch][row bytes].
+    act: Vec<u8>,
+    act_ty: Option<GgmlType>,
+    /// The final normed hidden state of the last token.
+    xlast: Vec<f32>,
+    logits: Vec<f32>,
+    /// f16 caches, [layer][position][kv_dim].
+    key_cache: Vec<f16>,
+    value_cache: Vec<f16>,
+}
+
+impl RunState {
+    pub fn logits_mut(&mut self) -> &mut [f32] {
+        &mut self.logits
+    }
+
+    pub fn new(c: &Config, ctx: usize, max_batch: usize) -> Result<RunState> {
+        let ctx = ctx.max(1);
+        let max_batch = max_batch.clamp(1, ctx);
+        let cache = c
+            .n_layers
+            .checked_mul(ctx)
+            .and_then(|v| v.checked_mul(c.kv_dim()))
+            .filter(|&v| v <= (1 << 34))
+            .ok_or_else(|| Error::InvalidArgument(format!("context {ctx} is too large")))?;
+        let widest = c.dim.max(c.q_dim()).max(c.ffn_dim);
+        let max_rows = widest.max(c.vocab_size);
+        // Q8_K is the largest activation encoding per element (292 bytes / 256).
+        let act_row = (widest / 256 + 1) * 292 + widest * 4;
+        Ok(RunState {
+            max_batch,
+            ctx,
+            x: vec![0.0; max_batch * c.dim],
+            xb: vec![0.0; max_batch * c.dim],
+            xo: vec![0.0; max_batch * c.q_dim()],
+            q: vec![0.0; max_batch * c.q_dim()],
+            k: vec![0.0; max_batch * c.kv_dim()],
+            v: vec![0.0; max_batch * c.kv_dim()],
+            delta: vec![0.0; max_batch * c.dim],
+            hb: vec![0.0; max_batch * c.ffn_dim],
+            hb2: vec![0.0; max_batch * c.ffn_dim],
+            att: vec![0.0; c.n_heads * ctx],
+            mm: vec![0.0; max_rows.max(max_batch * widest)],
+            act: vec![0; max_batch * act_row],
+            act_ty: None,
+            xlast: vec![0.0; c.dim],
+            logits: vec![0.0; c.vocab_size],
+            key_cache: vec![f16::ZERO; cache],
+            value_cache: vec![f16::ZERO; cache],
+        })
+    }
+}
+
+/// Run `tokens` at positions `pos..` through the model and return the logits
+/// that follow the last one.
+pub fn forward<'s>(
+    c: &Config,
+    w: &Weights,
+    s: &'s mut RunState,
+    par: &dyn Parallel,
+    tokens: &[u32],
+    pos: usize,
+) -> Result<&'s [f32]> {
+    let n = tokens.len();
+    if n == 0 || n > s.max_batch {
+        return Err(Error::InvalidArgument(format!(
+            "batch of {n} tokens (1..={} allowed)",
+            s.max_batch
+        )));
+    }
+    if pos + n > s.ctx {
+        return Err(Error::ContextOverflow {
+            needed: pos + n,
+            context: s.ctx,
+        });
+    }
+    if let Some(&bad) = tokens.iter().find(|&&t| t as usize >= c.vocab_size) {
+        return Err(Error::BadToken {
+            id: bad,
+            vocab: c.vocab_size,
+        });
+    }
+    let (dim, qd, kvd, ff) = (c.dim, c.q_dim(), c.kv_dim(), c.ffn_dim);
+
+    // Token embeddings.
+    for (t, &tok) in tokens.iter().enumerate() {
+        let row = w.token_embd.row(&w.data, tok as usize);
+        quant::dequantize_row(w.token_embd.ty, row, &mut s.x[t * dim..(t + 1) * dim]);
+    }
+
+    for (l, layer) in w.layers.iter().enumerate() {
+        // Attention: x += Wo · attn(rope(Wq·xb), rope(Wk·xb), Wv·xb), xb = rmsnorm(x).
+        for t in 0..n {
+            rmsnorm(
+                &mut s.xb[t * dim..(t + 1) * dim],
+                &s.x[t * dim..(t + 1) * dim],
+                &layer.attn_norm,
+                c.norm_eps,
+            );
+        }
+        s.act_ty = None;
+        matmul(s, par, &w.data, &layer.wq, Src::Xb, Dst::Q, n);
+        matmul(s, par, &w.data, &layer.wk, Src::Xb, Dst::K, n);
+        matmul(s, par, &w.data, &layer.wv, Src::Xb, Dst::V, n);
+        for t in 0..n {
+            if let Some(b) = &layer.bq {
+                add(&mut s.q[t * qd..(t + 1) * qd], b);
+            }
+            if let Some(b) = &layer.bk {
+                add(&mut s.k[t * kvd..(t + 1) * kvd], b);
+            }
+            if let Some(b) = &layer.bv {
+                add(&mut s.v[t * kvd..(t + 1) * kvd], b);
+            }
+            let p = pos + t;
+            rope(
+                c,
+                w.rope_freqs.as_deref(),
+                &mut s.q[t * qd..(t + 1) * qd],
+                p,
+            );
+            rope(
+                c,
+                w.rope_freqs.as_deref(),
+                &mut s.k[t * kvd..(t + 1) * kvd],
+                p,
+            );
+            let at = (l * s.ctx + p) * kvd;
+            for i in 0..kvd {
+                s.key_cache[at + i] = f16::from_f32(s.k[t * kvd + i]);
+                s.value_cache[at + i] = f16::from_f32(s.v[t * kvd + i]);
+            }
+        }
+        attention(c, s, par, l, pos, n);
+        s.act_ty = None;
+        matmul(s, par, &w.data, &layer.wo, Src::Xo, Dst::Delta, n);
+        add(&mut s.x[..n * dim], &s.delta[..n * dim]);
+
+        // Feed-forward: x += Wdown · (silu(Wgate·xb) * Wup·xb), xb = rmsnorm(x).
+        for t in 0..n {
+            rmsnorm(
+                &mut s.xb[t * dim..(t + 1) * dim],
+                &s.x[t * dim..(t + 1) * dim],
+                &layer.ffn_norm,
+                c.norm_eps,
+            );
+        }
+        s.act_ty = None;
+        matmul(s, par, &w.data, &layer.w_gate, Src::Xb, Dst::Hb, n);
+        matmul(s, par, &w.data, &layer.w_up, Src::Xb, Dst::Hb2, n);
+        for (g, u) in s.hb[..n * ff].iter_mut().zip(&s.hb2[..n * ff]) {
+            *g = silu(*g) * u;
+        }
+        s.act_ty = None;
+        matmul(s, par, &w.data, &layer.w_down, Src::Hb, Dst::Delta, n);
+        add(&mut s.x[..n * dim], &s.delta[..n * dim]);
+    }
+
+    // Final norm and LM head, for the last token only.
+    let last = (n - 1) * dim;
+    rmsnorm(
+        &mut s.xlast,
+        &s.x[last..last + dim],
+        &w.output_norm,
+        c.norm_eps,
+    );
+    s.act_ty = None;
+    matmul(s, par, &w.data, &w.output, Src::Xlast, Dst::Logits, 1);
+    Ok(&s.logits)
+}
+
+fn rmsnorm(out: &mut [f32], x: &[f32], weight: &[f32], eps: f32) {
+    let ss: f64 = x.iter().map(|&v| (v * v) as f64).sum();
+    let mean = (ss / x.len() as f64) as f32;
+    let scale = 1.0 / (mean + eps).sqrt();
+    for ((o, &v), &g) in out.iter_mut().zip(x).zip(weight) {
+        *o = (v * scale) * g;
+    }
+}
+
+fn add(x: &mut [f32], y: &[f32]) {
+    for (a, b) in x.iter_mut().zip(y) {
+        *a += b;
+    }
+}
+
+fn silu(x: f32) -> f32 {
+    x / (1.0 + (-x).exp())
+}
+
+/// Rotate each head's leading `rope_dim` dims by position-dependent angles.
+/// The angle is stepped by repeated multiplication, as ggml does, so that
+/// rounding matches its cache.
+fn rope(c: &Config, freq_factors: Option<&[f32]>, v: &mut [f32], pos: usize) {
+    let hd = c.head_dim;
+    let half = c.rope_dim / 2;
+    let theta_scale = c.rope_base.powf(-2.0 / c.rope_dim as f32);
+    for head in v.chunks_exact_mut(hd) {
+        let mut theta = pos as f32;
+        for i in 0..half {
+            let ff = freq_factors.map_or(1.0, |f| f[i]);
+            let angle = c.rope_freq_scale * theta / ff;
+            let (sin, cos) = angle.sin_cos();
+            let (a, b) = match c.rope_style {
+                RopeStyle::Adjacent => (2 * i, 2 * i + 1),
+                RopeStyle::Neox => (i, i + half),
+            };
+            let (x0, x1) = (head[a], head[b]);
+            head[a] = x0 * cos - x1 * sin;
+            head[b] = x0 * sin + x1 * cos;
+            theta *= theta_scale;
+        }
+    }
+}
+
+/// Causal grouped-query attention of the batch's queries over the cache,
+/// one task per head.
+fn attention(c: &Config, s: &mut RunState, par: &dyn Parallel, layer: usize, pos: usize, n: usize) {
+    let (hd, qd, kvd, ctx) = (c.head_dim, c.q_dim(), c.kv_dim(), s.ctx);
+    let group = c.n_heads / c.n_kv_heads;
+    let scale = 1.0 / (hd as f32).sqrt();
+    let kc = &s.key_cache[layer * ctx * kvd..(layer + 1) * ctx * kvd];
+    let vc = &s.value_cache[layer * ctx * kvd..(layer + 1) * ctx * kvd];
+    let q = &s.q;
+    let att = SharedMut(s.att.as_mut_ptr());
+    let xo = SharedMut(s.xo.as_mut_ptr());
+    par.for_each(c.n_heads, &|h| {
+        // SAFETY: head h owns att[h*ctx..] and the h-th head slice of every xo row.
+        let scores = unsafe { att.slice(h * ctx, ctx) };
+        let kvh = (h / group) * hd;
+        let mut qh = [0f32; 512];
+        for t in 0..n {
+            let len = pos + t + 1;
+            for (d, qv) in qh[..hd].iter_mut().enumerate() {
+                *qv = f16::from_f32(q[t * qd + h * hd + d]).to_f32();
+            }
+            let mut max = f32::NEG_INFINITY;
+            for (j, sc) in scores[..len].iter_mut().enumerate() {
+                let key = &kc[j * kvd + kvh..j * kvd + kvh + hd];
+                let mut dot = 0f32;
+                for d in 0..hd {
+                    dot += qh[d] * key[d].to_f32();
+                }
+                *sc = dot * scale;
+                max = max.max(*sc);
+            }
+            let mut sum = 0f64;
+            for sc in &mut scores[..len] {
+                *sc = (*sc - max).exp();
+                sum += *sc as f64;
+            }
+            let inv = (1.0 / sum) as f32;
+            let out = unsafe { xo.slice(t * qd + h * hd, hd) };
+            out.fill(0.0);
+            for (j, &p) in scores[..len].iter().enumerate() {
+                let p = p * inv;
+                let val = &vc[j * kvd + kvh..j * kvd + kvh + hd];
+                for d in 0..hd {
+                    out[d] += p * val[d].to_f32();
+                }
+            }
+        }
+    });
+}
+
+#[derive(Clone, Copy)]
+enum Src {
+    Xb,
+    Xo,
+    Hb,
+    Xlast,
+}
+
+#[derive(Clone, Copy)]
+enum Dst {
+    Q,
+    K,
+    V,
+    Delta,
+    Hb,
+    Hb2,
+    Logits,
+}
+
+/// dst[t] = W · src[t] for the batch's `n` tokens. The source is encoded
+/// once per weight format and reused by the following matmuls that read the
+/// same input (callers reset `act_ty` when the input changes).
+fn matmul(
+    s: &mut RunState,
+    par: &dyn Parallel,
+    data: &[u8],
+    m: &Matrix,
+    src: Src,
+    dst: Dst,
+    n: usize,
+) {
+    let act_ty = m.ty.vec_dot_type();
+    let act_row = act_ty
+        .row_bytes(m.cols)
+        .expect("weight row length is a multiple of its activation block");
+    if s.act_ty != Some(act_ty) {
+        let x: &[f32] = match src {
+            Src::Xb => &s.xb,
+            Src::Xo => &s.xo,
+            Src::Hb => &s.hb,
+            Src::Xlast => &s.xlast,
+        };
+        for t in 0..n {
+            quant::quantize_row(
+                act_ty,
+                &x[t * m.cols..(t + 1) * m.cols],
+                &mut s.act[t * act_row..(t + 1) * act_row],
+            );
+        }
+        s.act_ty = Some(act_ty);
+    }
+    let act = &s.act[..n * act_row];
+    let weights = m.bytes(data);
+
+    // Split rows into chunks; each task fills its rows of `mm` ([rows][n]).
+    let rows = m.rows;
+    let tasks = (rows / 16).clamp(1, par.threads() * 8);
+    let per = rows.div_ceil(tasks);
+    let mm = SharedMut(s.mm.as_mut_ptr());
+    par.for_each(tasks, &|i| {
+        let r0 = i * per;
+        let r1 = (r0 + per).min(rows);
+        if r0 >= r1 {
+            return;
+        }
+        // SAFETY: tasks own disjoint row ranges of mm.
+        let out = unsafe { mm.slice(r0 * n, (r1 - r0) * n) };
+        quant::gemm(
+            m.ty,
+            m.cols,
+            &weights[r0 * m.row_bytes..r1 * m.row_bytes],
+            act,
+            n,
+            out,
+        );
+    });
+
+    let out: &mut [f32] = match dst {
+        Dst::Q => &mut s.q,
+        Dst::K => &mut s.k,
+        Dst::V => &mut s.v,
+        Dst::Delta => &mut s.delta,
+        Dst::Hb => &mut s.hb,
+        Dst::Hb2 => &mut s.hb2,
+        Dst::Logits => &mut s.logits,
+    };
+    if n == 1 {
+        out[..rows].copy_from_slice(&s.mm[..rows]);
+    } else {
+        for r in 0..rows {
+            for t in 0..n {
+                out[t * rows + r] = s.mm[r * n + t];
+            }
+        }
+    }
+}
