@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Set everything up and run every test. CI calls this through .ci/run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}; chmod 700 "$XDG_RUNTIME_DIR"
+
+echo "== format and lints"
+cargo fmt --check
+cargo clippy --release --all-targets -- -D warnings
+
+echo "== wasm32 build of the library"
+cargo build --release --lib --target wasm32-unknown-unknown
+
+echo "== unit and integration tests"
+cargo test --release
+
+echo "== CLI contract against llama.cpp's references (../shared/tools/refcheck.py)"
+if [ -d ../shared/reference ]; then
+  BIN=target/release/webgguf
+  SMOL=.cache/SmolLM2-135M-Instruct.Q4_1.gguf
+  for refs in greedy synth256 synthqwen2; do
+    python3 ../shared/tools/refcheck.py "$BIN" cpu "../shared/reference/$refs.json" ../shared/models --smollm2 "$SMOL"
+  done
+elif [ "${CI:-}" = "true" ]; then
+  echo "../shared is missing, and CI=true requires it" >&2; exit 1
+else
+  echo "SKIPPED: ../shared is absent"
+fi
+echo "== all tests passed"

@@ -1,0 +1,264 @@
+//! Shared helpers for the integration tests: locating ../shared, loading
+//! llama.cpp's reference files, and building engines.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use webgguf::cpu::Serial;
+use webgguf::engine::{Engine, EngineOptions};
+use webgguf::model::LoadOptions;
+
+/// `../shared` next to the crate, or `None` (after saying why) when it is
+/// absent outside CI. Under `CI=true` its absence fails the test.
+pub fn shared() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    if dir.join("reference").is_dir() {
+        return Some(dir);
+    }
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("../shared is missing, and CI=true requires it");
+    }
+    eprintln!("SKIPPED: ../shared is absent; reference checks need llama.cpp's oracle files");
+    None
+}
+
+/// The default SmolLM2 model fetched by scripts/setup.sh, if present.
+pub fn smollm2() -> Option<PathBuf> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/SmolLM2-135M-Instruct.Q4_1.gguf");
+    if p.is_file() {
+        return Some(p);
+    }
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{} is missing; run scripts/setup.sh", p.display());
+    }
+    eprintln!("SKIPPED: {} is absent; run scripts/setup.sh", p.display());
+    None
+}
+
+pub fn now_ms() -> f64 {
+    use std::sync::OnceLock;
+    use std::time::Instant;
+    static T0: OnceLock<Instant> = OnceLock::new();
+    T0.get_or_init(Instant::now).elapsed().as_secs_f64() * 1e3
+}
+
+pub fn cpu_engine(path: &std::path::Path, upcast_f16: bool) -> Engine {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let opts = EngineOptions {
+        context: 512,
+        load: LoadOptions { upcast_f16 },
+        ..EngineOptions::default()
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Engine::load_cpu(bytes, opts, Box::new(webgguf::pool::ThreadPool::new(threads)), now_ms)
+        .unwrap_or_else(|e| panic!("load {}: {e}", path.display()))
+}
+
+pub fn serial_engine(path: &std::path::Path) -> Engine {
+    let bytes = std::fs::read(path).unwrap();
+    let opts = EngineOptions { context: 512, ..EngineOptions::default() };
+    Engine::load_cpu(bytes, opts, Box::new(Serial), now_ms).unwrap()
+}
+
+#[derive(Debug, Clone)]
+pub struct Reference {
+    pub model: String,
+    pub prompt: String,
+    pub prompt_ids: Vec<u32>,
+    pub generated_ids: Vec<u32>,
+    pub top10: Vec<Vec<(u32, f32)>>,
+}
+
+pub fn references(shared: &std::path::Path, file: &str) -> Vec<Reference> {
+    let text = std::fs::read_to_string(shared.join("reference").join(file)).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let ids = |x: &serde_json::Value| -> Vec<u32> {
+        x.as_array().unwrap().iter().map(|i| i.as_u64().unwrap() as u32).collect()
+    };
+    v["references"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| Reference {
+            model: r["model"].as_str().unwrap().to_string(),
+            prompt: r["prompt"].as_str().unwrap().to_string(),
+            prompt_ids: ids(&r["prompt_ids"]),
+            generated_ids: ids(&r["generated_ids"]),
+            top10: r["top10_logits_per_step"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|step| {
+                    step.as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|p| (p[0].as_u64().unwrap() as u32, p[1].as_f64().unwrap() as f32))
+                        .collect()
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// Minimal GGUF v3 writer for building malformed and synthetic files in tests.
+pub mod gguf_writer {
+    pub enum Val {
+        U32(u32),
+        F32(f32),
+        Bool(bool),
+        Str(String),
+        StrArr(Vec<String>),
+        F32Arr(Vec<f32>),
+        I32Arr(Vec<i32>),
+    }
+
+    pub struct Tensor {
+        pub name: String,
+        pub dims: Vec<u64>,
+        pub ty: u32,
+        pub data: Vec<u8>,
+    }
+
+    fn put_str(b: &mut Vec<u8>, s: &str) {
+        b.extend((s.len() as u64).to_le_bytes());
+        b.extend(s.as_bytes());
+    }
+
+    /// Serialize; returns the bytes and the offset of each tensor-info record
+    /// (so tests can corrupt specific fields).
+    pub fn build(kv: &[(&str, Val)], tensors: &[Tensor]) -> (Vec<u8>, Vec<usize>) {
+        let mut b = Vec::new();
+        b.extend(b"GGUF");
+        b.extend(3u32.to_le_bytes());
+        b.extend((tensors.len() as u64).to_le_bytes());
+        b.extend((kv.len() as u64).to_le_bytes());
+        for (k, v) in kv {
+            put_str(&mut b, k);
+            match v {
+                Val::U32(x) => {
+                    b.extend(4u32.to_le_bytes());
+                    b.extend(x.to_le_bytes());
+                }
+                Val::F32(x) => {
+                    b.extend(6u32.to_le_bytes());
+                    b.extend(x.to_le_bytes());
+                }
+                Val::Bool(x) => {
+                    b.extend(7u32.to_le_bytes());
+                    b.push(*x as u8);
+                }
+                Val::Str(s) => {
+                    b.extend(8u32.to_le_bytes());
+                    put_str(&mut b, s);
+                }
+                Val::StrArr(a) => {
+                    b.extend(9u32.to_le_bytes());
+                    b.extend(8u32.to_le_bytes());
+                    b.extend((a.len() as u64).to_le_bytes());
+                    for s in a {
+                        put_str(&mut b, s);
+                    }
+                }
+                Val::F32Arr(a) => {
+                    b.extend(9u32.to_le_bytes());
+                    b.extend(6u32.to_le_bytes());
+                    b.extend((a.len() as u64).to_le_bytes());
+                    for x in a {
+                        b.extend(x.to_le_bytes());
+                    }
+                }
+                Val::I32Arr(a) => {
+                    b.extend(9u32.to_le_bytes());
+                    b.extend(5u32.to_le_bytes());
+                    b.extend((a.len() as u64).to_le_bytes());
+                    for x in a {
+                        b.extend(x.to_le_bytes());
+                    }
+                }
+            }
+        }
+        let mut infos = Vec::new();
+        let mut off = 0u64;
+        for t in tensors {
+            infos.push(b.len());
+            put_str(&mut b, &t.name);
+            b.extend((t.dims.len() as u32).to_le_bytes());
+            for d in &t.dims {
+                b.extend(d.to_le_bytes());
+            }
+            b.extend(t.ty.to_le_bytes());
+            b.extend(off.to_le_bytes());
+            off += (t.data.len() as u64).div_ceil(32) * 32;
+        }
+        while b.len() % 32 != 0 {
+            b.push(0);
+        }
+        for t in tensors {
+            let start = b.len();
+            b.extend(&t.data);
+            while (b.len() - start) % 32 != 0 {
+                b.push(0);
+            }
+        }
+        (b, infos)
+    }
+
+    /// A tiny but complete llama model (random f32 weights) with a
+    /// 4-token SPM vocabulary; `vocab` rows in the embedding.
+    pub fn tiny_llama(arch: &str, vocab: usize) -> (Vec<u8>, Vec<usize>) {
+        let dim = 32u64;
+        let ff = 64u64;
+        let f32s = |n: u64, seed: u32| -> Vec<u8> {
+            (0..n)
+                .flat_map(|i| {
+                    let x = ((i as u32).wrapping_mul(2654435761).wrapping_add(seed) >> 8) as f32
+                        / (1u32 << 24) as f32;
+                    (x - 0.5).to_le_bytes()
+                })
+                .collect()
+        };
+        let t = |name: &str, dims: Vec<u64>, seed| Tensor {
+            name: name.into(),
+            data: f32s(dims.iter().product(), seed),
+            dims,
+            ty: 0,
+        };
+        let mut tensors = vec![
+            t("token_embd.weight", vec![dim, vocab as u64], 1),
+            t("output_norm.weight", vec![dim], 2),
+        ];
+        for (i, (n, d)) in [
+            ("attn_norm.weight", vec![dim]),
+            ("attn_q.weight", vec![dim, dim]),
+            ("attn_k.weight", vec![dim, dim]),
+            ("attn_v.weight", vec![dim, dim]),
+            ("attn_output.weight", vec![dim, dim]),
+            ("ffn_norm.weight", vec![dim]),
+            ("ffn_gate.weight", vec![dim, ff]),
+            ("ffn_up.weight", vec![dim, ff]),
+            ("ffn_down.weight", vec![ff, dim]),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            tensors.push(t(&format!("blk.0.{n}"), d, 10 + i as u32));
+        }
+        let kv = vec![
+            ("general.architecture", Val::Str(arch.into())),
+            (&*Box::leak(format!("{arch}.embedding_length").into_boxed_str()), Val::U32(dim as u32)),
+            (&*Box::leak(format!("{arch}.block_count").into_boxed_str()), Val::U32(1)),
+            (&*Box::leak(format!("{arch}.attention.head_count").into_boxed_str()), Val::U32(4)),
+            (&*Box::leak(format!("{arch}.feed_forward_length").into_boxed_str()), Val::U32(ff as u32)),
+            ("tokenizer.ggml.model", Val::Str("llama".into())),
+            (
+                "tokenizer.ggml.tokens",
+                Val::StrArr(vec!["<unk>".into(), "<s>".into(), "</s>".into(), "\u{2581}a".into()]),
+            ),
+            ("tokenizer.ggml.scores", Val::F32Arr(vec![0.0, 0.0, 0.0, -1.0])),
+            ("tokenizer.ggml.token_type", Val::I32Arr(vec![2, 3, 3, 1])),
+            ("tokenizer.ggml.bos_token_id", Val::U32(1)),
+            ("tokenizer.ggml.eos_token_id", Val::U32(2)),
+        ];
+        build(&kv, &tensors)
+    }
+}
