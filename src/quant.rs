@@ -1,1 +1,0 @@
-//! Block formats (placeholder; being written).
