@@ -1,0 +1,303 @@
+//! ggml block formats: sizes, decoding, activation encoding and dot products.
+//!
+//! The numerics follow ggml's CPU backend so that logits agree closely with
+//! llama.cpp: a weight row is never decoded to f32 for a matrix product;
+//! instead the activation row is encoded into the weight type's companion
+//! format ([`GgmlType::vec_dot_type`]) and the two are combined block by block
+//! with integer dot products, scaled in f32.
+//!
+//! Layout of this module:
+//! - [`scalar`]: portable reference code for every format. It is the oracle
+//!   the SIMD paths are tested against and the fallback on every target.
+//! - `x86`: AVX2 (+VNNI) kernels, chosen once at run time.
+//!
+//! A wasm32 simd128 path would slot in next to the x86 one in [`vec_dot`] and
+//! [`gemm`]: each fast path returns `false` for types it does not handle and
+//! the scalar code takes over.
+//!
+//! Every function takes slices whose lengths the caller has validated against
+//! `n` (see each function's precondition). Lengths are checked with
+//! `debug_assert!`; in release builds too-short slices never cause
+//! out-of-bounds access, the work is merely truncated to the whole blocks
+//! present.
+
+pub mod scalar;
+#[cfg(test)]
+mod tests;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+/// Elements per block of the 32-wide formats (Q4_0 ... Q8_1, IQ4_NL).
+pub const QK32: usize = 32;
+/// Elements per super-block of the K-quants and IQ4_XS.
+pub const QK_K: usize = 256;
+
+/// The non-linear 4-bit code book shared by IQ4_NL and IQ4_XS.
+pub const IQ4_NL_VALUES: [i8; 16] = [
+    -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
+];
+
+/// A tensor element format, numbered as ggml numbers them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(non_camel_case_types)]
+pub enum GgmlType {
+    F32,
+    F16,
+    BF16,
+    Q4_0,
+    Q4_1,
+    Q5_0,
+    Q5_1,
+    Q8_0,
+    Q8_1,
+    Q2_K,
+    Q3_K,
+    Q4_K,
+    Q5_K,
+    Q6_K,
+    Q8_K,
+    IQ4_NL,
+    IQ4_XS,
+}
+
+impl GgmlType {
+    /// Every type this module knows, in ggml id order.
+    pub const ALL: [GgmlType; 17] = [
+        GgmlType::F32,
+        GgmlType::F16,
+        GgmlType::Q4_0,
+        GgmlType::Q4_1,
+        GgmlType::Q5_0,
+        GgmlType::Q5_1,
+        GgmlType::Q8_0,
+        GgmlType::Q8_1,
+        GgmlType::Q2_K,
+        GgmlType::Q3_K,
+        GgmlType::Q4_K,
+        GgmlType::Q5_K,
+        GgmlType::Q6_K,
+        GgmlType::Q8_K,
+        GgmlType::IQ4_NL,
+        GgmlType::IQ4_XS,
+        GgmlType::BF16,
+    ];
+
+    /// The type with ggml id `id`, or `None` for ids we do not support
+    /// (including removed and not-yet-implemented ggml types).
+    pub fn from_id(id: u32) -> Option<GgmlType> {
+        Self::ALL.iter().copied().find(|t| t.id() == id)
+    }
+
+    /// ggml's numeric id, as stored in GGUF tensor infos.
+    pub fn id(self) -> u32 {
+        match self {
+            GgmlType::F32 => 0,
+            GgmlType::F16 => 1,
+            GgmlType::Q4_0 => 2,
+            GgmlType::Q4_1 => 3,
+            GgmlType::Q5_0 => 6,
+            GgmlType::Q5_1 => 7,
+            GgmlType::Q8_0 => 8,
+            GgmlType::Q8_1 => 9,
+            GgmlType::Q2_K => 10,
+            GgmlType::Q3_K => 11,
+            GgmlType::Q4_K => 12,
+            GgmlType::Q5_K => 13,
+            GgmlType::Q6_K => 14,
+            GgmlType::Q8_K => 15,
+            GgmlType::IQ4_NL => 20,
+            GgmlType::IQ4_XS => 23,
+            GgmlType::BF16 => 30,
+        }
+    }
+
+    /// ggml's name for the type.
+    pub fn name(self) -> &'static str {
+        match self {
+            GgmlType::F32 => "F32",
+            GgmlType::F16 => "F16",
+            GgmlType::BF16 => "BF16",
+            GgmlType::Q4_0 => "Q4_0",
+            GgmlType::Q4_1 => "Q4_1",
+            GgmlType::Q5_0 => "Q5_0",
+            GgmlType::Q5_1 => "Q5_1",
+            GgmlType::Q8_0 => "Q8_0",
+            GgmlType::Q8_1 => "Q8_1",
+            GgmlType::Q2_K => "Q2_K",
+            GgmlType::Q3_K => "Q3_K",
+            GgmlType::Q4_K => "Q4_K",
+            GgmlType::Q5_K => "Q5_K",
+            GgmlType::Q6_K => "Q6_K",
+            GgmlType::Q8_K => "Q8_K",
+            GgmlType::IQ4_NL => "IQ4_NL",
+            GgmlType::IQ4_XS => "IQ4_XS",
+        }
+    }
+
+    /// Elements per block (1 for the plain float types).
+    pub fn block_len(self) -> usize {
+        match self {
+            GgmlType::F32 | GgmlType::F16 | GgmlType::BF16 => 1,
+            GgmlType::Q4_0
+            | GgmlType::Q4_1
+            | GgmlType::Q5_0
+            | GgmlType::Q5_1
+            | GgmlType::Q8_0
+            | GgmlType::Q8_1
+            | GgmlType::IQ4_NL => QK32,
+            GgmlType::Q2_K
+            | GgmlType::Q3_K
+            | GgmlType::Q4_K
+            | GgmlType::Q5_K
+            | GgmlType::Q6_K
+            | GgmlType::Q8_K
+            | GgmlType::IQ4_XS => QK_K,
+        }
+    }
+
+    /// Bytes per block; equal to `sizeof(block_xxx)` in ggml.
+    pub fn block_bytes(self) -> usize {
+        match self {
+            GgmlType::F32 => 4,
+            GgmlType::F16 | GgmlType::BF16 => 2,
+            GgmlType::Q4_0 | GgmlType::IQ4_NL => 18,
+            GgmlType::Q4_1 => 20,
+            GgmlType::Q5_0 => 22,
+            GgmlType::Q5_1 => 24,
+            GgmlType::Q8_0 => 34,
+            GgmlType::Q8_1 => 36,
+            GgmlType::Q2_K => 84,
+            GgmlType::Q3_K => 110,
+            GgmlType::Q4_K => 144,
+            GgmlType::Q5_K => 176,
+            GgmlType::Q6_K => 210,
+            GgmlType::Q8_K => 292,
+            GgmlType::IQ4_XS => 136,
+        }
+    }
+
+    /// Bytes taken by `n` elements, or `None` if `n` is not a whole number of
+    /// blocks or the size overflows `usize`.
+    pub fn row_bytes(self, n: usize) -> Option<usize> {
+        if n % self.block_len() != 0 {
+            return None;
+        }
+        (n / self.block_len()).checked_mul(self.block_bytes())
+    }
+
+    /// The format activations are encoded in before [`vec_dot`] with weights
+    /// of this type; the same pairing ggml-cpu uses.
+    pub fn vec_dot_type(self) -> GgmlType {
+        match self {
+            GgmlType::F32 => GgmlType::F32,
+            GgmlType::F16 => GgmlType::F16,
+            GgmlType::BF16 => GgmlType::BF16,
+            GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::Q8_0 | GgmlType::IQ4_NL => GgmlType::Q8_0,
+            GgmlType::Q4_1 | GgmlType::Q5_1 | GgmlType::Q8_1 => GgmlType::Q8_1,
+            GgmlType::Q2_K
+            | GgmlType::Q3_K
+            | GgmlType::Q4_K
+            | GgmlType::Q5_K
+            | GgmlType::Q6_K
+            | GgmlType::Q8_K
+            | GgmlType::IQ4_XS => GgmlType::Q8_K,
+        }
+    }
+
+    /// Whether [`quantize_row`] can encode into this type.
+    pub fn can_quantize(self) -> bool {
+        matches!(
+            self,
+            GgmlType::F32
+                | GgmlType::F16
+                | GgmlType::BF16
+                | GgmlType::Q4_0
+                | GgmlType::Q4_1
+                | GgmlType::Q5_0
+                | GgmlType::Q5_1
+                | GgmlType::Q8_0
+                | GgmlType::Q8_1
+                | GgmlType::Q8_K
+        )
+    }
+}
+
+impl std::fmt::Display for GgmlType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Decode `dst.len()` elements (a multiple of `ty.block_len()`) from `src`,
+/// which holds `ty.row_bytes(dst.len())` bytes. Every type is supported.
+pub fn dequantize_row(ty: GgmlType, src: &[u8], dst: &mut [f32]) {
+    scalar::dequantize_row(ty, src, dst)
+}
+
+/// Encode `src` (a multiple of `ty.block_len()` elements) into `dst`
+/// (`ty.row_bytes(src.len())` bytes), rounding like ggml's reference
+/// quantizers. Returns `false`, leaving `dst` untouched, for the weight types
+/// that need ggml's search-based quantizers (K-quants, IQ4_*); see
+/// [`GgmlType::can_quantize`].
+pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> bool {
+    scalar::quantize_row(ty, src, dst)
+}
+
+/// Dot product of one weight row (type `ty`, `n` elements, `ty.row_bytes(n)`
+/// bytes) with one activation row encoded in `ty.vec_dot_type()`
+/// (`ty.vec_dot_type().row_bytes(n)` bytes). Every type is accepted, even
+/// Q8_1 and Q8_K, which ggml only uses for activations.
+pub fn vec_dot(ty: GgmlType, n: usize, w: &[u8], act: &[u8]) -> f32 {
+    let mut out = [0f32];
+    #[cfg(target_arch = "x86_64")]
+    if x86::gemm(ty, n, w, act, 1, &mut out) {
+        return out[0];
+    }
+    scalar::gemm(ty, n, w, act, 1, &mut out);
+    out[0]
+}
+
+/// Many dot products at once, for prefill and for whole matrix-vector
+/// products: `w` holds `rows = out.len() / ntok` consecutive weight rows of
+/// `n` elements, `act` holds `ntok` consecutive activation rows, each
+/// `ty.vec_dot_type().row_bytes(n)` bytes. Writes
+/// `out[r * ntok + t] = vec_dot(row r, activation t)`, bit-identical to
+/// [`vec_dot`].
+pub fn gemm(ty: GgmlType, n: usize, w: &[u8], act: &[u8], ntok: usize, out: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if x86::gemm(ty, n, w, act, ntok, out) {
+        return;
+    }
+    scalar::gemm(ty, n, w, act, ntok, out)
+}
+
+/// Which instruction set the fast paths use on this machine, for logs and
+/// benchmarks.
+pub fn simd_level() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        x86::level_name()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        "scalar"
+    }
+}
+
+/// Whole blocks present in a row of `n` elements, additionally clamped to
+/// what the slices hold so that a too-short slice truncates instead of
+/// reading out of bounds.
+#[inline]
+pub(crate) fn whole_blocks(
+    n: usize,
+    qk: usize,
+    w: &[u8],
+    wbb: usize,
+    a: &[u8],
+    abb: usize,
+) -> usize {
+    debug_assert_eq!(n % qk, 0, "row length {n} is not a multiple of {qk}");
+    debug_assert!(w.len() >= n / qk * wbb, "weight row too short");
+    debug_assert!(a.len() >= n / qk * abb, "activation row too short");
+    (n / qk).min(w.len() / wbb).min(a.len() / abb)
+}
