@@ -8,7 +8,12 @@ use webgguf::engine::{Engine, EngineOptions};
 use webgguf::Error;
 
 fn load(bytes: Vec<u8>) -> Result<Engine, Error> {
-    Engine::load_cpu(bytes, EngineOptions::default(), Box::new(Serial), common::now_ms)
+    Engine::load_cpu(
+        bytes,
+        EngineOptions::default(),
+        Box::new(Serial),
+        common::now_ms,
+    )
 }
 
 /// Byte position of a tensor record's (type, offset) fields.
@@ -36,7 +41,10 @@ fn truncated_file() {
     for cut in [0, 5, 23, 40, 200, bytes.len() / 2, bytes.len() - 1] {
         match load(bytes[..cut].to_vec()) {
             Err(Error::Truncated(_)) | Err(Error::TensorOutOfBounds(_)) => {}
-            other => panic!("cut at {cut}: expected a truncation error, got {:?}", other.err()),
+            other => panic!(
+                "cut at {cut}: expected a truncation error, got {:?}",
+                other.err()
+            ),
         }
     }
     let e = load(bytes[..100].to_vec()).err().unwrap();
@@ -115,13 +123,30 @@ fn vocabulary_disagrees_with_embedding() {
 #[test]
 fn context_overflow_and_bad_token_ids() {
     let (bytes, _) = tiny_llama("llama", 4);
-    let opts = EngineOptions { context: 8, ..EngineOptions::default() };
+    let opts = EngineOptions {
+        context: 8,
+        ..EngineOptions::default()
+    };
     let mut e = Engine::load_cpu(bytes, opts, Box::new(Serial), common::now_ms).unwrap();
-    let err = e.generate(&[1; 9], 1, Default::default(), &mut |_, _| true).err().unwrap();
-    assert_eq!(err, Error::ContextOverflow { needed: 9, context: 8 });
-    let err = e.generate(&[1, 77], 1, Default::default(), &mut |_, _| true).err().unwrap();
+    let err = e
+        .generate(&[1; 9], 1, Default::default(), &mut |_, _| true)
+        .err()
+        .unwrap();
+    assert_eq!(
+        err,
+        Error::ContextOverflow {
+            needed: 9,
+            context: 8
+        }
+    );
+    let err = e
+        .generate(&[1, 77], 1, Default::default(), &mut |_, _| true)
+        .err()
+        .unwrap();
     assert_eq!(err, Error::BadToken { id: 77, vocab: 4 });
     // Generation that reaches the end of the window stops cleanly.
-    let g = e.generate(&[1, 3], 100, Default::default(), &mut |_, _| true).unwrap();
+    let g = e
+        .generate(&[1, 3], 100, Default::default(), &mut |_, _| true)
+        .unwrap();
     assert!(g.generated_ids.len() <= 7);
 }

@@ -24,7 +24,8 @@ pub fn shared() -> Option<PathBuf> {
 
 /// The default SmolLM2 model fetched by scripts/setup.sh, if present.
 pub fn smollm2() -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/SmolLM2-135M-Instruct.Q4_1.gguf");
+    let p =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/SmolLM2-135M-Instruct.Q4_1.gguf");
     if p.is_file() {
         return Some(p);
     }
@@ -50,13 +51,21 @@ pub fn cpu_engine(path: &std::path::Path, upcast_f16: bool) -> Engine {
         ..EngineOptions::default()
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    Engine::load_cpu(bytes, opts, Box::new(webgguf::pool::ThreadPool::new(threads)), now_ms)
-        .unwrap_or_else(|e| panic!("load {}: {e}", path.display()))
+    Engine::load_cpu(
+        bytes,
+        opts,
+        Box::new(webgguf::pool::ThreadPool::new(threads)),
+        now_ms,
+    )
+    .unwrap_or_else(|e| panic!("load {}: {e}", path.display()))
 }
 
 pub fn serial_engine(path: &std::path::Path) -> Engine {
     let bytes = std::fs::read(path).unwrap();
-    let opts = EngineOptions { context: 512, ..EngineOptions::default() };
+    let opts = EngineOptions {
+        context: 512,
+        ..EngineOptions::default()
+    };
     Engine::load_cpu(bytes, opts, Box::new(Serial), now_ms).unwrap()
 }
 
@@ -73,7 +82,11 @@ pub fn references(shared: &std::path::Path, file: &str) -> Vec<Reference> {
     let text = std::fs::read_to_string(shared.join("reference").join(file)).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     let ids = |x: &serde_json::Value| -> Vec<u32> {
-        x.as_array().unwrap().iter().map(|i| i.as_u64().unwrap() as u32).collect()
+        x.as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i.as_u64().unwrap() as u32)
+            .collect()
     };
     v["references"]
         .as_array()
@@ -245,16 +258,36 @@ pub mod gguf_writer {
         }
         let kv = vec![
             ("general.architecture", Val::Str(arch.into())),
-            (&*Box::leak(format!("{arch}.embedding_length").into_boxed_str()), Val::U32(dim as u32)),
-            (&*Box::leak(format!("{arch}.block_count").into_boxed_str()), Val::U32(1)),
-            (&*Box::leak(format!("{arch}.attention.head_count").into_boxed_str()), Val::U32(4)),
-            (&*Box::leak(format!("{arch}.feed_forward_length").into_boxed_str()), Val::U32(ff as u32)),
+            (
+                &*Box::leak(format!("{arch}.embedding_length").into_boxed_str()),
+                Val::U32(dim as u32),
+            ),
+            (
+                &*Box::leak(format!("{arch}.block_count").into_boxed_str()),
+                Val::U32(1),
+            ),
+            (
+                &*Box::leak(format!("{arch}.attention.head_count").into_boxed_str()),
+                Val::U32(4),
+            ),
+            (
+                &*Box::leak(format!("{arch}.feed_forward_length").into_boxed_str()),
+                Val::U32(ff as u32),
+            ),
             ("tokenizer.ggml.model", Val::Str("llama".into())),
             (
                 "tokenizer.ggml.tokens",
-                Val::StrArr(vec!["<unk>".into(), "<s>".into(), "</s>".into(), "\u{2581}a".into()]),
+                Val::StrArr(vec![
+                    "<unk>".into(),
+                    "<s>".into(),
+                    "</s>".into(),
+                    "\u{2581}a".into(),
+                ]),
             ),
-            ("tokenizer.ggml.scores", Val::F32Arr(vec![0.0, 0.0, 0.0, -1.0])),
+            (
+                "tokenizer.ggml.scores",
+                Val::F32Arr(vec![0.0, 0.0, 0.0, -1.0]),
+            ),
             ("tokenizer.ggml.token_type", Val::I32Arr(vec![2, 3, 3, 1])),
             ("tokenizer.ggml.bos_token_id", Val::U32(1)),
             ("tokenizer.ggml.eos_token_id", Val::U32(2)),
