@@ -1,6 +1,9 @@
 //! The engine: a loaded model, a backend that runs it, and the generation
 //! loop shared by the CLI and the browser package.
 
+use std::future::Future;
+use std::pin::Pin;
+
 use crate::cpu::{self, Parallel, RunState};
 use crate::error::{Error, Result};
 use crate::gguf::Gguf;
@@ -8,16 +11,40 @@ use crate::model::{Config, LoadOptions, Weights};
 use crate::sampler::{Sampler, SamplerParams};
 use crate::tokenizer::{StreamDecoder, Tokenizer};
 
+/// A future that need not be `Send` (wasm futures never are).
+pub type LocalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
+
 /// Something that runs the transformer: the CPU here, the GPU in `gpu`.
+///
+/// The GPU reads results back asynchronously in the browser, so the two
+/// calls that return data are futures; the CPU's are ready at once.
 pub trait Backend {
     fn name(&self) -> &'static str;
-    /// Most tokens one `forward` call accepts.
+    /// Most tokens one call accepts.
     fn max_batch(&self) -> usize;
     fn context_len(&self) -> usize;
-    /// Run `tokens` at positions `pos..`, leaving the logits after the last one in `logits`.
+    /// Run `tokens` at positions `pos..` and pick the next token with
+    /// `sampler` (given the token history for penalties). Only the id
+    /// comes back.
+    fn forward_sample<'a>(
+        &'a mut self,
+        tokens: &'a [u32],
+        pos: usize,
+        sampler: &'a mut Sampler,
+        history: &'a [u32],
+    ) -> LocalFuture<'a, Result<u32>>;
+    /// Run `tokens` at positions `pos..` and return the logits after the last.
+    fn forward_logits<'a>(
+        &'a mut self,
+        tokens: &'a [u32],
+        pos: usize,
+    ) -> LocalFuture<'a, Result<&'a [f32]>>;
+    /// Run `tokens` without reading anything back (prefill chunks, benchmarks).
     fn forward(&mut self, tokens: &[u32], pos: usize) -> Result<()>;
-    /// The logits of the last `forward` (the sampler may modify them in place).
-    fn logits(&mut self) -> &mut [f32];
+    /// Wait until submitted work has finished (benchmarks).
+    fn sync(&mut self) -> LocalFuture<'_, Result<()>> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 pub struct CpuBackend {
@@ -59,18 +86,36 @@ impl Backend for CpuBackend {
         self.state.ctx
     }
     fn forward(&mut self, tokens: &[u32], pos: usize) -> Result<()> {
+        let par = &*self.par;
         cpu::forward(
             &self.config,
             &self.weights,
             &mut self.state,
-            &*self.par,
+            par,
             tokens,
             pos,
         )
         .map(|_| ())
     }
-    fn logits(&mut self) -> &mut [f32] {
-        self.state.logits_mut()
+    fn forward_sample<'a>(
+        &'a mut self,
+        tokens: &'a [u32],
+        pos: usize,
+        sampler: &'a mut Sampler,
+        history: &'a [u32],
+    ) -> LocalFuture<'a, Result<u32>> {
+        let r = self
+            .forward(tokens, pos)
+            .map(|_| sampler.sample(self.state.logits_mut(), history));
+        Box::pin(std::future::ready(r))
+    }
+    fn forward_logits<'a>(
+        &'a mut self,
+        tokens: &'a [u32],
+        pos: usize,
+    ) -> LocalFuture<'a, Result<&'a [f32]>> {
+        let r = self.forward(tokens, pos);
+        Box::pin(std::future::ready(r.map(|_| &*self.state.logits_mut())))
     }
 }
 
@@ -185,6 +230,21 @@ fn rate(n: usize, ms: f64) -> f64 {
     }
 }
 
+/// State of one generation between `begin` and `finish`.
+struct Run {
+    sampler: Sampler,
+    /// Prompt then generated ids.
+    history: Vec<u32>,
+    prompt_len: usize,
+    max_tokens: usize,
+    decoder: StreamDecoder,
+    text: String,
+    prefilled: usize,
+    t_start: f64,
+    t_first: f64,
+    stop: Option<StopReason>,
+}
+
 pub struct Engine {
     pub config: Config,
     pub tokenizer: Tokenizer,
@@ -192,6 +252,8 @@ pub struct Engine {
     backend: Box<dyn Backend>,
     /// Tokens whose keys and values are in the cache, in order.
     cached: Vec<u32>,
+    /// The generation in progress, between `begin` and `finish`.
+    run: Option<Run>,
     /// Milliseconds from an arbitrary origin; injected because wasm32 has no clock in std.
     clock: fn() -> f64,
 }
@@ -245,6 +307,7 @@ impl Engine {
             info,
             backend,
             cached: Vec::new(),
+            run: None,
             clock,
         }
     }
@@ -270,6 +333,7 @@ impl Engine {
             info,
             backend: Box::new(backend),
             cached: Vec::new(),
+            run: None,
             clock,
         })
     }
@@ -288,115 +352,194 @@ impl Engine {
         self.tokenizer.encode(prompt, true, true)
     }
 
-    /// Forget the KV cache.
+    /// Forget the KV cache and any generation in progress.
     pub fn reset(&mut self) {
         self.cached.clear();
+        self.run = None;
     }
 
-    /// Run `ids` after the longest prefix already in the cache and return
-    /// the logits after the last id. Also returns how many tokens ran.
-    fn feed(&mut self, ids: &[u32]) -> Result<usize> {
-        if ids.is_empty() {
+    /// Whether a generation is between `begin` and `finish`.
+    pub fn is_running(&self) -> bool {
+        self.run.is_some()
+    }
+
+    /// Start generating after `prompt_ids`: the prompt runs on the first
+    /// `next_token`. Reuses the KV cache for the longest prefix shared with
+    /// what it already holds.
+    pub fn begin(
+        &mut self,
+        prompt_ids: &[u32],
+        max_tokens: usize,
+        params: SamplerParams,
+    ) -> Result<()> {
+        if prompt_ids.is_empty() {
             return Err(Error::InvalidArgument("empty prompt".into()));
         }
         let ctx = self.backend.context_len();
-        if ids.len() > ctx {
+        if prompt_ids.len() > ctx {
             return Err(Error::ContextOverflow {
-                needed: ids.len(),
+                needed: prompt_ids.len(),
                 context: ctx,
             });
         }
-        // Reuse the cache for a shared prefix, but always run at least one
-        // token so that there are logits to sample from.
-        let mut keep = self
-            .cached
+        if let Some(&bad) = prompt_ids
             .iter()
-            .zip(ids)
-            .take_while(|(a, b)| a == b)
-            .count();
-        if keep == ids.len() {
-            keep -= 1;
+            .find(|&&t| t as usize >= self.config.vocab_size)
+        {
+            return Err(Error::BadToken {
+                id: bad,
+                vocab: self.config.vocab_size,
+            });
         }
-        self.cached.truncate(keep);
-        let batch = self.backend.max_batch();
-        for chunk in ids[keep..].chunks(batch) {
+        let sampler = Sampler::new(params, self.config.vocab_size)?;
+        let mut history = Vec::with_capacity(prompt_ids.len() + max_tokens);
+        history.extend_from_slice(prompt_ids);
+        self.run = Some(Run {
+            sampler,
+            history,
+            prompt_len: prompt_ids.len(),
+            max_tokens,
+            decoder: StreamDecoder::new(),
+            text: String::new(),
+            prefilled: 0,
+            t_start: (self.clock)(),
+            t_first: 0.0,
+            stop: None,
+        });
+        Ok(())
+    }
+
+    /// Produce the next token of the run started by `begin`: its id and the
+    /// complete-UTF-8 text it adds (possibly empty). `None` once finished.
+    pub async fn next_token(&mut self) -> Result<Option<(u32, String)>> {
+        let Some(run) = self.run.as_mut() else {
+            return Err(Error::InvalidArgument("no generation in progress".into()));
+        };
+        if run.stop.is_some() {
+            return Ok(None);
+        }
+        let generated = run.history.len() - run.prompt_len;
+        if generated >= run.max_tokens {
+            run.stop = Some(StopReason::Length);
+            return Ok(None);
+        }
+        let ctx = self.backend.context_len();
+        let id = if generated == 0 {
+            // Prefill: skip what the cache already holds, but run at least
+            // one token so there are logits to sample from.
+            let prompt = &run.history[..run.prompt_len];
+            let mut keep = self
+                .cached
+                .iter()
+                .zip(prompt)
+                .take_while(|(a, b)| a == b)
+                .count();
+            if keep == prompt.len() {
+                keep -= 1;
+            }
+            self.cached.truncate(keep);
+            let batch = self.backend.max_batch();
+            let todo = &prompt[keep..];
+            let chunks = todo.len().div_ceil(batch);
+            for (i, chunk) in todo.chunks(batch).enumerate() {
+                let pos = self.cached.len();
+                if i + 1 < chunks {
+                    self.backend.forward(chunk, pos)?;
+                }
+                self.cached.extend_from_slice(chunk);
+            }
+            let last = &todo[(chunks - 1) * batch..];
+            let pos = self.cached.len() - last.len();
+            let id = self
+                .backend
+                .forward_sample(last, pos, &mut run.sampler, &run.history)
+                .await?;
+            run.prefilled = todo.len();
+            run.t_first = (self.clock)();
+            id
+        } else {
+            if self.cached.len() >= ctx {
+                run.stop = Some(StopReason::Context);
+                return Ok(None);
+            }
+            let last = run.history[run.history.len() - 1];
             let pos = self.cached.len();
-            self.backend.forward(chunk, pos)?;
-            self.cached.extend_from_slice(chunk);
+            let id = self
+                .backend
+                .forward_sample(
+                    std::slice::from_ref(&last),
+                    pos,
+                    &mut run.sampler,
+                    &run.history,
+                )
+                .await?;
+            self.cached.push(last);
+            id
+        };
+        run.history.push(id);
+        if self.tokenizer.is_eog(id) {
+            run.stop = Some(StopReason::Eog);
+            return Ok(Some((id, String::new())));
         }
-        Ok(ids.len() - keep)
+        let piece = run.decoder.push(&self.tokenizer, id);
+        run.text.push_str(&piece);
+        Ok(Some((id, piece)))
+    }
+
+    /// End the run (early or not) and report it. Text held back waiting for
+    /// the rest of a UTF-8 character is flushed into `text`.
+    pub fn finish(&mut self) -> Result<Generation> {
+        let mut run = self
+            .run
+            .take()
+            .ok_or_else(|| Error::InvalidArgument("no generation in progress".into()))?;
+        run.text.push_str(&run.decoder.finish());
+        let now = (self.clock)();
+        let t_first = if run.t_first > 0.0 { run.t_first } else { now };
+        Ok(Generation {
+            prompt_ids: run.history[..run.prompt_len].to_vec(),
+            generated_ids: run.history[run.prompt_len..].to_vec(),
+            text: run.text,
+            prefilled: run.prefilled,
+            prefill_ms: t_first - run.t_start,
+            decode_ms: now - t_first,
+            stop: run.stop.unwrap_or(StopReason::Stopped),
+        })
     }
 
     /// Generate up to `max_tokens` after `prompt_ids`. `on_token(id, piece)`
     /// receives each token with its complete-UTF-8 text and returns false to stop.
-    pub fn generate(
+    pub async fn generate(
         &mut self,
         prompt_ids: &[u32],
         max_tokens: usize,
         params: SamplerParams,
         on_token: &mut dyn FnMut(u32, &str) -> bool,
     ) -> Result<Generation> {
-        let mut sampler = Sampler::new(params, self.config.vocab_size)?;
-        let t0 = (self.clock)();
-        let prefilled = self.feed(prompt_ids)?;
-        let t1 = (self.clock)();
-        let mut history: Vec<u32> = Vec::with_capacity(prompt_ids.len() + max_tokens);
-        history.extend_from_slice(prompt_ids);
-        let mut decoder = StreamDecoder::new();
-        let mut text = String::new();
-        let mut generated = Vec::with_capacity(max_tokens);
-        let mut stop = StopReason::Length;
-        let ctx = self.backend.context_len();
-        let mut logits_ready = true;
-        while generated.len() < max_tokens {
-            if !logits_ready {
-                if self.cached.len() >= ctx {
-                    stop = StopReason::Context;
-                    break;
+        self.begin(prompt_ids, max_tokens, params)?;
+        loop {
+            match self.next_token().await {
+                Ok(Some((id, piece))) => {
+                    if !on_token(id, &piece) {
+                        break;
+                    }
                 }
-                let last = *generated.last().expect("a token was generated");
-                let pos = self.cached.len();
-                self.backend.forward(&[last], pos)?;
-                self.cached.push(last);
-            }
-            logits_ready = false;
-            let logits = self.backend.logits();
-            let id = sampler.sample(logits, &history);
-            generated.push(id);
-            history.push(id);
-            if self.tokenizer.is_eog(id) {
-                stop = StopReason::Eog;
-                break;
-            }
-            let piece = decoder.push(&self.tokenizer, id);
-            text.push_str(&piece);
-            if !on_token(id, &piece) {
-                stop = StopReason::Stopped;
-                break;
+                Ok(None) => break,
+                Err(e) => {
+                    self.run = None;
+                    self.cached.clear();
+                    return Err(e);
+                }
             }
         }
-        let rest = decoder.finish();
-        if !rest.is_empty() {
-            text.push_str(&rest);
-            on_token(u32::MAX, &rest);
-        }
-        let t2 = (self.clock)();
-        Ok(Generation {
-            prompt_ids: prompt_ids.to_vec(),
-            generated_ids: generated,
-            text,
-            prefilled,
-            prefill_ms: t1 - t0,
-            decode_ms: t2 - t1,
-            stop,
-        })
+        self.finish()
     }
 
     /// Teacher-forced logits: feed `tokens`, and for every position i >= start
     /// return the top-`top` (id, logit) pairs after tokens[0..=i]. The prompt
     /// part runs as one batch and the rest one token at a time, as a greedy
     /// generation would.
-    pub fn logits_at(
+    pub async fn logits_at(
         &mut self,
         tokens: &[u32],
         start: usize,
@@ -408,21 +551,45 @@ impl Engine {
                 tokens.len()
             )));
         }
-        self.reset();
-        self.feed(&tokens[..=start])?;
-        let mut steps = vec![top_k(self.backend.logits(), top)];
-        for &t in &tokens[start + 1..] {
-            let pos = self.cached.len();
-            if pos >= self.backend.context_len() {
-                return Err(Error::ContextOverflow {
-                    needed: pos + 1,
-                    context: self.backend.context_len(),
-                });
-            }
-            self.backend.forward(&[t], pos)?;
-            self.cached.push(t);
-            steps.push(top_k(self.backend.logits(), top));
+        let ctx = self.backend.context_len();
+        if tokens.len() > ctx {
+            return Err(Error::ContextOverflow {
+                needed: tokens.len(),
+                context: ctx,
+            });
         }
+        if let Some(&bad) = tokens
+            .iter()
+            .find(|&&t| t as usize >= self.config.vocab_size)
+        {
+            return Err(Error::BadToken {
+                id: bad,
+                vocab: self.config.vocab_size,
+            });
+        }
+        self.reset();
+        let batch = self.backend.max_batch();
+        let prompt = &tokens[..=start];
+        let chunks = prompt.len().div_ceil(batch);
+        for (i, chunk) in prompt.chunks(batch).enumerate() {
+            if i + 1 < chunks {
+                self.backend.forward(chunk, i * batch)?;
+            }
+        }
+        let last = (chunks - 1) * batch;
+        let mut steps = vec![top_k(
+            self.backend.forward_logits(&prompt[last..], last).await?,
+            top,
+        )];
+        for (pos, &t) in tokens.iter().enumerate().skip(start + 1) {
+            steps.push(top_k(
+                self.backend
+                    .forward_logits(std::slice::from_ref(&t), pos)
+                    .await?,
+                top,
+            ));
+        }
+        self.cached = tokens.to_vec();
         Ok(steps)
     }
 }
@@ -436,8 +603,9 @@ pub struct BenchResult {
 impl Engine {
     /// llama-bench's two tests on an empty cache, `reps` times each, averaged:
     /// pp = one batch of `p` prompt tokens (in max_batch chunks), tg = `n`
-    /// tokens run one at a time. Token ids are fixed pseudo-random values.
-    pub fn bench(&mut self, p: usize, n: usize, reps: usize) -> Result<BenchResult> {
+    /// tokens run one at a time, each waited for. Token ids are fixed
+    /// pseudo-random values.
+    pub async fn bench(&mut self, p: usize, n: usize, reps: usize) -> Result<BenchResult> {
         let ctx = self.backend.context_len();
         if p.max(n) > ctx {
             return Err(Error::ContextOverflow {
@@ -447,21 +615,28 @@ impl Engine {
         }
         let vocab = self.config.vocab_size as u64;
         let mut rng = crate::sampler::Rng::new(1234);
-        let ids: Vec<u32> = (0..p.max(n))
+        let ids: Vec<u32> = (0..p.max(n).max(1))
             .map(|_| (rng.next_u32() as u64 % vocab) as u32)
             .collect();
-        // One untimed warm-up token so first-touch page faults do not count.
-        self.backend.forward(&ids[..1], 0)?;
+        let mut sampler = Sampler::new(SamplerParams::default(), self.config.vocab_size)?;
+        // Warm-up, untimed: first-touch page faults and pipeline creation.
+        self.backend
+            .forward_sample(&ids[..1], 0, &mut sampler, &[])
+            .await?;
         let (mut pp_ms, mut tg_ms) = (0.0, 0.0);
+        let batch = self.backend.max_batch();
         for _ in 0..reps {
             self.reset();
             let t0 = (self.clock)();
-            if p > 0 {
-                self.feed(&ids[..p])?;
+            for (i, chunk) in ids[..p].chunks(batch).enumerate() {
+                self.backend.forward(chunk, i * batch)?;
             }
+            self.backend.sync().await?;
             let t1 = (self.clock)();
-            for (pos, &t) in ids[..n].iter().enumerate() {
-                self.backend.forward(&[t], pos)?;
+            for (pos, t) in ids[..n].iter().enumerate() {
+                self.backend
+                    .forward_sample(std::slice::from_ref(t), pos, &mut sampler, &[])
+                    .await?;
             }
             let t2 = (self.clock)();
             pp_ms += t1 - t0;

@@ -29,9 +29,8 @@ fn type_and_offset_pos(bytes: &[u8], record: usize) -> (usize, usize) {
 fn the_tiny_model_itself_loads_and_runs() {
     let (bytes, _) = tiny_llama("llama", 4);
     let mut e = load(bytes).expect("the well-formed file loads");
-    let g = e
-        .generate(&[1, 3], 3, Default::default(), &mut |_, _| true)
-        .unwrap();
+    let g =
+        pollster::block_on(e.generate(&[1, 3], 3, Default::default(), &mut |_, _| true)).unwrap();
     assert!(!g.generated_ids.is_empty());
 }
 
@@ -128,8 +127,7 @@ fn context_overflow_and_bad_token_ids() {
         ..EngineOptions::default()
     };
     let mut e = Engine::load_cpu(bytes, opts, Box::new(Serial), common::now_ms).unwrap();
-    let err = e
-        .generate(&[1; 9], 1, Default::default(), &mut |_, _| true)
+    let err = pollster::block_on(e.generate(&[1; 9], 1, Default::default(), &mut |_, _| true))
         .err()
         .unwrap();
     assert_eq!(
@@ -139,14 +137,12 @@ fn context_overflow_and_bad_token_ids() {
             context: 8
         }
     );
-    let err = e
-        .generate(&[1, 77], 1, Default::default(), &mut |_, _| true)
+    let err = pollster::block_on(e.generate(&[1, 77], 1, Default::default(), &mut |_, _| true))
         .err()
         .unwrap();
     assert_eq!(err, Error::BadToken { id: 77, vocab: 4 });
     // Generation that reaches the end of the window stops cleanly.
-    let g = e
-        .generate(&[1, 3], 100, Default::default(), &mut |_, _| true)
-        .unwrap();
+    let g =
+        pollster::block_on(e.generate(&[1, 3], 100, Default::default(), &mut |_, _| true)).unwrap();
     assert!(g.generated_ids.len() <= 7);
 }

@@ -35,8 +35,7 @@ fn bound(model: &str) -> f32 {
 fn forced(e: &mut Engine, r: &Reference) -> (Vec<usize>, f32) {
     let mut toks = r.prompt_ids.clone();
     toks.extend(&r.generated_ids[..r.generated_ids.len() - 1]);
-    let steps = e
-        .logits_at(&toks, r.prompt_ids.len() - 1, 10)
+    let steps = pollster::block_on(e.logits_at(&toks, r.prompt_ids.len() - 1, 10))
         .unwrap_or_else(|err| panic!("{}: {err}", r.model));
     assert_eq!(steps.len(), r.top10.len(), "{}: step count", r.model);
     let mut bad = Vec::new();
@@ -61,14 +60,9 @@ fn forced(e: &mut Engine, r: &Reference) -> (Vec<usize>, f32) {
 fn greedy(e: &mut Engine, r: &Reference) -> (Vec<u32>, Vec<u32>) {
     let ids = e.prompt_ids(&r.prompt);
     e.reset();
-    let g = e
-        .generate(
-            &ids,
-            r.generated_ids.len(),
-            SamplerParams::default(),
-            &mut |_, _| true,
-        )
-        .unwrap();
+    let n = r.generated_ids.len();
+    let g = pollster::block_on(e.generate(&ids, n, SamplerParams::default(), &mut |_, _| true));
+    let g = g.unwrap();
     (ids, g.generated_ids)
 }
 

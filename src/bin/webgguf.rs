@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::sync::OnceLock;
 use std::time::Instant;
 
+use pollster::block_on;
 use serde_json::json;
 use webgguf::cpu::Parallel;
 use webgguf::engine::{Engine, EngineOptions, Generation};
@@ -247,14 +248,14 @@ fn cmd_generate(args: &Args) -> CliResult {
     let mut engine = load(args)?;
     let ids = engine.prompt_ids(&prompt);
     let stdout = std::io::stdout();
-    let g: Generation = engine.generate(&ids, n, params, &mut |_, piece| {
+    let g: Generation = block_on(engine.generate(&ids, n, params, &mut |_, piece| {
         if !json {
             let mut out = stdout.lock();
             let _ = out.write_all(piece.as_bytes());
             let _ = out.flush();
         }
         true
-    })?;
+    }))?;
     if json {
         let v = json!({
             "prompt_ids": g.prompt_ids,
@@ -299,7 +300,7 @@ fn cmd_logits(args: &Args) -> CliResult {
     let start: usize = args.num(&["--start"], 0)?;
     let top: usize = args.num(&["--top"], 10)?;
     let mut engine = load(args)?;
-    let steps = engine.logits_at(&tokens, start, top)?;
+    let steps = block_on(engine.logits_at(&tokens, start, top))?;
     let steps: Vec<Vec<serde_json::Value>> = steps
         .iter()
         .map(|s| s.iter().map(|&(id, l)| json!([id, l])).collect())
@@ -337,7 +338,7 @@ fn cmd_bench(args: &Args) -> CliResult {
     let n: usize = args.num(&["-n"], 128)?;
     let reps: usize = args.num(&["-r"], 3)?.max(1);
     let mut engine = load(args)?;
-    let b = engine.bench(p, n, reps)?;
+    let b = block_on(engine.bench(p, n, reps))?;
     if args.flag("--json") {
         println!(
             "{}",
