@@ -149,3 +149,209 @@ fn llama_cpp_vectors() {
         summary.join("\n")
     );
 }
+
+/// Prompts from llama.cpp's greedy reference run, tokenized with
+/// add_special = true and parse_special = true.
+#[test]
+fn greedy_reference_prompts() {
+    let Some(shared) = shared_dir() else { return };
+    let json = std::fs::read_to_string(shared.join("reference/greedy.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let refs = v["references"].as_array().expect("references array");
+    let mut checked = 0;
+    let mut cache: Vec<(String, Tokenizer)> = Vec::new();
+    for r in refs {
+        let model = r["model"].as_str().unwrap();
+        let prompt = r["prompt"].as_str().unwrap();
+        let want: Vec<u32> = r["prompt_ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap() as u32)
+            .collect();
+        let path = if model.starts_with("SmolLM2-135M-Instruct.Q4_1") {
+            smollm2_path()
+        } else {
+            Some(shared.join("models").join(model)).filter(|p| p.is_file())
+        };
+        let Some(path) = path else {
+            eprintln!("SKIP: {model} not available");
+            continue;
+        };
+        let key = path.display().to_string();
+        if !cache.iter().any(|(k, _)| *k == key) {
+            cache.push((key.clone(), load(&path)));
+        }
+        let tok = &cache.iter().find(|(k, _)| *k == key).unwrap().1;
+        assert_eq!(tok.encode(prompt, true, true), want, "{model}: {prompt:?}");
+        checked += 1;
+    }
+    println!("greedy.json: {checked} prompts checked");
+    assert!(checked > 0, "no reference prompt could be checked");
+}
+
+fn stories() -> Option<Tokenizer> {
+    let shared = shared_dir()?;
+    Some(load(&shared.join("models/stories260K.F32.gguf")))
+}
+
+fn smollm2() -> Option<Tokenizer> {
+    shared_dir()?;
+    Some(load(&smollm2_path()?))
+}
+
+#[test]
+fn special_tokens_are_parsed_only_when_asked() {
+    let Some(tok) = smollm2() else { return };
+    let text = "<|im_start|>user\nhi<|im_end|>";
+    let parsed = tok.encode(text, false, true);
+    assert_eq!(parsed.first(), Some(&1), "{parsed:?}");
+    assert_eq!(parsed.last(), Some(&2), "{parsed:?}");
+    assert_eq!(parsed.iter().filter(|&&t| t == 1 || t == 2).count(), 2);
+
+    let literal = tok.encode(text, false, false);
+    assert!(
+        !literal.contains(&1) && !literal.contains(&2),
+        "{literal:?}"
+    );
+    // Rendered as control tokens only on request; the text survives either way.
+    assert_eq!(tok.decode(&literal), text);
+    assert_eq!(tok.decode(&parsed), "user\nhi");
+    assert_eq!(tok.token_piece(1, true), b"<|im_start|>");
+    assert!(tok.is_eog(2));
+    assert!(!tok.is_eog(1));
+}
+
+#[test]
+fn add_bos_follows_model_rules() {
+    if let Some(tok) = stories() {
+        assert!(tok.add_bos());
+        assert_eq!(tok.bos(), Some(1));
+        assert_eq!(tok.eos(), Some(2));
+        let ids = tok.encode("Once upon a time", true, false);
+        assert_eq!(ids.first(), Some(&1));
+        assert_ne!(
+            tok.encode("Once upon a time", false, false).first(),
+            Some(&1)
+        );
+        // SPM: an empty prompt with add_special is just BOS.
+        assert_eq!(tok.encode("", true, false), vec![1]);
+        assert!(tok.is_eog(2));
+    }
+    if let Some(tok) = smollm2() {
+        assert!(!tok.add_bos());
+        let ids = tok.encode("The capital of France is", true, true);
+        assert_eq!(ids, tok.encode("The capital of France is", false, false));
+        assert!(tok.encode("", true, true).is_empty());
+    }
+}
+
+#[test]
+fn stream_decoder_holds_back_split_characters() {
+    let Some(tok) = stories() else { return };
+    let text = "日本 and ü";
+    let ids = tok.encode(text, false, false);
+    // The tiny vocabulary has no CJK tokens: the characters arrive as
+    // <0xXX> byte tokens, one byte at a time.
+    let byte_tokens = ids
+        .iter()
+        .filter(|&&id| tok.token_text(id).is_some_and(|t| t.starts_with("<0x")))
+        .count();
+    assert!(byte_tokens >= 6, "{ids:?}");
+
+    let mut dec = webgguf::tokenizer::StreamDecoder::new();
+    let mut pieces = Vec::new();
+    for &id in &ids {
+        pieces.push(dec.push(&tok, id));
+    }
+    pieces.push(dec.finish());
+    for p in &pieces {
+        assert!(!p.contains('\u{FFFD}'), "piece {p:?} of {pieces:?}");
+    }
+    assert!(pieces.iter().any(String::is_empty), "nothing was held back");
+    let joined = pieces.concat();
+    // The SPM space prefix stays in streamed output.
+    assert_eq!(joined, format!(" {text}"));
+    assert_eq!(joined, tok.decode(&ids));
+    assert_eq!(tok.detokenize(&ids, false, false), text);
+}
+
+#[test]
+fn stream_decoder_flushes_unfinished_characters() {
+    let Some(tok) = stories() else { return };
+    let first_byte = (0..tok.vocab_size() as u32)
+        .find(|&id| tok.token_text(id) == Some("<0xE6>"))
+        .expect("byte token");
+    let mut dec = webgguf::tokenizer::StreamDecoder::new();
+    assert_eq!(dec.push(&tok, first_byte), "");
+    assert_eq!(dec.finish(), "\u{FFFD}");
+    assert_eq!(dec.finish(), "");
+    // A byte that cannot continue the pending one releases it as U+FFFD.
+    assert_eq!(dec.push(&tok, first_byte), "");
+    let a = tok.encode("a", false, false);
+    let out: String = a.iter().map(|&id| dec.push(&tok, id)).collect();
+    assert_eq!(out, "\u{FFFD} a");
+}
+
+#[test]
+fn odd_inputs_do_not_panic() {
+    let toks: Vec<Tokenizer> = [stories(), smollm2()].into_iter().flatten().collect();
+    let long_word = "a".repeat(50_000);
+    let long_space = " \n\t".repeat(20_000);
+    let long_digits = "1".repeat(30_000);
+    let inputs = [
+        "",
+        "\u{0301}",
+        "\u{0301}\u{0308}\u{20DD}",
+        "\0",
+        "a\0b\0",
+        "\u{FEFF}\u{200B}\u{10FFFF}\u{E000}",
+        "<|im_start|><|im_start|",
+        "<0xZZ><0x>",
+        "'s'S'll'",
+        long_word.as_str(),
+        long_space.as_str(),
+        long_digits.as_str(),
+    ];
+    for tok in &toks {
+        for text in inputs {
+            for (a, p) in [(false, false), (true, true)] {
+                let ids = tok.encode(text, a, p);
+                assert!(ids.iter().all(|&id| (id as usize) < tok.vocab_size()));
+                let _ = tok.decode(&ids);
+                let _ = tok.detokenize(&ids, true, true);
+            }
+        }
+        let n = tok.vocab_size() as u32;
+        for id in [n, n + 1, u32::MAX] {
+            assert_eq!(tok.token_text(id), None);
+            assert!(tok.token_bytes(id).is_empty());
+            assert!(!tok.is_eog(id));
+        }
+        assert_eq!(tok.decode(&[n, u32::MAX]), "");
+        let mut dec = webgguf::tokenizer::StreamDecoder::new();
+        assert_eq!(dec.push(tok, u32::MAX), "");
+        assert_eq!(dec.finish(), "");
+        // Every token decodes without trouble.
+        for id in 0..n {
+            let _ = tok.token_piece(id, true);
+        }
+    }
+}
+
+#[test]
+fn tokenizing_a_long_prompt_is_fast() {
+    let Some(tok) = smollm2() else { return };
+    let text = "The quick brown fox jumps over the lazy dog. ".repeat(50);
+    let ids = tok.encode(&text, true, true);
+    assert!(ids.len() >= 500, "{}", ids.len());
+    let runs = 20;
+    let start = std::time::Instant::now();
+    for _ in 0..runs {
+        std::hint::black_box(tok.encode(std::hint::black_box(&text), true, true));
+    }
+    let per = start.elapsed() / runs;
+    println!("{} tokens in {per:?}", ids.len());
+    // Generous bound: a shared CI core, unoptimised dependencies.
+    assert!(per.as_millis() < 50, "{per:?}");
+}

@@ -56,7 +56,9 @@ impl Hasher for FxHasher {
     }
     #[inline]
     fn finish(&self) -> u64 {
-        self.hash
+        // The multiply leaves the low bits poorly mixed, and the table
+        // indexes buckets by the low bits.
+        self.hash.rotate_left(26)
     }
 }
 
