@@ -455,6 +455,11 @@ pub(super) fn from_gguf(g: &Gguf) -> Result<Tokenizer> {
                     .and_then(|c| token_to_id.get(c.encode_utf8(&mut [0u8; 4]) as &str))
                     .copied()
             });
+            // llama.cpp aborts when a byte has no token at all; standing in
+            // <unk> keeps the position visible instead.
+            if slot.is_none() {
+                *slot = slots[Slot::Unk as usize];
+            }
         }
         Model::Spm
     } else {

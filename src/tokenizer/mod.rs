@@ -2,7 +2,8 @@
 //!
 //! Two vocabulary kinds are supported:
 //! - SPM (`tokenizer.ggml.model = "llama"`): score-driven merges over
-//!   characters, `▁` for spaces, `<0xXX>` byte fallback, and a space
+//!   characters, `▁` for spaces, `<0xXX>` byte fallback (`<unk>` for a byte
+//!   the vocabulary cannot spell, where llama.cpp would abort), and a space
 //!   prepended to the text when `add_space_prefix` (default true).
 //! - BPE (`"gpt2"`): byte-level BPE with ranked merges, after a
 //!   pre-tokenizer chosen by `tokenizer.ggml.pre`.
@@ -17,7 +18,8 @@
 //!   as-is. In particular the space an SPM model put in front of the first
 //!   word is kept, so a streamed generation concatenates exactly.
 //!   [`Tokenizer::detokenize`] is llama.cpp's whole-sequence detokenizer,
-//!   which drops that space and applies `clean_up_tokenization_spaces`.
+//!   which drops that space (unless it removed a leading BOS, a llama.cpp
+//!   quirk kept as is) and applies `clean_up_tokenization_spaces`.
 //! - Control and unknown tokens contribute nothing unless asked for with
 //!   [`Tokenizer::token_piece`]`(id, true)`; user-defined tokens always
 //!   contribute their text.

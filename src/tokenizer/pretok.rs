@@ -22,7 +22,11 @@ pub(crate) enum PreKind {
     Gpt2,
     /// Llama 3's regex (digits in groups of up to three).
     Llama3,
-    /// Llama 3's regex with single digits (Qwen2 and relatives).
+    /// Llama 3's regex with single digits (Qwen2 and relatives). llama.cpp
+    /// runs this one through `std::regex` on the collapsed text rather than
+    /// a hand-written matcher, but every class test (`\s`, `\p{L}`,
+    /// `\p{N}`, `[\r\n]`) answers the same in both views, so the Llama 3
+    /// matcher yields the same words.
     Qwen2,
     /// Single digits, then GPT-2 (StarCoder, SmolLM, ...).
     StarCoder,
