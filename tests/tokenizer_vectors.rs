@@ -355,3 +355,104 @@ fn tokenizing_a_long_prompt_is_fast() {
     // Generous bound: a shared CI core, unoptimised dependencies.
     assert!(per.as_millis() < 50, "{per:?}");
 }
+
+/// Random text from a deliberately awkward alphabet, deterministic per seed.
+fn random_text(seed: &mut u64, len: usize) -> String {
+    const PIECES: &[&str] = &[
+        "a",
+        "Z",
+        "é",
+        "ß",
+        "日",
+        "本",
+        "語",
+        "한",
+        "ä",
+        "\u{0301}",
+        "\u{200D}",
+        "🦙",
+        "😶\u{200D}🌫\u{FE0F}",
+        "0",
+        "7",
+        "٣",
+        "½",
+        " ",
+        "  ",
+        "\t",
+        "\n",
+        "\r\n",
+        "\u{3000}",
+        "\u{A0}",
+        "'",
+        "'s",
+        "'LL",
+        "!",
+        "?",
+        "...",
+        "$",
+        "~",
+        "`",
+        "<",
+        ">",
+        "|",
+        "<s",
+        "</",
+        "<|im_",
+        "\0",
+        "\u{7F}",
+        "\u{FFFD}",
+        "\u{E000}",
+        "\u{10FFFF}",
+        "ー",
+        "ก",
+        "\u{0E31}",
+    ];
+    let mut s = String::new();
+    for _ in 0..len {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        s.push_str(PIECES[(*seed % PIECES.len() as u64) as usize]);
+    }
+    s
+}
+
+/// Every vocabulary here can spell any byte, so plain-text encoding must
+/// decode back to the input exactly (plus the SPM space prefix).
+#[test]
+fn random_text_round_trips() {
+    let Some(shared) = shared_dir() else { return };
+    let dir = shared.join("reference/tokenizer");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "gguf"))
+        .collect();
+    paths.sort();
+    paths.push(shared.join("models/stories260K.F32.gguf"));
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    for path in paths {
+        let tok = load(&path);
+        // SPM vocabularies put a space in front of the text.
+        let prefix = if tok.decode(&tok.encode("a", false, false)) == " a" {
+            " "
+        } else {
+            ""
+        };
+        for case in 0..60 {
+            let text = random_text(&mut seed, 1 + case % 40);
+            let ids = tok.encode(&text, false, false);
+            assert!(ids.iter().all(|&id| (id as usize) < tok.vocab_size()));
+            assert_eq!(
+                tok.decode(&ids),
+                format!("{prefix}{text}"),
+                "{}: {ids:?}",
+                path.display()
+            );
+            let with_special = tok.encode(&text, true, true);
+            assert!(with_special
+                .iter()
+                .all(|&id| (id as usize) < tok.vocab_size()));
+        }
+    }
+}
