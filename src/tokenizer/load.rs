@@ -325,7 +325,8 @@ pub(super) fn from_gguf(g: &Gguf) -> Result<Tokenizer> {
         slots[Slot::Eos as usize] = Some(11).filter(|&i| in_range(i));
         Some(pre_config(pre_name).ok_or_else(|| {
             err(format!(
-                "pre-tokenizer '{}' is not supported",
+                "pre-tokenizer '{}' is not supported (supported families: default, gpt-2, \
+                 llama-bpe, qwen2, smollm/starcoder, falcon, deepseek-llm, deepseek-coder)",
                 pre_name.unwrap_or_default()
             ))
         })?)
