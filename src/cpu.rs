@@ -62,8 +62,6 @@ pub struct RunState {
     delta: Vec<f32>,
     hb: Vec<f32>,
     hb2: Vec<f32>,
-    /// Attention scores, one row of `ctx` per head.
-    att: Vec<f32>,
     /// Matmul result in weight-row-major order, [rows][batch].
     mm: Vec<f32>,
     /// Activations encoded for the dot products, [batch][row bytes].
@@ -107,7 +105,6 @@ impl RunState {
             delta: vec![0.0; max_batch * c.dim],
             hb: vec![0.0; max_batch * c.ffn_dim],
             hb2: vec![0.0; max_batch * c.ffn_dim],
-            att: vec![0.0; c.n_heads * ctx],
             mm: vec![0.0; max_rows.max(max_batch * widest)],
             act: vec![0; max_batch * act_row],
             act_ty: None,
@@ -290,42 +287,49 @@ fn attention(c: &Config, s: &mut RunState, par: &dyn Parallel, layer: usize, pos
     let kc = &s.key_cache[layer * ctx * kvd..(layer + 1) * ctx * kvd];
     let vc = &s.value_cache[layer * ctx * kvd..(layer + 1) * ctx * kvd];
     let q = &s.q;
-    let att = SharedMut(s.att.as_mut_ptr());
     let xo = SharedMut(s.xo.as_mut_ptr());
     par.for_each(c.n_heads, &|h| {
-        // SAFETY: head h owns att[h*ctx..] and the h-th head slice of every xo row.
-        let scores = unsafe { att.slice(h * ctx, ctx) };
         let kvh = (h / group) * hd;
         let mut qh = [0f32; 512];
+        let mut acc = [f16::ZERO; 512];
         for t in 0..n {
             let len = pos + t + 1;
             for (d, qv) in qh[..hd].iter_mut().enumerate() {
                 *qv = f16::from_f32(q[t * qd + h * hd + d]).to_f32();
             }
-            let mut max = f32::NEG_INFINITY;
-            for (j, sc) in scores[..len].iter_mut().enumerate() {
+            // Online softmax with an f16 accumulator, in llama.cpp's flash-
+            // attention order: its rounding is what the references carry.
+            let acc = &mut acc[..hd];
+            acc.fill(f16::ZERO);
+            let (mut max, mut sum) = (f32::NEG_INFINITY, 0f32);
+            for j in 0..len {
                 let key = &kc[j * kvd + kvh..j * kvd + kvh + hd];
-                let mut dot = 0f32;
+                let mut dot = 0f64;
                 for d in 0..hd {
-                    dot += qh[d] * key[d].to_f32();
+                    dot += (qh[d] * key[d].to_f32()) as f64;
                 }
-                *sc = dot * scale;
-                max = max.max(*sc);
-            }
-            let mut sum = 0f64;
-            for sc in &mut scores[..len] {
-                *sc = (*sc - max).exp();
-                sum += *sc as f64;
-            }
-            let inv = (1.0 / sum) as f32;
-            let out = unsafe { xo.slice(t * qd + h * hd, hd) };
-            out.fill(0.0);
-            for (j, &p) in scores[..len].iter().enumerate() {
-                let p = p * inv;
+                let score = dot as f32 * scale;
+                let (mut rescale, mut weight) = (1f32, 1f32);
+                if score > max {
+                    rescale = (max - score).exp();
+                    max = score;
+                    for a in acc.iter_mut() {
+                        *a = f16::from_f32(a.to_f32() * rescale);
+                    }
+                } else {
+                    weight = (score - max).exp();
+                }
                 let val = &vc[j * kvd + kvh..j * kvd + kvh + hd];
-                for d in 0..hd {
-                    out[d] += p * val[d].to_f32();
+                for (a, v) in acc.iter_mut().zip(val) {
+                    *a = f16::from_f32(a.to_f32() + v.to_f32() * weight);
                 }
+                sum = sum * rescale + weight;
+            }
+            // SAFETY: head h owns this slice of row t.
+            let out = unsafe { xo.slice(t * qd + h * hd, hd) };
+            let inv = 1.0 / sum;
+            for (o, a) in out.iter_mut().zip(acc.iter()) {
+                *o = a.to_f32() * inv;
             }
         }
     });
