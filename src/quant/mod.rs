@@ -179,7 +179,7 @@ impl GgmlType {
     /// Bytes taken by `n` elements, or `None` if `n` is not a whole number of
     /// blocks or the size overflows `usize`.
     pub fn row_bytes(self, n: usize) -> Option<usize> {
-        if n % self.block_len() != 0 {
+        if !n.is_multiple_of(self.block_len()) {
             return None;
         }
         (n / self.block_len()).checked_mul(self.block_bytes())

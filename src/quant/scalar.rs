@@ -532,7 +532,7 @@ pub fn vec_dot(ty: GgmlType, n: usize, w: &[u8], act: &[u8]) -> f32 {
 
 /// See [`super::gemm`].
 pub fn gemm(ty: GgmlType, n: usize, w: &[u8], act: &[u8], ntok: usize, out: &mut [f32]) {
-    debug_assert!(ntok > 0 && out.len() % ntok == 0);
+    debug_assert!(ntok > 0 && out.len().is_multiple_of(ntok));
     let (Some(wrb), Some(arb)) = (ty.row_bytes(n), ty.vec_dot_type().row_bytes(n)) else {
         debug_assert!(false, "n = {n} is not a multiple of {}", ty.block_len());
         return;

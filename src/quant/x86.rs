@@ -1,17 +1,564 @@
-//! x86_64 fast paths (placeholder).
-use super::GgmlType;
+//! x86_64 fast paths: AVX2 + FMA + F16C, with VNNI's `vpdpbusd` when present.
+//!
+//! Every kernel computes one weight row against `NT` activation rows at once,
+//! so that [`gemm`] unpacks each weight block once for several tokens. The
+//! per-token arithmetic does not depend on `NT` (same operations, same
+//! order), which is what makes `gemm` bit-identical to `vec_dot` (`NT = 1`).
+//!
+//! The kernels are generic over [`Dot`], the u8 x i8 dot-product primitive,
+//! and marked `#[inline(always)]`; the three `#[target_feature]` entry points
+//! at the bottom instantiate them, which is where the intrinsics get inlined.
 
-pub(super) fn gemm(
-    _ty: GgmlType,
-    _n: usize,
-    _w: &[u8],
-    _a: &[u8],
-    _ntok: usize,
-    _out: &mut [f32],
-) -> bool {
-    false
+use super::GgmlType;
+use std::arch::x86_64::*;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Level {
+    Scalar = 1,
+    Avx2 = 2,
+    AvxVnni = 3,
+    Avx512Vnni = 4,
+}
+
+/// 0 until the first call detects the CPU; then a `Level` discriminant.
+static LEVEL: AtomicU8 = AtomicU8::new(0);
+
+fn level() -> Level {
+    match LEVEL.load(Ordering::Relaxed) {
+        1 => Level::Scalar,
+        2 => Level::Avx2,
+        3 => Level::AvxVnni,
+        4 => Level::Avx512Vnni,
+        _ => {
+            let l = detect();
+            LEVEL.store(l as u8, Ordering::Relaxed);
+            l
+        }
+    }
+}
+
+fn detect() -> Level {
+    let avx2 = is_x86_feature_detected!("avx2")
+        && is_x86_feature_detected!("fma")
+        && is_x86_feature_detected!("f16c");
+    if !avx2 {
+        return Level::Scalar;
+    }
+    // The EVEX form has 32 registers, so it is preferred when both exist.
+    if is_x86_feature_detected!("avx512f")
+        && is_x86_feature_detected!("avx512vl")
+        && is_x86_feature_detected!("avx512bw")
+        && is_x86_feature_detected!("avx512vnni")
+    {
+        return Level::Avx512Vnni;
+    }
+    if is_x86_feature_detected!("avxvnni") {
+        return Level::AvxVnni;
+    }
+    Level::Avx2
 }
 
 pub(super) fn level_name() -> &'static str {
-    "scalar"
+    match level() {
+        Level::Scalar => "scalar",
+        Level::Avx2 => "avx2",
+        Level::AvxVnni => "avx2+avxvnni",
+        Level::Avx512Vnni => "avx2+avx512vnni",
+    }
+}
+
+/// Sum of four adjacent u8 x i8 products per i32 lane, added to `acc`.
+trait Dot {
+    unsafe fn dot(acc: __m256i, u: __m256i, s: __m256i) -> __m256i;
+}
+
+struct Avx2;
+struct AvxVnni;
+struct Avx512Vnni;
+
+impl Dot for Avx2 {
+    /// `maddubs` saturates at i16, which no format here reaches: the largest
+    /// pair is 2 * 128 * 127 (Q8_0's |-128| times a Q8 activation, which our
+    /// quantizers keep within [-127, 127]).
+    #[inline(always)]
+    unsafe fn dot(acc: __m256i, u: __m256i, s: __m256i) -> __m256i {
+        let pairs = _mm256_maddubs_epi16(u, s);
+        _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)))
+    }
+}
+
+impl Dot for AvxVnni {
+    #[inline(always)]
+    unsafe fn dot(acc: __m256i, u: __m256i, s: __m256i) -> __m256i {
+        _mm256_dpbusd_avx_epi32(acc, u, s)
+    }
+}
+
+impl Dot for Avx512Vnni {
+    #[inline(always)]
+    unsafe fn dot(acc: __m256i, u: __m256i, s: __m256i) -> __m256i {
+        _mm256_dpbusd_epi32(acc, u, s)
+    }
+}
+
+/// Runs `ty`'s kernel when one exists for this CPU; `false` sends the caller
+/// to the scalar code, as do lengths the fast path would have to truncate.
+pub(super) fn gemm(
+    ty: GgmlType,
+    n: usize,
+    w: &[u8],
+    act: &[u8],
+    ntok: usize,
+    out: &mut [f32],
+) -> bool {
+    let lvl = level();
+    if lvl == Level::Scalar || !has_kernel(ty) {
+        return false;
+    }
+    let (Some(wrb), Some(arb)) = (ty.row_bytes(n), ty.vec_dot_type().row_bytes(n)) else {
+        return false;
+    };
+    if ntok == 0 || n == 0 {
+        return false;
+    }
+    let rows = out.len() / ntok;
+    let enough = |len: usize, count: usize, each: usize| {
+        count.checked_mul(each).is_some_and(|need| len >= need)
+    };
+    if !enough(w.len(), rows, wrb) || !enough(act.len(), ntok, arb) {
+        return false;
+    }
+    let job = Job {
+        n,
+        w,
+        wrb,
+        act,
+        arb,
+        ntok,
+        out,
+    };
+    // SAFETY: `level()` verified the features each entry point enables, and
+    // `job`'s slices hold `rows` weight rows and `ntok` activation rows.
+    unsafe {
+        match lvl {
+            Level::Avx2 => run_avx2(ty, job),
+            Level::AvxVnni => run_avxvnni(ty, job),
+            Level::Avx512Vnni => run_avx512vnni(ty, job),
+            Level::Scalar => unreachable!(),
+        }
+    }
+    true
+}
+
+fn has_kernel(ty: GgmlType) -> bool {
+    matches!(
+        ty,
+        GgmlType::Q4_0
+            | GgmlType::Q4_1
+            | GgmlType::Q8_0
+            | GgmlType::IQ4_NL
+            | GgmlType::F32
+            | GgmlType::F16
+            | GgmlType::BF16
+    )
+}
+
+/// A validated gemm call: `w` holds at least `out.len() / ntok` rows of
+/// `wrb` bytes and `act` at least `ntok` rows of `arb` bytes.
+struct Job<'a> {
+    n: usize,
+    w: &'a [u8],
+    wrb: usize,
+    act: &'a [u8],
+    arb: usize,
+    ntok: usize,
+    out: &'a mut [f32],
+}
+
+/// One weight row against `NT` activation rows.
+trait Kernel {
+    /// Tokens per call in gemm: 4 for the integer kernels; 2 for the float
+    /// kernels, whose four accumulators per token would otherwise spill.
+    const GROUP: usize;
+    /// # Safety
+    /// `w` points at a full weight row of `n` elements and each `a[t]` at a
+    /// full activation row; the CPU has the features of the entry point.
+    unsafe fn row<D: Dot, const NT: usize>(n: usize, w: *const u8, a: [*const u8; NT])
+        -> [f32; NT];
+}
+
+#[inline(always)]
+unsafe fn run<D: Dot, K: Kernel>(job: Job) {
+    let Job {
+        n,
+        w,
+        wrb,
+        act,
+        arb,
+        ntok,
+        out,
+    } = job;
+    let tok = |t: usize| act.as_ptr().add(t * arb);
+    for (wrow, orow) in w.chunks_exact(wrb).zip(out.chunks_exact_mut(ntok)) {
+        let wp = wrow.as_ptr();
+        let mut t = 0;
+        if K::GROUP >= 4 {
+            while t + 4 <= ntok {
+                let r = K::row::<D, 4>(n, wp, [tok(t), tok(t + 1), tok(t + 2), tok(t + 3)]);
+                orow[t..t + 4].copy_from_slice(&r);
+                t += 4;
+            }
+        }
+        while t + 2 <= ntok {
+            let r = K::row::<D, 2>(n, wp, [tok(t), tok(t + 1)]);
+            orow[t..t + 2].copy_from_slice(&r);
+            t += 2;
+        }
+        if t < ntok {
+            orow[t] = K::row::<D, 1>(n, wp, [tok(t)])[0];
+        }
+    }
+}
+
+#[inline(always)]
+unsafe fn dispatch<D: Dot>(ty: GgmlType, job: Job) {
+    match ty {
+        GgmlType::Q4_0 => run::<D, Q4_0>(job),
+        GgmlType::Q4_1 => run::<D, Q4_1>(job),
+        GgmlType::Q8_0 => run::<D, Q8_0>(job),
+        GgmlType::IQ4_NL => run::<D, Iq4Nl>(job),
+        GgmlType::F32 => run::<D, Float<F32>>(job),
+        GgmlType::F16 => run::<D, Float<F16>>(job),
+        GgmlType::BF16 => run::<D, Float<Bf16>>(job),
+        _ => unreachable!("has_kernel and dispatch disagree about {ty}"),
+    }
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn run_avx2(ty: GgmlType, job: Job) {
+    dispatch::<Avx2>(ty, job)
+}
+
+#[target_feature(enable = "avx2,fma,f16c,avxvnni")]
+unsafe fn run_avxvnni(ty: GgmlType, job: Job) {
+    dispatch::<AvxVnni>(ty, job)
+}
+
+#[target_feature(enable = "avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")]
+unsafe fn run_avx512vnni(ty: GgmlType, job: Job) {
+    dispatch::<Avx512Vnni>(ty, job)
+}
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+/// Horizontal sum, in a fixed order (the same for every `NT`).
+#[inline(always)]
+unsafe fn hsum(v: __m256) -> f32 {
+    let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)))
+}
+
+/// Two f16 at `p` as f32 lanes 0 and 1 (lanes 2 and 3 zero). Loading just
+/// four bytes keeps junk out of the unused lanes, where denormals would cost
+/// microcode assists.
+#[inline(always)]
+unsafe fn f16x2(p: *const u8) -> __m128 {
+    _mm_cvtph_ps(_mm_cvtsi32_si128((p as *const i32).read_unaligned()))
+}
+
+/// The f16 at `p` as f32 in lane 0 (lanes 1..4 hold junk; use `_ss` ops).
+/// Reads four bytes with an explicit `vmovd`: knowing that only 16 bits
+/// matter, the compiler would turn any plain load into a `vpinsrw` merging
+/// into whatever register is at hand (often an accumulator), chaining each
+/// block onto the previous block's result.
+#[inline(always)]
+unsafe fn f16x1(p: *const u8) -> __m128 {
+    let r: __m128i;
+    std::arch::asm!(
+        "vmovd {r}, dword ptr [{p}]",
+        r = lateout(xmm_reg) r,
+        p = in(reg) p,
+        options(pure, readonly, nostack, preserves_flags),
+    );
+    _mm_cvtph_ps(r)
+}
+
+/// 16 bytes of packed nibbles as 32 bytes in ggml's element order: low
+/// nibbles (elements 0..16) in the lower half, high nibbles in the upper.
+#[inline(always)]
+unsafe fn nibbles(p: *const u8) -> __m256i {
+    let both = _mm256_broadcastsi128_si256(_mm_loadu_si128(p as *const __m128i));
+    let shifted = _mm256_srlv_epi64(both, _mm256_set_epi64x(4, 4, 0, 0));
+    _mm256_and_si256(shifted, _mm256_set1_epi8(0x0f))
+}
+
+#[inline(always)]
+unsafe fn load256(p: *const u8) -> __m256i {
+    _mm256_loadu_si256(p as *const __m256i)
+}
+
+// ---------------------------------------------------------------------------
+// 32-element formats against Q8_0 / Q8_1
+
+/// A 32-element weight format: how to unpack one block into registers, and
+/// how to fold that block into one token's accumulators.
+trait Block32 {
+    /// Bytes per weight block and per activation block.
+    const WB: usize;
+    const AB: usize;
+    /// A weight block unpacked into registers, shared by all tokens.
+    type Unpacked: Copy;
+    unsafe fn unpack(wb: *const u8) -> Self::Unpacked;
+    /// Adds this block's contribution for the activation block at `ab` to
+    /// `acc` (8 lanes, summed at the end) and `extra` (lane 1, see Q4_1).
+    unsafe fn token<D: Dot>(w: Self::Unpacked, ab: *const u8, acc: &mut __m256, extra: &mut __m128);
+}
+
+/// Two accumulators per token, even and odd blocks, so that consecutive
+/// blocks do not wait on each other's FMA.
+impl<B: Block32> Kernel for B {
+    const GROUP: usize = 4;
+    #[inline(always)]
+    unsafe fn row<D: Dot, const NT: usize>(
+        n: usize,
+        w: *const u8,
+        a: [*const u8; NT],
+    ) -> [f32; NT] {
+        let mut acc = [[_mm256_setzero_ps(); 2]; NT];
+        let mut extra = [[_mm_setzero_ps(); 2]; NT];
+        let nb = n / 32;
+        let mut b = 0;
+        while b + 2 <= nb {
+            for k in 0..2 {
+                let wu = B::unpack(w.add((b + k) * B::WB));
+                for t in 0..NT {
+                    B::token::<D>(
+                        wu,
+                        a[t].add((b + k) * B::AB),
+                        &mut acc[t][k],
+                        &mut extra[t][k],
+                    );
+                }
+            }
+            b += 2;
+        }
+        if b < nb {
+            let wu = B::unpack(w.add(b * B::WB));
+            for t in 0..NT {
+                B::token::<D>(wu, a[t].add(b * B::AB), &mut acc[t][0], &mut extra[t][0]);
+            }
+        }
+        let mut out = [0f32; NT];
+        for t in 0..NT {
+            let e = _mm_add_ps(extra[t][0], extra[t][1]);
+            out[t] = hsum(_mm256_add_ps(acc[t][0], acc[t][1])) + _mm_cvtss_f32(_mm_movehdup_ps(e));
+        }
+        out
+    }
+}
+
+/// Signed weight quants, their magnitudes, and the block scale (lane 0).
+#[derive(Clone, Copy)]
+struct Signed {
+    wq: __m256i,
+    wabs: __m256i,
+    d: __m128,
+}
+
+impl Signed {
+    #[inline(always)]
+    unsafe fn new(wq: __m256i, scale_at: *const u8) -> Signed {
+        Signed {
+            wq,
+            wabs: _mm256_abs_epi8(wq),
+            d: f16x1(scale_at),
+        }
+    }
+
+    /// Against a Q8_0 block: the sign of the weight moves onto the
+    /// activation so that the u8 x i8 product applies. Activations never
+    /// hold -128, whose negation would wrap.
+    #[inline(always)]
+    unsafe fn token<D: Dot>(self, ab: *const u8, acc: &mut __m256) {
+        let s = _mm256_sign_epi8(load256(ab.add(2)), self.wq);
+        let isum = D::dot(_mm256_setzero_si256(), self.wabs, s);
+        let d = _mm_mul_ss(self.d, f16x1(ab));
+        *acc = _mm256_fmadd_ps(_mm256_broadcastss_ps(d), _mm256_cvtepi32_ps(isum), *acc);
+    }
+}
+
+struct Q4_0;
+impl Block32 for Q4_0 {
+    const WB: usize = 18;
+    const AB: usize = 34;
+    type Unpacked = Signed;
+    #[inline(always)]
+    unsafe fn unpack(wb: *const u8) -> Signed {
+        Signed::new(_mm256_sub_epi8(nibbles(wb.add(2)), _mm256_set1_epi8(8)), wb)
+    }
+    #[inline(always)]
+    unsafe fn token<D: Dot>(w: Signed, ab: *const u8, acc: &mut __m256, _: &mut __m128) {
+        w.token::<D>(ab, acc)
+    }
+}
+
+struct Iq4Nl;
+impl Block32 for Iq4Nl {
+    const WB: usize = 18;
+    const AB: usize = 34;
+    type Unpacked = Signed;
+    /// The code book fits one 16-byte shuffle table.
+    #[inline(always)]
+    unsafe fn unpack(wb: *const u8) -> Signed {
+        let book = _mm_loadu_si128(super::IQ4_NL_VALUES.as_ptr() as *const __m128i);
+        let wq = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(book), nibbles(wb.add(2)));
+        Signed::new(wq, wb)
+    }
+    #[inline(always)]
+    unsafe fn token<D: Dot>(w: Signed, ab: *const u8, acc: &mut __m256, _: &mut __m128) {
+        w.token::<D>(ab, acc)
+    }
+}
+
+struct Q8_0;
+impl Block32 for Q8_0 {
+    const WB: usize = 34;
+    const AB: usize = 34;
+    type Unpacked = Signed;
+    #[inline(always)]
+    unsafe fn unpack(wb: *const u8) -> Signed {
+        Signed::new(load256(wb.add(2)), wb)
+    }
+    #[inline(always)]
+    unsafe fn token<D: Dot>(w: Signed, ab: *const u8, acc: &mut __m256, _: &mut __m128) {
+        w.token::<D>(ab, acc)
+    }
+}
+
+struct Q4_1;
+impl Block32 for Q4_1 {
+    const WB: usize = 20;
+    const AB: usize = 36;
+    /// Nibbles, and (d, m) in lanes 0 and 1.
+    type Unpacked = (__m256i, __m128);
+    #[inline(always)]
+    unsafe fn unpack(wb: *const u8) -> Self::Unpacked {
+        (nibbles(wb.add(4)), f16x2(wb))
+    }
+    /// (d_w, m_w) times (d_a, s_a) gives both scale factors in one multiply:
+    /// lane 0 scales the integer dot, lane 1 is m_w * s_a, collected in
+    /// `extra` (whose lane 0 is a harmless by-product).
+    #[inline(always)]
+    unsafe fn token<D: Dot>(
+        w: Self::Unpacked,
+        ab: *const u8,
+        acc: &mut __m256,
+        extra: &mut __m128,
+    ) {
+        let p = _mm_mul_ps(w.1, f16x2(ab));
+        *extra = _mm_add_ps(*extra, p);
+        let isum = D::dot(_mm256_setzero_si256(), w.0, load256(ab.add(4)));
+        *acc = _mm256_fmadd_ps(_mm256_broadcastss_ps(p), _mm256_cvtepi32_ps(isum), *acc);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Float formats: weights and activations in the same type, f32 accumulation.
+
+trait FloatLoad {
+    const BYTES: usize;
+    /// Eight elements starting at `p`, widened to f32.
+    unsafe fn load8(p: *const u8) -> __m256;
+    unsafe fn one(p: *const u8) -> f32;
+}
+
+struct F32;
+struct F16;
+struct Bf16;
+
+impl FloatLoad for F32 {
+    const BYTES: usize = 4;
+    #[inline(always)]
+    unsafe fn load8(p: *const u8) -> __m256 {
+        _mm256_loadu_ps(p as *const f32)
+    }
+    #[inline(always)]
+    unsafe fn one(p: *const u8) -> f32 {
+        (p as *const f32).read_unaligned()
+    }
+}
+
+impl FloatLoad for F16 {
+    const BYTES: usize = 2;
+    #[inline(always)]
+    unsafe fn load8(p: *const u8) -> __m256 {
+        _mm256_cvtph_ps(_mm_loadu_si128(p as *const __m128i))
+    }
+    #[inline(always)]
+    unsafe fn one(p: *const u8) -> f32 {
+        half::f16::from_bits((p as *const u16).read_unaligned()).to_f32()
+    }
+}
+
+impl FloatLoad for Bf16 {
+    const BYTES: usize = 2;
+    /// bf16 is the top half of an f32: widen and shift into place.
+    #[inline(always)]
+    unsafe fn load8(p: *const u8) -> __m256 {
+        let wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(p as *const __m128i));
+        _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16))
+    }
+    #[inline(always)]
+    unsafe fn one(p: *const u8) -> f32 {
+        half::bf16::from_bits((p as *const u16).read_unaligned()).to_f32()
+    }
+}
+
+struct Float<L>(std::marker::PhantomData<L>);
+
+impl<L: FloatLoad> Kernel for Float<L> {
+    const GROUP: usize = 2;
+    #[inline(always)]
+    unsafe fn row<D: Dot, const NT: usize>(
+        n: usize,
+        w: *const u8,
+        a: [*const u8; NT],
+    ) -> [f32; NT] {
+        // Four independent accumulators per token hide the FMA latency.
+        let mut acc = [[_mm256_setzero_ps(); 4]; NT];
+        let mut i = 0;
+        while i + 32 <= n {
+            let mut wv = [_mm256_setzero_ps(); 4];
+            for (k, v) in wv.iter_mut().enumerate() {
+                *v = L::load8(w.add((i + 8 * k) * L::BYTES));
+            }
+            for t in 0..NT {
+                for k in 0..4 {
+                    let av = L::load8(a[t].add((i + 8 * k) * L::BYTES));
+                    acc[t][k] = _mm256_fmadd_ps(wv[k], av, acc[t][k]);
+                }
+            }
+            i += 32;
+        }
+        while i + 8 <= n {
+            let wv = L::load8(w.add(i * L::BYTES));
+            for t in 0..NT {
+                acc[t][0] = _mm256_fmadd_ps(wv, L::load8(a[t].add(i * L::BYTES)), acc[t][0]);
+            }
+            i += 8;
+        }
+        let mut out = [0f32; NT];
+        for t in 0..NT {
+            let [a0, a1, a2, a3] = acc[t];
+            let mut s = hsum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+            for j in i..n {
+                s += L::one(w.add(j * L::BYTES)) * L::one(a[t].add(j * L::BYTES));
+            }
+            out[t] = s;
+        }
+        out
+    }
 }

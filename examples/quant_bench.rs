@@ -1,0 +1,214 @@
+//! Throughput of the quantized dot products on this CPU.
+//!
+//! `cargo run --release --example quant_bench [filter]`
+//!
+//! For each weight type: a matrix-vector product done row by row with
+//! `vec_dot` (decode), the same with one `gemm` call on one token, and a
+//! 64-token `gemm` (prefill); SIMD against the scalar reference. Shapes are
+//! SmolLM2-135M's FFN (576 -> 1536 and 1536 -> 576). Single-threaded.
+
+use std::time::Instant;
+use webgguf::quant::{self, GgmlType};
+
+struct Rng(u64);
+impl Rng {
+    fn f32(&mut self) -> f32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+    }
+}
+
+/// Seconds per call of `f`: the best of several runs of about `budget / 5`
+/// seconds each, since the machine may be shared.
+fn time(budget: f64, mut f: impl FnMut()) -> f64 {
+    f();
+    let mut iters = 1u64;
+    loop {
+        let t = Instant::now();
+        for _ in 0..iters {
+            f();
+        }
+        if t.elapsed().as_secs_f64() > budget / 5.0 {
+            break;
+        }
+        iters *= 2;
+    }
+    (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..iters {
+                f();
+            }
+            t.elapsed().as_secs_f64() / iters as f64
+        })
+        .fold(f64::MAX, f64::min)
+}
+
+/// `quant_bench TYPE MODE ITERS`: only one measurement loop, for counting
+/// cycles with `perf stat -e cycles:u` on a shared machine. MODE is `dot`
+/// (vec_dot per row), `gemm1` or `gemm64`; the shape is 1536 x 576.
+fn single(ty: GgmlType, mode: &str, iters: usize) {
+    let (rows, n) = if ty.block_len() == 256 {
+        (1536, 768)
+    } else {
+        (1536, 576)
+    };
+    let mut rng = Rng(42);
+    let wf: Vec<f32> = (0..rows * n).map(|_| rng.f32()).collect();
+    let wrb = ty.row_bytes(n).unwrap();
+    let mut w = vec![0u8; rows * wrb];
+    assert!(
+        quant::quantize_row(ty, &wf, &mut w),
+        "pick a type quantize_row supports"
+    );
+    let at = ty.vec_dot_type();
+    let arb = at.row_bytes(n).unwrap();
+    let xf: Vec<f32> = (0..n * 64).map(|_| rng.f32()).collect();
+    let mut act = vec![0u8; arb * 64];
+    assert!(quant::quantize_row(at, &xf, &mut act));
+    let mut out = vec![0f32; rows * 64];
+    let mut macs = 0usize;
+    for _ in 0..iters {
+        match mode {
+            "dot" => {
+                for (r, o) in out[..rows].iter_mut().enumerate() {
+                    *o = quant::vec_dot(ty, n, &w[r * wrb..(r + 1) * wrb], &act[..arb]);
+                }
+                macs += rows * n;
+            }
+            "gemm1" => {
+                quant::gemm(ty, n, &w, &act[..arb], 1, &mut out[..rows]);
+                macs += rows * n;
+            }
+            _ => {
+                quant::gemm(ty, n, &w, &act, 64, &mut out);
+                macs += rows * n * 64;
+            }
+        }
+    }
+    println!(
+        "{} {mode}: {macs} MACs, checksum {}",
+        ty.name(),
+        out.iter().sum::<f32>()
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() == 4 {
+        let ty = (0..40)
+            .filter_map(GgmlType::from_id)
+            .find(|t| t.name().eq_ignore_ascii_case(&args[1]));
+        single(
+            ty.expect("unknown type"),
+            &args[2],
+            args[3].parse().unwrap(),
+        );
+        return;
+    }
+    let filter = args.get(1).cloned();
+    println!("simd level: {}", quant::simd_level());
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let types = [
+        GgmlType::Q4_1,
+        GgmlType::Q8_0,
+        GgmlType::Q4_0,
+        GgmlType::IQ4_NL,
+        GgmlType::Q5_0,
+        GgmlType::Q5_1,
+        GgmlType::F16,
+        GgmlType::BF16,
+        GgmlType::F32,
+        GgmlType::Q4_K,
+        GgmlType::Q6_K,
+    ];
+    println!(
+        "{:7} {:>11} | {:>17} {:>17} {:>17} | {:>9} {:>9} {:>9}",
+        "type",
+        "rows x n",
+        "vec_dot GB/s GMAC",
+        "gemm1 GB/s GMAC",
+        "gemm64 GMAC/s",
+        "scal dot",
+        "scal g64",
+        "speedup"
+    );
+    for ty in types {
+        if filter
+            .as_deref()
+            .is_some_and(|f| !ty.name().eq_ignore_ascii_case(f))
+        {
+            continue;
+        }
+        // SmolLM2-135M's FFN shapes; K-quants need n % 256 == 0, so they get
+        // a 768-wide model's instead.
+        let shapes = if ty.block_len() == 256 {
+            [(1536usize, 768usize), (768, 1536)]
+        } else {
+            [(1536, 576), (576, 1536)]
+        };
+        for (rows, n) in shapes {
+            let wrb = ty.row_bytes(n).unwrap();
+            // Weights: quantize random floats where we can, otherwise random
+            // bytes with small f16 scales (K-quants).
+            let wf: Vec<f32> = (0..rows * n).map(|_| rng.f32()).collect();
+            let mut w = vec![0u8; rows * wrb];
+            if !quant::quantize_row(ty, &wf, &mut w) {
+                for (i, b) in w.iter_mut().enumerate() {
+                    *b = (i as u32).wrapping_mul(2654435761).rotate_right(13) as u8;
+                }
+                let d = half::f16::from_f32(0.01).to_bits().to_le_bytes();
+                for blk in w.chunks_exact_mut(ty.block_bytes()) {
+                    let at = match ty {
+                        GgmlType::Q6_K => 208,
+                        _ => 0,
+                    };
+                    blk[at..at + 2].copy_from_slice(&d);
+                    if ty == GgmlType::Q4_K {
+                        blk[2..4].copy_from_slice(&d);
+                    }
+                }
+            }
+            let at = ty.vec_dot_type();
+            let arb = at.row_bytes(n).unwrap();
+            let ntok = 64;
+            let xf: Vec<f32> = (0..n * ntok).map(|_| rng.f32()).collect();
+            let mut act = vec![0u8; arb * ntok];
+            assert!(quant::quantize_row(at, &xf, &mut act));
+            let a1 = &act[..arb];
+
+            let macs1 = (rows * n) as f64;
+            let bytes1 = (rows * wrb) as f64;
+            let mut out = vec![0f32; rows * ntok];
+
+            let t_dot = time(0.3, || {
+                for (r, o) in out[..rows].iter_mut().enumerate() {
+                    *o = quant::vec_dot(ty, n, &w[r * wrb..(r + 1) * wrb], a1);
+                }
+            });
+            let t_g1 = time(0.3, || quant::gemm(ty, n, &w, a1, 1, &mut out[..rows]));
+            let t_g64 = time(0.5, || quant::gemm(ty, n, &w, &act, ntok, &mut out));
+            let t_sdot = time(0.2, || {
+                quant::scalar::gemm(ty, n, &w, a1, 1, &mut out[..rows])
+            });
+            let t_sg64 = time(0.3, || quant::scalar::gemm(ty, n, &w, &act, ntok, &mut out));
+            println!(
+                "{:7} {:>5}x{:<5} | {:>7.2} {:>8.2} {:>7.2} {:>8.2} {:>17.2} | {:>9.2} {:>9.2} {:>4.1}/{:<4.1}",
+                ty.name(),
+                rows,
+                n,
+                bytes1 / t_dot / 1e9,
+                macs1 / t_dot / 1e9,
+                bytes1 / t_g1 / 1e9,
+                macs1 / t_g1 / 1e9,
+                macs1 * ntok as f64 / t_g64 / 1e9,
+                macs1 / t_sdot / 1e9,
+                macs1 * ntok as f64 / t_sg64 / 1e9,
+                t_sdot / t_g1,
+                t_sg64 / t_g64,
+            );
+        }
+    }
+}
