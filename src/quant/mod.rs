@@ -248,13 +248,11 @@ pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> bool {
 /// (`ty.vec_dot_type().row_bytes(n)` bytes). Every type is accepted, even
 /// Q8_1 and Q8_K, which ggml only uses for activations.
 pub fn vec_dot(ty: GgmlType, n: usize, w: &[u8], act: &[u8]) -> f32 {
-    let mut out = [0f32];
     #[cfg(target_arch = "x86_64")]
-    if x86::gemm(ty, n, w, act, 1, &mut out) {
-        return out[0];
+    if let Some(v) = x86::vec_dot(ty, n, w, act) {
+        return v;
     }
-    scalar::gemm(ty, n, w, act, 1, &mut out);
-    out[0]
+    scalar::vec_dot(ty, n, w, act)
 }
 
 /// Many dot products at once, for prefill and for whole matrix-vector

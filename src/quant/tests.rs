@@ -689,3 +689,35 @@ fn real_gguf_files_decode_close_to_f32() {
         }
     }
 }
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn every_x86_level_gives_identical_results() {
+    // The integer block sums are exact and the f32 operations are the same
+    // at every level, so Avx2 (maddubs), AVX-VNNI and AVX512-VNNI agree
+    // bit for bit.
+    let levels = x86::levels();
+    eprintln!("levels: {levels:?}");
+    let mut rng = Rng::new(12);
+    for ty in WEIGHT_TYPES {
+        let at = ty.vec_dot_type();
+        let n = ty.block_len().max(32) * 7;
+        let (rows, ntok) = (5, 6);
+        let w: Vec<u8> = (0..rows)
+            .flat_map(|_| random_row(ty, n, &mut rng))
+            .collect();
+        let a = quant(at, &rng.floats(n * ntok));
+        let mut reference = vec![f32::NAN; rows * ntok];
+        gemm(ty, n, &w, &a, ntok, &mut reference);
+        for &lvl in &levels {
+            let mut out = vec![f32::NAN; rows * ntok];
+            if x86::gemm_level(lvl, ty, n, &w, &a, ntok, &mut out) {
+                let same = out
+                    .iter()
+                    .zip(&reference)
+                    .all(|(x, y)| x.to_bits() == y.to_bits());
+                assert!(same, "{ty} at {lvl}: {out:?} vs {reference:?}");
+            }
+        }
+    }
+}

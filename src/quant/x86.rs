@@ -60,7 +60,11 @@ fn detect() -> Level {
 }
 
 pub(super) fn level_name() -> &'static str {
-    match level() {
+    level_name_of(level())
+}
+
+fn level_name_of(l: Level) -> &'static str {
+    match l {
         Level::Scalar => "scalar",
         Level::Avx2 => "avx2",
         Level::AvxVnni => "avx2+avxvnni",
@@ -112,16 +116,25 @@ pub(super) fn gemm(
     ntok: usize,
     out: &mut [f32],
 ) -> bool {
-    let lvl = level();
-    if lvl == Level::Scalar || !has_kernel(ty) {
+    gemm_at(level(), ty, n, w, act, ntok, out)
+}
+
+fn gemm_at(
+    lvl: Level,
+    ty: GgmlType,
+    n: usize,
+    w: &[u8],
+    act: &[u8],
+    ntok: usize,
+    out: &mut [f32],
+) -> bool {
+    if lvl == Level::Scalar || !has_kernel(ty) || ntok == 0 || n == 0 {
         return false;
     }
-    let (Some(wrb), Some(arb)) = (ty.row_bytes(n), ty.vec_dot_type().row_bytes(n)) else {
+    let at = ty.vec_dot_type();
+    let (Some(wrb), Some(arb)) = (ty.row_bytes(n), at.row_bytes(n)) else {
         return false;
     };
-    if ntok == 0 || n == 0 {
-        return false;
-    }
     let rows = out.len() / ntok;
     let enough = |len: usize, count: usize, each: usize| {
         count.checked_mul(each).is_some_and(|need| len >= need)
@@ -129,6 +142,16 @@ pub(super) fn gemm(
     if !enough(w.len(), rows, wrb) || !enough(act.len(), ntok, arb) {
         return false;
     }
+    // The activations' f16 scales, decoded once per call rather than once
+    // per weight row; kept per thread so that calls do not allocate.
+    let mut scales = SCALES.take();
+    let per_tok = match at {
+        GgmlType::Q8_0 => n / 32,
+        GgmlType::Q8_1 => n / 32 * 2,
+        _ => 0,
+    };
+    scales.clear();
+    scales.resize(per_tok * ntok, 0.0);
     let job = Job {
         n,
         w,
@@ -136,10 +159,13 @@ pub(super) fn gemm(
         act,
         arb,
         ntok,
+        scales: &mut scales,
+        per_tok,
         out,
     };
-    // SAFETY: `level()` verified the features each entry point enables, and
-    // `job`'s slices hold `rows` weight rows and `ntok` activation rows.
+    // SAFETY: `lvl` is at most what `detect` found, so the CPU has the
+    // features each entry point enables, and `job`'s slices hold `rows`
+    // weight rows and `ntok` activation rows.
     unsafe {
         match lvl {
             Level::Avx2 => run_avx2(ty, job),
@@ -148,7 +174,68 @@ pub(super) fn gemm(
             Level::Scalar => unreachable!(),
         }
     }
+    SCALES.set(scales);
     true
+}
+
+/// One dot product: like a one-row, one-token [`gemm`], but decoding the
+/// activation scales on the fly, which costs less than preparing them for a
+/// single use. `None` sends the caller to the scalar code.
+pub(super) fn vec_dot(ty: GgmlType, n: usize, w: &[u8], act: &[u8]) -> Option<f32> {
+    let lvl = level();
+    if lvl == Level::Scalar || !has_kernel(ty) || n == 0 {
+        return None;
+    }
+    let wrb = ty.row_bytes(n)?;
+    let arb = ty.vec_dot_type().row_bytes(n)?;
+    if w.len() < wrb || act.len() < arb {
+        return None;
+    }
+    let (w, a) = (w.as_ptr(), act.as_ptr());
+    // SAFETY: as in `gemm_at`; `w` and `act` hold a full row each.
+    unsafe {
+        Some(match lvl {
+            Level::Avx2 => dot_avx2(ty, n, w, a),
+            Level::AvxVnni => dot_avxvnni(ty, n, w, a),
+            Level::Avx512Vnni => dot_avx512vnni(ty, n, w, a),
+            Level::Scalar => unreachable!(),
+        })
+    }
+}
+
+thread_local! {
+    static SCALES: std::cell::Cell<Vec<f32>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+#[cfg(test)]
+const ALL_LEVELS: [Level; 3] = [Level::Avx2, Level::AvxVnni, Level::Avx512Vnni];
+
+/// The levels this CPU supports, for tests that compare them all.
+#[cfg(test)]
+pub(super) fn levels() -> Vec<&'static str> {
+    let top = level();
+    ALL_LEVELS
+        .into_iter()
+        .filter(|&l| {
+            l as u8 <= top as u8 && (l != Level::AvxVnni || is_x86_feature_detected!("avxvnni"))
+        })
+        .map(level_name_of)
+        .collect()
+}
+
+/// [`gemm`] at a level named by [`levels`].
+#[cfg(test)]
+pub(super) fn gemm_level(
+    name: &str,
+    ty: GgmlType,
+    n: usize,
+    w: &[u8],
+    a: &[u8],
+    ntok: usize,
+    out: &mut [f32],
+) -> bool {
+    let lvl = ALL_LEVELS.into_iter().find(|&l| level_name_of(l) == name);
+    lvl.is_some_and(|l| levels().contains(&name) && gemm_at(l, ty, n, w, a, ntok, out))
 }
 
 fn has_kernel(ty: GgmlType) -> bool {
@@ -165,7 +252,8 @@ fn has_kernel(ty: GgmlType) -> bool {
 }
 
 /// A validated gemm call: `w` holds at least `out.len() / ntok` rows of
-/// `wrb` bytes and `act` at least `ntok` rows of `arb` bytes.
+/// `wrb` bytes, `act` at least `ntok` rows of `arb` bytes, and `scales` has
+/// room for `per_tok` decoded activation scales per token.
 struct Job<'a> {
     n: usize,
     w: &'a [u8],
@@ -173,6 +261,8 @@ struct Job<'a> {
     act: &'a [u8],
     arb: usize,
     ntok: usize,
+    scales: &'a mut [f32],
+    per_tok: usize,
     out: &'a mut [f32],
 }
 
@@ -181,11 +271,19 @@ trait Kernel {
     /// Tokens per call in gemm: 4 for the integer kernels; 2 for the float
     /// kernels, whose four accumulators per token would otherwise spill.
     const GROUP: usize;
+    /// Decodes the scales of the activation row at `a` into `dst`.
+    unsafe fn prepare(n: usize, a: *const u8, dst: &mut [f32]);
     /// # Safety
-    /// `w` points at a full weight row of `n` elements and each `a[t]` at a
-    /// full activation row; the CPU has the features of the entry point.
-    unsafe fn row<D: Dot, const NT: usize>(n: usize, w: *const u8, a: [*const u8; NT])
-        -> [f32; NT];
+    /// `w` points at a full weight row of `n` elements, each `a[t]` at a full
+    /// activation row and, unless `INLINE` (decode the scales on the fly),
+    /// `s[t]` at its scales decoded by `prepare`; the CPU has the features of
+    /// the entry point.
+    unsafe fn row<D: Dot, const NT: usize, const INLINE: bool>(
+        n: usize,
+        w: *const u8,
+        a: [*const u8; NT],
+        s: [*const f32; NT],
+    ) -> [f32; NT];
 }
 
 #[inline(always)]
@@ -197,26 +295,35 @@ unsafe fn run<D: Dot, K: Kernel>(job: Job) {
         act,
         arb,
         ntok,
+        scales,
+        per_tok,
         out,
     } = job;
+    if per_tok > 0 {
+        for (t, dst) in scales.chunks_exact_mut(per_tok).enumerate() {
+            K::prepare(n, act.as_ptr().add(t * arb), dst);
+        }
+    }
     let tok = |t: usize| act.as_ptr().add(t * arb);
+    let sc = |t: usize| scales.as_ptr().add(t * per_tok);
     for (wrow, orow) in w.chunks_exact(wrb).zip(out.chunks_exact_mut(ntok)) {
         let wp = wrow.as_ptr();
         let mut t = 0;
         if K::GROUP >= 4 {
             while t + 4 <= ntok {
-                let r = K::row::<D, 4>(n, wp, [tok(t), tok(t + 1), tok(t + 2), tok(t + 3)]);
+                let a = [tok(t), tok(t + 1), tok(t + 2), tok(t + 3)];
+                let r = K::row::<D, 4, false>(n, wp, a, [sc(t), sc(t + 1), sc(t + 2), sc(t + 3)]);
                 orow[t..t + 4].copy_from_slice(&r);
                 t += 4;
             }
         }
         while t + 2 <= ntok {
-            let r = K::row::<D, 2>(n, wp, [tok(t), tok(t + 1)]);
+            let r = K::row::<D, 2, false>(n, wp, [tok(t), tok(t + 1)], [sc(t), sc(t + 1)]);
             orow[t..t + 2].copy_from_slice(&r);
             t += 2;
         }
         if t < ntok {
-            orow[t] = K::row::<D, 1>(n, wp, [tok(t)])[0];
+            orow[t] = K::row::<D, 1, false>(n, wp, [tok(t)], [sc(t)])[0];
         }
     }
 }
@@ -235,20 +342,46 @@ unsafe fn dispatch<D: Dot>(ty: GgmlType, job: Job) {
     }
 }
 
-#[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn run_avx2(ty: GgmlType, job: Job) {
-    dispatch::<Avx2>(ty, job)
+#[inline(always)]
+unsafe fn dot_one<D: Dot>(ty: GgmlType, n: usize, w: *const u8, a: *const u8) -> f32 {
+    let s = [std::ptr::null()];
+    let r = match ty {
+        GgmlType::Q4_0 => Q4_0::row::<D, 1, true>(n, w, [a], s),
+        GgmlType::Q4_1 => Q4_1::row::<D, 1, true>(n, w, [a], s),
+        GgmlType::Q8_0 => Q8_0::row::<D, 1, true>(n, w, [a], s),
+        GgmlType::IQ4_NL => Iq4Nl::row::<D, 1, true>(n, w, [a], s),
+        GgmlType::F32 => Float::<F32>::row::<D, 1, true>(n, w, [a], s),
+        GgmlType::F16 => Float::<F16>::row::<D, 1, true>(n, w, [a], s),
+        GgmlType::BF16 => Float::<Bf16>::row::<D, 1, true>(n, w, [a], s),
+        _ => unreachable!("has_kernel and dot_one disagree about {ty}"),
+    };
+    r[0]
 }
 
-#[target_feature(enable = "avx2,fma,f16c,avxvnni")]
-unsafe fn run_avxvnni(ty: GgmlType, job: Job) {
-    dispatch::<AvxVnni>(ty, job)
+/// Instantiates the kernels for one instruction set: the only functions
+/// with `#[target_feature]`, into which everything above is inlined.
+macro_rules! entry_points {
+    ($features:literal, $dot:ty, $run:ident, $vec_dot:ident) => {
+        #[target_feature(enable = $features)]
+        unsafe fn $run(ty: GgmlType, job: Job) {
+            dispatch::<$dot>(ty, job)
+        }
+
+        #[target_feature(enable = $features)]
+        unsafe fn $vec_dot(ty: GgmlType, n: usize, w: *const u8, a: *const u8) -> f32 {
+            dot_one::<$dot>(ty, n, w, a)
+        }
+    };
 }
 
-#[target_feature(enable = "avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")]
-unsafe fn run_avx512vnni(ty: GgmlType, job: Job) {
-    dispatch::<Avx512Vnni>(ty, job)
-}
+entry_points!("avx2,fma,f16c", Avx2, run_avx2, dot_avx2);
+entry_points!("avx2,fma,f16c,avxvnni", AvxVnni, run_avxvnni, dot_avxvnni);
+entry_points!(
+    "avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni",
+    Avx512Vnni,
+    run_avx512vnni,
+    dot_avx512vnni
+);
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -309,38 +442,80 @@ trait Block32 {
     /// Bytes per weight block and per activation block.
     const WB: usize;
     const AB: usize;
+    /// Offset of the quants in an activation block: 2 in Q8_0, 4 in Q8_1.
+    const AQ: usize;
+    /// Decoded activation scales per block: d, or for Q8_1 d and s.
+    const AS: usize;
     /// A weight block unpacked into registers, shared by all tokens.
     type Unpacked: Copy;
     unsafe fn unpack(wb: *const u8) -> Self::Unpacked;
-    /// Adds this block's contribution for the activation block at `ab` to
-    /// `acc` (8 lanes, summed at the end) and `extra` (lane 1, see Q4_1).
-    unsafe fn token<D: Dot>(w: Self::Unpacked, ab: *const u8, acc: &mut __m256, extra: &mut __m128);
+    /// Adds one block's contribution for the activation quants at `q`, with
+    /// scale `d` (broadcast) and for Q8_1 sum `s` (broadcast), to `acc` (8
+    /// lanes) and `extra` (4 lanes, Q4_1's min terms); all lanes of both are
+    /// summed at the end.
+    unsafe fn token<D: Dot>(
+        w: Self::Unpacked,
+        q: *const u8,
+        d: __m256,
+        s: __m128,
+        acc: &mut __m256,
+        extra: &mut __m128,
+    );
 }
 
 /// Two accumulators per token, even and odd blocks, so that consecutive
 /// blocks do not wait on each other's FMA.
 impl<B: Block32> Kernel for B {
     const GROUP: usize = 4;
+
     #[inline(always)]
-    unsafe fn row<D: Dot, const NT: usize>(
+    unsafe fn prepare(n: usize, a: *const u8, dst: &mut [f32]) {
+        for (b, d) in dst.chunks_exact_mut(B::AS).take(n / 32).enumerate() {
+            let v = f16x2(a.add(b * B::AB));
+            d[0] = _mm_cvtss_f32(v);
+            if B::AS == 2 {
+                d[1] = _mm_cvtss_f32(_mm_movehdup_ps(v));
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn row<D: Dot, const NT: usize, const INLINE: bool>(
         n: usize,
         w: *const u8,
         a: [*const u8; NT],
+        s: [*const f32; NT],
     ) -> [f32; NT] {
         let mut acc = [[_mm256_setzero_ps(); 2]; NT];
         let mut extra = [[_mm_setzero_ps(); 2]; NT];
+        // Both sources give the same f32 values (f16 -> f32 is exact), so
+        // the results do not depend on INLINE.
+        let scales = |t: usize, i: usize| {
+            if INLINE {
+                let ab = a[t].add(i * B::AB);
+                let v = if B::AS == 1 { f16x1(ab) } else { f16x2(ab) };
+                (
+                    _mm256_broadcastss_ps(v),
+                    _mm_broadcastss_ps(_mm_movehdup_ps(v)),
+                )
+            } else {
+                let p = s[t].add(i * B::AS);
+                (
+                    _mm256_broadcast_ss(&*p),
+                    _mm_broadcast_ss(&*p.add(B::AS - 1)),
+                )
+            }
+        };
         let nb = n / 32;
         let mut b = 0;
         while b + 2 <= nb {
             for k in 0..2 {
-                let wu = B::unpack(w.add((b + k) * B::WB));
+                let i = b + k;
+                let wu = B::unpack(w.add(i * B::WB));
                 for t in 0..NT {
-                    B::token::<D>(
-                        wu,
-                        a[t].add((b + k) * B::AB),
-                        &mut acc[t][k],
-                        &mut extra[t][k],
-                    );
+                    let q = a[t].add(i * B::AB + B::AQ);
+                    let (d, sum) = scales(t, i);
+                    B::token::<D>(wu, q, d, sum, &mut acc[t][k], &mut extra[t][k]);
                 }
             }
             b += 2;
@@ -348,24 +523,26 @@ impl<B: Block32> Kernel for B {
         if b < nb {
             let wu = B::unpack(w.add(b * B::WB));
             for t in 0..NT {
-                B::token::<D>(wu, a[t].add(b * B::AB), &mut acc[t][0], &mut extra[t][0]);
+                let q = a[t].add(b * B::AB + B::AQ);
+                let (d, sum) = scales(t, b);
+                B::token::<D>(wu, q, d, sum, &mut acc[t][0], &mut extra[t][0]);
             }
         }
         let mut out = [0f32; NT];
         for t in 0..NT {
             let e = _mm_add_ps(extra[t][0], extra[t][1]);
-            out[t] = hsum(_mm256_add_ps(acc[t][0], acc[t][1])) + _mm_cvtss_f32(_mm_movehdup_ps(e));
+            out[t] = hsum(_mm256_add_ps(acc[t][0], acc[t][1])) + _mm_cvtss_f32(e);
         }
         out
     }
 }
 
-/// Signed weight quants, their magnitudes, and the block scale (lane 0).
+/// Signed weight quants, their magnitudes, and the block scale.
 #[derive(Clone, Copy)]
 struct Signed {
     wq: __m256i,
     wabs: __m256i,
-    d: __m128,
+    d: __m256,
 }
 
 impl Signed {
@@ -374,7 +551,7 @@ impl Signed {
         Signed {
             wq,
             wabs: _mm256_abs_epi8(wq),
-            d: f16x1(scale_at),
+            d: _mm256_broadcastss_ps(f16x1(scale_at)),
         }
     }
 
@@ -382,86 +559,90 @@ impl Signed {
     /// activation so that the u8 x i8 product applies. Activations never
     /// hold -128, whose negation would wrap.
     #[inline(always)]
-    unsafe fn token<D: Dot>(self, ab: *const u8, acc: &mut __m256) {
-        let s = _mm256_sign_epi8(load256(ab.add(2)), self.wq);
-        let isum = D::dot(_mm256_setzero_si256(), self.wabs, s);
-        let d = _mm_mul_ss(self.d, f16x1(ab));
-        *acc = _mm256_fmadd_ps(_mm256_broadcastss_ps(d), _mm256_cvtepi32_ps(isum), *acc);
+    unsafe fn token<D: Dot>(self, q: *const u8, da: __m256, acc: &mut __m256) {
+        let sq = _mm256_sign_epi8(load256(q), self.wq);
+        let isum = D::dot(_mm256_setzero_si256(), self.wabs, sq);
+        let d = _mm256_mul_ps(self.d, da);
+        *acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(isum), *acc);
     }
 }
 
-struct Q4_0;
-impl Block32 for Q4_0 {
-    const WB: usize = 18;
-    const AB: usize = 34;
-    type Unpacked = Signed;
-    #[inline(always)]
-    unsafe fn unpack(wb: *const u8) -> Signed {
-        Signed::new(_mm256_sub_epi8(nibbles(wb.add(2)), _mm256_set1_epi8(8)), wb)
-    }
-    #[inline(always)]
-    unsafe fn token<D: Dot>(w: Signed, ab: *const u8, acc: &mut __m256, _: &mut __m128) {
-        w.token::<D>(ab, acc)
-    }
+/// A format whose blocks are an f16 scale and 32 signed quants, against
+/// Q8_0 activations.
+macro_rules! signed_format {
+    ($(#[$doc:meta])* $name:ident, $wb:expr, |$p:ident| $quants:expr) => {
+        $(#[$doc])*
+        struct $name;
+        impl Block32 for $name {
+            const WB: usize = $wb;
+            const AB: usize = 34;
+            const AQ: usize = 2;
+            const AS: usize = 1;
+            type Unpacked = Signed;
+            #[inline(always)]
+            unsafe fn unpack($p: *const u8) -> Signed {
+                Signed::new($quants, $p)
+            }
+            #[inline(always)]
+            unsafe fn token<D: Dot>(w: Signed, q: *const u8, d: __m256, _: __m128, acc: &mut __m256, _: &mut __m128) {
+                w.token::<D>(q, d, acc)
+            }
+        }
+    };
 }
 
-struct Iq4Nl;
-impl Block32 for Iq4Nl {
-    const WB: usize = 18;
-    const AB: usize = 34;
-    type Unpacked = Signed;
-    /// The code book fits one 16-byte shuffle table.
-    #[inline(always)]
-    unsafe fn unpack(wb: *const u8) -> Signed {
-        let book = _mm_loadu_si128(super::IQ4_NL_VALUES.as_ptr() as *const __m128i);
-        let wq = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(book), nibbles(wb.add(2)));
-        Signed::new(wq, wb)
-    }
-    #[inline(always)]
-    unsafe fn token<D: Dot>(w: Signed, ab: *const u8, acc: &mut __m256, _: &mut __m128) {
-        w.token::<D>(ab, acc)
-    }
-}
+signed_format!(
+    /// Nibbles minus 8.
+    Q4_0, 18, |wb| _mm256_sub_epi8(nibbles(wb.add(2)), _mm256_set1_epi8(8))
+);
+signed_format!(
+    /// Plain i8 quants.
+    Q8_0, 34, |wb| load256(wb.add(2))
+);
+signed_format!(
+    /// Nibbles indexing the IQ4_NL code book, which fits one `vpshufb` table.
+    Iq4Nl, 18, |wb| _mm256_shuffle_epi8(iq4nl_book(), nibbles(wb.add(2)))
+);
 
-struct Q8_0;
-impl Block32 for Q8_0 {
-    const WB: usize = 34;
-    const AB: usize = 34;
-    type Unpacked = Signed;
-    #[inline(always)]
-    unsafe fn unpack(wb: *const u8) -> Signed {
-        Signed::new(load256(wb.add(2)), wb)
-    }
-    #[inline(always)]
-    unsafe fn token<D: Dot>(w: Signed, ab: *const u8, acc: &mut __m256, _: &mut __m128) {
-        w.token::<D>(ab, acc)
-    }
+/// The IQ4_NL code book in both halves of a register.
+#[inline(always)]
+unsafe fn iq4nl_book() -> __m256i {
+    _mm256_broadcastsi128_si256(_mm_loadu_si128(
+        super::IQ4_NL_VALUES.as_ptr() as *const __m128i
+    ))
 }
 
 struct Q4_1;
 impl Block32 for Q4_1 {
     const WB: usize = 20;
     const AB: usize = 36;
-    /// Nibbles, and (d, m) in lanes 0 and 1.
-    type Unpacked = (__m256i, __m128);
+    const AQ: usize = 4;
+    const AS: usize = 2;
+    /// Nibbles, d broadcast, and m in lane 0 (other lanes zero).
+    type Unpacked = (__m256i, __m256, __m128);
     #[inline(always)]
     unsafe fn unpack(wb: *const u8) -> Self::Unpacked {
-        (nibbles(wb.add(4)), f16x2(wb))
+        let dm = f16x2(wb);
+        let m = _mm_and_ps(
+            _mm_movehdup_ps(dm),
+            _mm_castsi128_ps(_mm_set_epi32(0, 0, 0, -1)),
+        );
+        (nibbles(wb.add(4)), _mm256_broadcastss_ps(dm), m)
     }
-    /// (d_w, m_w) times (d_a, s_a) gives both scale factors in one multiply:
-    /// lane 0 scales the integer dot, lane 1 is m_w * s_a, collected in
-    /// `extra` (whose lane 0 is a harmless by-product).
+    /// The min contributes m_w * s_a, where s_a = d_a * sum(q_a).
     #[inline(always)]
     unsafe fn token<D: Dot>(
         w: Self::Unpacked,
-        ab: *const u8,
+        q: *const u8,
+        da: __m256,
+        sa: __m128,
         acc: &mut __m256,
         extra: &mut __m128,
     ) {
-        let p = _mm_mul_ps(w.1, f16x2(ab));
-        *extra = _mm_add_ps(*extra, p);
-        let isum = D::dot(_mm256_setzero_si256(), w.0, load256(ab.add(4)));
-        *acc = _mm256_fmadd_ps(_mm256_broadcastss_ps(p), _mm256_cvtepi32_ps(isum), *acc);
+        let isum = D::dot(_mm256_setzero_si256(), w.0, load256(q));
+        let d = _mm256_mul_ps(w.1, da);
+        *acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(isum), *acc);
+        *extra = _mm_fmadd_ps(w.2, sa, *extra);
     }
 }
 
@@ -521,11 +702,13 @@ struct Float<L>(std::marker::PhantomData<L>);
 
 impl<L: FloatLoad> Kernel for Float<L> {
     const GROUP: usize = 2;
+    unsafe fn prepare(_: usize, _: *const u8, _: &mut [f32]) {}
     #[inline(always)]
-    unsafe fn row<D: Dot, const NT: usize>(
+    unsafe fn row<D: Dot, const NT: usize, const INLINE: bool>(
         n: usize,
         w: *const u8,
         a: [*const u8; NT],
+        _: [*const f32; NT],
     ) -> [f32; NT] {
         // Four independent accumulators per token hide the FMA latency.
         let mut acc = [[_mm256_setzero_ps(); 4]; NT];
