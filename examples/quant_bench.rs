@@ -46,6 +46,33 @@ fn time(budget: f64, mut f: impl FnMut()) -> f64 {
         .fold(f64::MAX, f64::min)
 }
 
+/// `rows` random weight rows of `n` elements: random floats quantized where
+/// `quantize_row` can, otherwise random bytes with small f16 scales.
+fn weights(ty: GgmlType, rows: usize, n: usize, rng: &mut Rng) -> Vec<u8> {
+    let wf: Vec<f32> = (0..rows * n).map(|_| rng.f32()).collect();
+    let mut w = vec![0u8; ty.row_bytes(rows * n).unwrap()];
+    if quant::quantize_row(ty, &wf, &mut w) {
+        return w;
+    }
+    for (i, b) in w.iter_mut().enumerate() {
+        *b = (i as u32).wrapping_mul(2654435761).rotate_right(13) as u8;
+    }
+    let d = half::f16::from_f32(0.01).to_bits().to_le_bytes();
+    let fields: &[usize] = match ty {
+        GgmlType::Q2_K => &[80, 82],
+        GgmlType::Q3_K => &[108],
+        GgmlType::Q6_K => &[208],
+        GgmlType::Q4_K | GgmlType::Q5_K => &[0, 2],
+        _ => &[0],
+    };
+    for blk in w.chunks_exact_mut(ty.block_bytes()) {
+        for &at in fields {
+            blk[at..at + 2].copy_from_slice(&d);
+        }
+    }
+    w
+}
+
 /// `quant_bench TYPE MODE ITERS`: only one measurement loop, for counting
 /// cycles with `perf stat -e cycles:u` on a shared machine. MODE is `dot`
 /// (vec_dot per row), `gemm1` or `gemm64`; the shape is 1536 x 576.
@@ -56,13 +83,8 @@ fn single(ty: GgmlType, mode: &str, iters: usize) {
         (1536, 576)
     };
     let mut rng = Rng(42);
-    let wf: Vec<f32> = (0..rows * n).map(|_| rng.f32()).collect();
     let wrb = ty.row_bytes(n).unwrap();
-    let mut w = vec![0u8; rows * wrb];
-    assert!(
-        quant::quantize_row(ty, &wf, &mut w),
-        "pick a type quantize_row supports"
-    );
+    let w = weights(ty, rows, n, &mut rng);
     let at = ty.vec_dot_type();
     let arb = at.row_bytes(n).unwrap();
     let xf: Vec<f32> = (0..n * 64).map(|_| rng.f32()).collect();
@@ -151,26 +173,7 @@ fn main() {
         };
         for (rows, n) in shapes {
             let wrb = ty.row_bytes(n).unwrap();
-            // Weights: quantize random floats where we can, otherwise random
-            // bytes with small f16 scales (K-quants).
-            let wf: Vec<f32> = (0..rows * n).map(|_| rng.f32()).collect();
-            let mut w = vec![0u8; rows * wrb];
-            if !quant::quantize_row(ty, &wf, &mut w) {
-                for (i, b) in w.iter_mut().enumerate() {
-                    *b = (i as u32).wrapping_mul(2654435761).rotate_right(13) as u8;
-                }
-                let d = half::f16::from_f32(0.01).to_bits().to_le_bytes();
-                for blk in w.chunks_exact_mut(ty.block_bytes()) {
-                    let at = match ty {
-                        GgmlType::Q6_K => 208,
-                        _ => 0,
-                    };
-                    blk[at..at + 2].copy_from_slice(&d);
-                    if ty == GgmlType::Q4_K {
-                        blk[2..4].copy_from_slice(&d);
-                    }
-                }
-            }
+            let w = weights(ty, rows, n, &mut rng);
             let at = ty.vec_dot_type();
             let arb = at.row_bytes(n).unwrap();
             let ntok = 64;

@@ -130,7 +130,7 @@ struct BlockK {
 /// low nibble in bytes 8..12 and their top two bits in the spare high bits of
 /// bytes 0..8.
 #[inline]
-fn scale_min_k4(j: usize, s: &[u8]) -> (u8, u8) {
+pub(crate) fn scale_min_k4(j: usize, s: &[u8]) -> (u8, u8) {
     if j < 4 {
         (s[j] & 63, s[j + 4] & 63)
     } else {

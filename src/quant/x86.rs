@@ -238,17 +238,62 @@ pub(super) fn gemm_level(
     lvl.is_some_and(|l| levels().contains(&name) && gemm_at(l, ty, n, w, a, ntok, out))
 }
 
+/// Runs `$body` with `$k` naming the kernel type for `$ty`, or `$other`
+/// when there is no kernel: the one list of what is accelerated.
+macro_rules! with_kernel {
+    ($ty:expr, $k:ident => $body:expr, _ => $other:expr) => {
+        match $ty {
+            GgmlType::Q4_0 => {
+                type $k = Q4_0;
+                $body
+            }
+            GgmlType::Q4_1 => {
+                type $k = Q4_1;
+                $body
+            }
+            GgmlType::Q5_0 => {
+                type $k = Q5_0;
+                $body
+            }
+            GgmlType::Q5_1 => {
+                type $k = Q5_1;
+                $body
+            }
+            GgmlType::Q8_0 => {
+                type $k = Q8_0;
+                $body
+            }
+            GgmlType::IQ4_NL => {
+                type $k = Iq4Nl;
+                $body
+            }
+            GgmlType::Q4_K => {
+                type $k = Q4K;
+                $body
+            }
+            GgmlType::Q6_K => {
+                type $k = Q6K;
+                $body
+            }
+            GgmlType::F32 => {
+                type $k = Float<F32>;
+                $body
+            }
+            GgmlType::F16 => {
+                type $k = Float<F16>;
+                $body
+            }
+            GgmlType::BF16 => {
+                type $k = Float<Bf16>;
+                $body
+            }
+            _ => $other,
+        }
+    };
+}
+
 fn has_kernel(ty: GgmlType) -> bool {
-    matches!(
-        ty,
-        GgmlType::Q4_0
-            | GgmlType::Q4_1
-            | GgmlType::Q8_0
-            | GgmlType::IQ4_NL
-            | GgmlType::F32
-            | GgmlType::F16
-            | GgmlType::BF16
-    )
+    with_kernel!(ty, _K => true, _ => false)
 }
 
 /// A validated gemm call: `w` holds at least `out.len() / ntok` rows of
@@ -330,32 +375,13 @@ unsafe fn run<D: Dot, K: Kernel>(job: Job) {
 
 #[inline(always)]
 unsafe fn dispatch<D: Dot>(ty: GgmlType, job: Job) {
-    match ty {
-        GgmlType::Q4_0 => run::<D, Q4_0>(job),
-        GgmlType::Q4_1 => run::<D, Q4_1>(job),
-        GgmlType::Q8_0 => run::<D, Q8_0>(job),
-        GgmlType::IQ4_NL => run::<D, Iq4Nl>(job),
-        GgmlType::F32 => run::<D, Float<F32>>(job),
-        GgmlType::F16 => run::<D, Float<F16>>(job),
-        GgmlType::BF16 => run::<D, Float<Bf16>>(job),
-        _ => unreachable!("has_kernel and dispatch disagree about {ty}"),
-    }
+    with_kernel!(ty, K => run::<D, K>(job), _ => unreachable!("no kernel for {ty}"))
 }
 
 #[inline(always)]
 unsafe fn dot_one<D: Dot>(ty: GgmlType, n: usize, w: *const u8, a: *const u8) -> f32 {
     let s = [std::ptr::null()];
-    let r = match ty {
-        GgmlType::Q4_0 => Q4_0::row::<D, 1, true>(n, w, [a], s),
-        GgmlType::Q4_1 => Q4_1::row::<D, 1, true>(n, w, [a], s),
-        GgmlType::Q8_0 => Q8_0::row::<D, 1, true>(n, w, [a], s),
-        GgmlType::IQ4_NL => Iq4Nl::row::<D, 1, true>(n, w, [a], s),
-        GgmlType::F32 => Float::<F32>::row::<D, 1, true>(n, w, [a], s),
-        GgmlType::F16 => Float::<F16>::row::<D, 1, true>(n, w, [a], s),
-        GgmlType::BF16 => Float::<Bf16>::row::<D, 1, true>(n, w, [a], s),
-        _ => unreachable!("has_kernel and dot_one disagree about {ty}"),
-    };
-    r[0]
+    with_kernel!(ty, K => K::row::<D, 1, true>(n, w, [a], s)[0], _ => unreachable!("no kernel for {ty}"))
 }
 
 /// Instantiates the kernels for one instruction set: the only functions
@@ -612,37 +638,270 @@ unsafe fn iq4nl_book() -> __m256i {
     ))
 }
 
-struct Q4_1;
-impl Block32 for Q4_1 {
-    const WB: usize = 20;
-    const AB: usize = 36;
-    const AQ: usize = 4;
-    const AS: usize = 2;
-    /// Nibbles, d broadcast, and m in lane 0 (other lanes zero).
-    type Unpacked = (__m256i, __m256, __m128);
-    #[inline(always)]
-    unsafe fn unpack(wb: *const u8) -> Self::Unpacked {
-        let dm = f16x2(wb);
-        let m = _mm_and_ps(
-            _mm_movehdup_ps(dm),
-            _mm_castsi128_ps(_mm_set_epi32(0, 0, 0, -1)),
-        );
-        (nibbles(wb.add(4)), _mm256_broadcastss_ps(dm), m)
+/// Q5_0 and Q5_1 keep the fifth bit of element j in bit j of a u32; this
+/// spreads those 32 bits into 32 bytes of 0x10 or 0.
+#[inline(always)]
+unsafe fn fifth_bits(p: *const u8) -> __m256i {
+    let bits = _mm256_set1_epi32((p as *const i32).read_unaligned());
+    // Byte j of the result looks at byte j / 8 of the u32 ...
+    let spread = _mm256_setr_epi64x(
+        0,
+        0x0101_0101_0101_0101,
+        0x0202_0202_0202_0202,
+        0x0303_0303_0303_0303,
+    );
+    let bytes = _mm256_shuffle_epi8(bits, spread);
+    // ... and is all ones exactly when bit j % 8 is set.
+    let others = _mm256_set1_epi64x(0x7fbf_dfef_f7fb_fdfe);
+    let set = _mm256_cmpeq_epi8(_mm256_or_si256(bytes, others), _mm256_set1_epi8(-1));
+    _mm256_and_si256(set, _mm256_set1_epi8(0x10))
+}
+
+signed_format!(
+    /// Nibbles plus the fifth bit, minus 16.
+    Q5_0, 22, |wb| {
+        let q = _mm256_or_si256(nibbles(wb.add(6)), fifth_bits(wb.add(2)));
+        _mm256_sub_epi8(q, _mm256_set1_epi8(16))
     }
-    /// The min contributes m_w * s_a, where s_a = d_a * sum(q_a).
+);
+
+/// Q4_1 and Q5_1 share everything but the quants.
+macro_rules! min_format {
+    ($(#[$doc:meta])* $name:ident, $wb:expr, |$p:ident| $quants:expr) => {
+        $(#[$doc])*
+        struct $name;
+        impl Block32 for $name {
+            const WB: usize = $wb;
+            const AB: usize = 36;
+            const AQ: usize = 4;
+            const AS: usize = 2;
+            /// Quants, d broadcast, and m in lane 0 (other lanes zero).
+            type Unpacked = (__m256i, __m256, __m128);
+            #[inline(always)]
+            unsafe fn unpack($p: *const u8) -> Self::Unpacked {
+                let dm = f16x2($p);
+                let m = _mm_and_ps(_mm_movehdup_ps(dm), _mm_castsi128_ps(_mm_set_epi32(0, 0, 0, -1)));
+                ($quants, _mm256_broadcastss_ps(dm), m)
+            }
+            /// The min contributes m_w * s_a, where s_a = d_a * sum(q_a).
+            #[inline(always)]
+            unsafe fn token<D: Dot>(
+                w: Self::Unpacked,
+                q: *const u8,
+                da: __m256,
+                sa: __m128,
+                acc: &mut __m256,
+                extra: &mut __m128,
+            ) {
+                let isum = D::dot(_mm256_setzero_si256(), w.0, load256(q));
+                let d = _mm256_mul_ps(w.1, da);
+                *acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(isum), *acc);
+                *extra = _mm_fmadd_ps(w.2, sa, *extra);
+            }
+        }
+    };
+}
+
+min_format!(
+    /// Nibbles.
+    Q4_1, 20, |wb| nibbles(wb.add(4))
+);
+min_format!(
+    /// Nibbles plus the fifth bit.
+    Q5_1, 24, |wb| _mm256_or_si256(nibbles(wb.add(8)), fifth_bits(wb.add(4)))
+);
+
+// ---------------------------------------------------------------------------
+// K-quants against Q8_K (f32 d at 0, 256 quants at 4, 16 i16 group sums at 260)
+//
+// Scales multiply 16-bit pair sums (`maddubs` then `madd` with the scale),
+// as ggml's AVX2 code does; VNNI would need a 32-bit multiply per group
+// instead, so `D` goes unused here. One accumulator per token suffices: a
+// super-block is long enough to hide the FMA latency.
+
+/// Scale vectors for `madd`: i16 lane `lo` of `x`'s low 128-bit half
+/// repeated across that half, and lane `hi` of its high half across the high
+/// half.
+#[inline(always)]
+unsafe fn splat_i16(x: __m256i, lo: i32, hi: i32) -> __m256i {
+    let idx = |j: i32| ((2 * j + 1) << 8) | (2 * j);
+    let mask = _mm256_setr_epi16(
+        idx(lo) as i16,
+        idx(lo) as i16,
+        idx(lo) as i16,
+        idx(lo) as i16,
+        idx(lo) as i16,
+        idx(lo) as i16,
+        idx(lo) as i16,
+        idx(lo) as i16,
+        idx(hi) as i16,
+        idx(hi) as i16,
+        idx(hi) as i16,
+        idx(hi) as i16,
+        idx(hi) as i16,
+        idx(hi) as i16,
+        idx(hi) as i16,
+        idx(hi) as i16,
+    );
+    _mm256_shuffle_epi8(x, mask)
+}
+
+/// The activation block `b` of a Q8_K row: (d broadcast, pointer to quants,
+/// the 16 group sums).
+#[inline(always)]
+unsafe fn q8k(a: *const u8, b: usize) -> (__m256, *const u8, __m256i) {
+    let ab = a.add(b * 292);
+    (
+        _mm256_broadcast_ss(&*(ab as *const f32)),
+        ab.add(4),
+        load256(ab.add(260)),
+    )
+}
+
+struct Q4K;
+impl Kernel for Q4K {
+    const GROUP: usize = 4;
+    unsafe fn prepare(_: usize, _: *const u8, _: &mut [f32]) {}
+
     #[inline(always)]
-    unsafe fn token<D: Dot>(
-        w: Self::Unpacked,
-        q: *const u8,
-        da: __m256,
-        sa: __m128,
-        acc: &mut __m256,
-        extra: &mut __m128,
-    ) {
-        let isum = D::dot(_mm256_setzero_si256(), w.0, load256(q));
-        let d = _mm256_mul_ps(w.1, da);
-        *acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(isum), *acc);
-        *extra = _mm_fmadd_ps(w.2, sa, *extra);
+    unsafe fn row<D: Dot, const NT: usize, const INLINE: bool>(
+        n: usize,
+        w: *const u8,
+        a: [*const u8; NT],
+        _: [*const f32; NT],
+    ) -> [f32; NT] {
+        let mut acc = [_mm256_setzero_ps(); NT];
+        let mut macc = [_mm256_setzero_ps(); NT];
+        let low4 = _mm256_set1_epi8(0x0f);
+        for b in 0..n / 256 {
+            let wb = w.add(b * 144);
+            let dm = f16x2(wb);
+            let (d, dmin) = (
+                _mm256_broadcastss_ps(dm),
+                _mm256_broadcastss_ps(_mm_movehdup_ps(dm)),
+            );
+            let s = std::slice::from_raw_parts(wb.add(4), 12);
+            let mut sc = [0i16; 8];
+            let mut mn = [0i16; 8];
+            for j in 0..8 {
+                let (x, m) = super::scalar::scale_min_k4(j, s);
+                sc[j] = x as i16;
+                mn[j] = m as i16;
+            }
+            let sc = _mm_loadu_si128(sc.as_ptr() as *const __m128i);
+            let sc = _mm256_broadcastsi128_si256(sc);
+            // Each min covers two 16-element groups of the activation sums.
+            let mn = _mm_loadu_si128(mn.as_ptr() as *const __m128i);
+            let mn = _mm256_set_m128i(_mm_unpackhi_epi16(mn, mn), _mm_unpacklo_epi16(mn, mn));
+
+            let mut isum = [_mm256_setzero_si256(); NT];
+            for c in 0..4 {
+                let raw = load256(wb.add(16 + 32 * c));
+                let lo = _mm256_and_si256(raw, low4);
+                let hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+                let (slo, shi) = (
+                    splat_i16(sc, 2 * c as i32, 2 * c as i32),
+                    splat_i16(sc, 2 * c as i32 + 1, 2 * c as i32 + 1),
+                );
+                for t in 0..NT {
+                    let q = a[t].add(b * 292 + 4 + 64 * c);
+                    let plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load256(q)), slo);
+                    let phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load256(q.add(32))), shi);
+                    isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(plo, phi));
+                }
+            }
+            for t in 0..NT {
+                let (da, _, bsums) = q8k(a[t], b);
+                acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(d, da), _mm256_cvtepi32_ps(isum[t]), acc[t]);
+                let msum = _mm256_madd_epi16(bsums, mn);
+                macc[t] =
+                    _mm256_fmadd_ps(_mm256_mul_ps(dmin, da), _mm256_cvtepi32_ps(msum), macc[t]);
+            }
+        }
+        let mut out = [0f32; NT];
+        for t in 0..NT {
+            out[t] = hsum(acc[t]) - hsum(macc[t]);
+        }
+        out
+    }
+}
+
+struct Q6K;
+impl Kernel for Q6K {
+    const GROUP: usize = 4;
+    unsafe fn prepare(_: usize, _: *const u8, _: &mut [f32]) {}
+
+    #[inline(always)]
+    unsafe fn row<D: Dot, const NT: usize, const INLINE: bool>(
+        n: usize,
+        w: *const u8,
+        a: [*const u8; NT],
+        _: [*const f32; NT],
+    ) -> [f32; NT] {
+        let mut acc = [_mm256_setzero_ps(); NT];
+        let low4 = _mm256_set1_epi8(0x0f);
+        let two = _mm256_set1_epi8(0x03);
+        for b in 0..n / 256 {
+            let wb = w.add(b * 210);
+            // d is the block's last two bytes; read them as the high half of
+            // a four-byte load that stays inside the block.
+            let d = _mm256_broadcastss_ps(_mm_movehdup_ps(f16x2(wb.add(206))));
+            // 16 signed scales, one per 16 elements.
+            let sc = _mm256_cvtepi8_epi16(_mm_loadu_si128(wb.add(192) as *const __m128i));
+            let mut isum = [_mm256_setzero_si256(); NT];
+            for h in 0..2 {
+                let ql0 = load256(wb.add(64 * h));
+                let ql1 = load256(wb.add(64 * h + 32));
+                let qh = load256(wb.add(128 + 32 * h));
+                // The 6-bit codes (0..63) of the four 32-element quarters; the
+                // 16-bit shifts cannot carry between bytes after the masks.
+                let q = [
+                    _mm256_or_si256(
+                        _mm256_and_si256(ql0, low4),
+                        _mm256_slli_epi16(_mm256_and_si256(qh, two), 4),
+                    ),
+                    _mm256_or_si256(
+                        _mm256_and_si256(ql1, low4),
+                        _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), two), 4),
+                    ),
+                    _mm256_or_si256(
+                        _mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
+                        _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), two), 4),
+                    ),
+                    _mm256_or_si256(
+                        _mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                        _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), two), 4),
+                    ),
+                ];
+                // This half's eight scales in both 128-bit lanes.
+                let sch = if h == 0 {
+                    _mm256_permute2x128_si256(sc, sc, 0x00)
+                } else {
+                    _mm256_permute2x128_si256(sc, sc, 0x11)
+                };
+                for (k, &qk) in q.iter().enumerate() {
+                    // Quarter k holds groups 2k (low lane) and 2k + 1 (high).
+                    let s = splat_i16(sch, 2 * k as i32, 2 * k as i32 + 1);
+                    for t in 0..NT {
+                        let qa = load256(a[t].add(b * 292 + 4 + 128 * h + 32 * k));
+                        let p = _mm256_madd_epi16(_mm256_maddubs_epi16(qk, qa), s);
+                        isum[t] = _mm256_add_epi32(isum[t], p);
+                    }
+                }
+            }
+            for t in 0..NT {
+                let (da, _, bsums) = q8k(a[t], b);
+                // The codes are offset by 32: subtract 32 * sum(scale * group sum).
+                let offset = _mm256_slli_epi32(_mm256_madd_epi16(bsums, sc), 5);
+                let total = _mm256_sub_epi32(isum[t], offset);
+                acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(d, da), _mm256_cvtepi32_ps(total), acc[t]);
+            }
+        }
+        let mut out = [0f32; NT];
+        for t in 0..NT {
+            out[t] = hsum(acc[t]);
+        }
+        out
     }
 }
 
