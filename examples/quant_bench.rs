@@ -131,6 +131,25 @@ fn main() {
         return;
     }
     let filter = args.get(1).cloned();
+    // Activation encoding: one prefill batch of 64 tokens x 1536.
+    let mut rng = Rng(7);
+    let x: Vec<f32> = (0..64 * 1536).map(|_| rng.f32()).collect();
+    for ty in [
+        GgmlType::Q8_0,
+        GgmlType::Q8_1,
+        GgmlType::Q8_K,
+        GgmlType::F16,
+    ] {
+        let mut dst = vec![0u8; ty.row_bytes(x.len()).unwrap()];
+        let t = time(0.3, || {
+            quant::quantize_row(ty, &x, &mut dst);
+        });
+        println!(
+            "quantize_row {:5}: {:.2} ns/element",
+            ty.name(),
+            t / x.len() as f64 * 1e9
+        );
+    }
     println!("simd level: {}", quant::simd_level());
     let mut rng = Rng(0x1234_5678_9abc_def1);
     let types = [

@@ -240,6 +240,10 @@ pub fn dequantize_row(ty: GgmlType, src: &[u8], dst: &mut [f32]) {
 /// that need ggml's search-based quantizers (K-quants, IQ4_*); see
 /// [`GgmlType::can_quantize`].
 pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if x86::quantize_row(ty, src, dst) {
+        return true;
+    }
     scalar::quantize_row(ty, src, dst)
 }
 

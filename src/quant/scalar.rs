@@ -24,11 +24,29 @@ fn f32_at(b: &[u8], at: usize) -> f32 {
     f32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
-/// ggml's `nearest_int`: round half to even (it adds 1.5 * 2^23 and
-/// reinterprets, which rounds in the FPU's default mode).
+/// ggml's `nearest_int` for |x| < 2^22: adding 1.5 * 2^23 leaves the
+/// integer, rounded half to even, in the low mantissa bits. Written the same
+/// way (rather than with `round_ties_even`, a libm call on baseline x86_64)
+/// so that it is cheap and vectorizes.
 #[inline]
 fn nearest_int(x: f32) -> i32 {
-    x.round_ties_even() as i32
+    ((x + 12_582_912.0).to_bits() & 0x007f_ffff) as i32 - 0x0040_0000
+}
+
+/// C's `roundf` (halves away from zero) for |x| < 2^31: truncate, then look
+/// at the exact remainder. Avoids the libm call behind `f32::round`.
+#[inline]
+fn round_away(x: f32) -> i32 {
+    let t = x as i32;
+    let f = x - t as f32;
+    t + (f >= 0.5) as i32 - (f <= -0.5) as i32
+}
+
+/// ggml's `MAX(a, |v|)` fold, in a form the compiler can vectorize.
+#[inline]
+fn abs_max(x: &[f32]) -> f32 {
+    x.iter()
+        .fold(0f32, |a, &v| if a > v.abs() { a } else { v.abs() })
 }
 
 /// A 32-element block with its quants already offset to signed values, so
@@ -337,14 +355,13 @@ pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> bool {
         }
         GgmlType::Q8_0 | GgmlType::Q8_1 => {
             for (blk, x) in dst.chunks_exact_mut(bb).zip(src.chunks_exact(QK32)) {
-                let amax = x.iter().fold(0f32, |a, v| a.max(v.abs()));
+                let amax = abs_max(x);
                 let d = amax / 127.0;
                 let id = if d != 0.0 { 1.0 / d } else { 0.0 };
                 let qs_at = if ty == GgmlType::Q8_0 { 2 } else { 4 };
                 let mut sum = 0i32;
                 for (o, &v) in blk[qs_at..].iter_mut().zip(x) {
-                    // Rust's round() is C's roundf: halves away from zero.
-                    let q = (v * id).round() as i8;
+                    let q = round_away(v * id) as i8;
                     sum += q as i32;
                     *o = q as u8;
                 }

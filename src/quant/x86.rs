@@ -1004,3 +1004,90 @@ impl<L: FloatLoad> Kernel for Float<L> {
         out
     }
 }
+
+/// Encodes activations into Q8_0, Q8_1 or F16 with exactly the scalar
+/// code's results; `false` for other types or CPUs without AVX2.
+pub(super) fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> bool {
+    if level() == Level::Scalar || !matches!(ty, GgmlType::Q8_0 | GgmlType::Q8_1 | GgmlType::F16) {
+        return false;
+    }
+    // SAFETY: the level check found AVX2, FMA and F16C; the kernels only
+    // touch whole blocks present in both slices.
+    unsafe { quantize_avx2(ty, src, dst) }
+    true
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn quantize_avx2(ty: GgmlType, src: &[f32], dst: &mut [u8]) {
+    if ty == GgmlType::F16 {
+        let mut chunks = src.chunks_exact(8);
+        let mut out = dst.chunks_exact_mut(16);
+        for (x, o) in (&mut chunks).zip(&mut out) {
+            let h = _mm256_cvtps_ph(_mm256_loadu_ps(x.as_ptr()), _MM_FROUND_TO_NEAREST_INT);
+            _mm_storeu_si128(o.as_mut_ptr() as *mut __m128i, h);
+        }
+        let done = src.len() / 8 * 8;
+        let tail = (done * 2).min(dst.len());
+        super::scalar::quantize_row(ty, &src[done..], &mut dst[tail..]);
+        return;
+    }
+    let (bb, qs_at) = if ty == GgmlType::Q8_0 {
+        (34, 2)
+    } else {
+        (36, 4)
+    };
+    let sign = _mm256_set1_ps(-0.0);
+    let half = _mm256_set1_ps(0.5);
+    for (x, blk) in src.chunks_exact(32).zip(dst.chunks_exact_mut(bb)) {
+        let p = x.as_ptr();
+        let v = [
+            _mm256_loadu_ps(p),
+            _mm256_loadu_ps(p.add(8)),
+            _mm256_loadu_ps(p.add(16)),
+            _mm256_loadu_ps(p.add(24)),
+        ];
+        let mut m = _mm256_max_ps(
+            _mm256_max_ps(_mm256_andnot_ps(sign, v[0]), _mm256_andnot_ps(sign, v[1])),
+            _mm256_max_ps(_mm256_andnot_ps(sign, v[2]), _mm256_andnot_ps(sign, v[3])),
+        );
+        m = _mm256_max_ps(m, _mm256_permute2f128_ps(m, m, 1));
+        m = _mm256_max_ps(m, _mm256_shuffle_ps(m, m, 0b01_00_11_10));
+        m = _mm256_max_ps(m, _mm256_shuffle_ps(m, m, 0b10_11_00_01));
+        let amax = _mm256_cvtss_f32(m);
+        let d = amax / 127.0;
+        let id = _mm256_set1_ps(if d != 0.0 { 1.0 / d } else { 0.0 });
+        // roundf: truncate, then step away from zero when the exact
+        // remainder is at least one half (masks are -1, hence the signs).
+        let mut q = [_mm256_setzero_si256(); 4];
+        for (qk, &vk) in q.iter_mut().zip(&v) {
+            let y = _mm256_mul_ps(vk, id);
+            let t = _mm256_cvttps_epi32(y);
+            let f = _mm256_sub_ps(y, _mm256_cvtepi32_ps(t));
+            let up = _mm256_castps_si256(_mm256_cmp_ps(f, half, _CMP_GE_OQ));
+            let down = _mm256_castps_si256(_mm256_cmp_ps(
+                f,
+                _mm256_sub_ps(_mm256_setzero_ps(), half),
+                _CMP_LE_OQ,
+            ));
+            *qk = _mm256_add_epi32(_mm256_sub_epi32(t, up), down);
+        }
+        // Packing works within 128-bit lanes; the permute restores order.
+        let p = _mm256_packs_epi16(
+            _mm256_packs_epi32(q[0], q[1]),
+            _mm256_packs_epi32(q[2], q[3]),
+        );
+        let p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        _mm256_storeu_si256(blk.as_mut_ptr().add(qs_at) as *mut __m256i, p);
+        let d16 = _mm_cvtps_ph(_mm_set_ss(d), _MM_FROUND_TO_NEAREST_INT);
+        blk[0..2].copy_from_slice(&(_mm_extract_epi16(d16, 0) as u16).to_le_bytes());
+        if ty == GgmlType::Q8_1 {
+            let s = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
+            let s = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+            let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b01_00_11_10));
+            let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b10_11_00_01));
+            let sum = _mm_cvtsi128_si32(s) as f32 * d;
+            let s16 = _mm_cvtps_ph(_mm_set_ss(sum), _MM_FROUND_TO_NEAREST_INT);
+            blk[2..4].copy_from_slice(&(_mm_extract_epi16(s16, 0) as u16).to_le_bytes());
+        }
+    }
+}
