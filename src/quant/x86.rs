@@ -38,7 +38,28 @@ fn level() -> Level {
     }
 }
 
+/// The best level this CPU supports, capped by the `WEBGGUF_SIMD`
+/// environment variable (`scalar`, `avx2`, `avxvnni`, `avx512vnni`) for
+/// benchmarks and for ruling the fast paths out when debugging.
 fn detect() -> Level {
+    let best = detect_cpu();
+    let cap = match std::env::var("WEBGGUF_SIMD").as_deref() {
+        Ok("scalar") => Level::Scalar,
+        Ok("avx2") => Level::Avx2,
+        Ok("avxvnni") => Level::AvxVnni,
+        _ => Level::Avx512Vnni,
+    };
+    if cap == Level::AvxVnni && best == Level::Avx512Vnni && !is_x86_feature_detected!("avxvnni") {
+        return Level::Avx2;
+    }
+    if (cap as u8) < (best as u8) {
+        cap
+    } else {
+        best
+    }
+}
+
+fn detect_cpu() -> Level {
     let avx2 = is_x86_feature_detected!("avx2")
         && is_x86_feature_detected!("fma")
         && is_x86_feature_detected!("f16c");
