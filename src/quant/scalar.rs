@@ -9,9 +9,34 @@
 use super::{whole_blocks, GgmlType, IQ4_NL_VALUES, QK32, QK_K};
 use half::{bf16, f16};
 
+/// IEEE half to single precision, exactly (subnormals, infinities and NaNs
+/// included). `half`'s conversion checks for F16C at run time on every call
+/// on x86_64, which made the scalar F16 paths crawl; this one inlines.
+#[inline]
+pub fn f16_to_f32(h: u16) -> f32 {
+    let sign = (h as u32 & 0x8000) << 16;
+    let em = h as u32 & 0x7fff;
+    if em >= 0x7c00 {
+        // Infinity or NaN: all-ones exponent, mantissa carried over.
+        f32::from_bits(sign | 0x7f80_0000 | (em & 0x03ff) << 13)
+    } else if em >= 0x0400 {
+        // Normal: move the fields and rebias the exponent (15 -> 127).
+        f32::from_bits(sign | ((em << 13) + ((127 - 15) << 23)))
+    } else {
+        // Subnormal or zero: em * 2^-24, exact in f32.
+        f32::from_bits(sign | (em as f32 * (1.0 / 16_777_216.0)).to_bits())
+    }
+}
+
+/// bfloat16 to single precision: bf16 is the top half of an f32.
+#[inline]
+pub fn bf16_to_f32(h: u16) -> f32 {
+    f32::from_bits((h as u32) << 16)
+}
+
 #[inline]
 pub(crate) fn f16_at(b: &[u8], at: usize) -> f32 {
-    f16::from_bits(u16::from_le_bytes([b[at], b[at + 1]])).to_f32()
+    f16_to_f32(u16::from_le_bytes([b[at], b[at + 1]]))
 }
 
 #[inline]
@@ -292,12 +317,12 @@ pub fn dequantize_row(ty: GgmlType, src: &[u8], dst: &mut [f32]) {
         }
         GgmlType::F16 => {
             for (o, c) in dst.iter_mut().zip(src.chunks_exact(2)) {
-                *o = f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32();
+                *o = f16_to_f32(u16::from_le_bytes([c[0], c[1]]));
             }
         }
         GgmlType::BF16 => {
             for (o, c) in dst.iter_mut().zip(src.chunks_exact(2)) {
-                *o = bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32();
+                *o = bf16_to_f32(u16::from_le_bytes([c[0], c[1]]));
             }
         }
         _ if ty.block_len() == QK32 => {
@@ -474,21 +499,8 @@ pub fn vec_dot(ty: GgmlType, n: usize, w: &[u8], act: &[u8]) -> f32 {
             }
             sum
         }
-        GgmlType::F16 | GgmlType::BF16 => {
-            let conv = |c: &[u8]| {
-                let bits = u16::from_le_bytes([c[0], c[1]]);
-                if ty == GgmlType::F16 {
-                    f16::from_bits(bits).to_f32()
-                } else {
-                    bf16::from_bits(bits).to_f32()
-                }
-            };
-            let mut sum = 0f32;
-            for (a, b) in w.chunks_exact(2).zip(act.chunks_exact(2)).take(n) {
-                sum += conv(a) * conv(b);
-            }
-            sum
-        }
+        GgmlType::F16 => dot_16bit(n, w, act, f16_to_f32),
+        GgmlType::BF16 => dot_16bit(n, w, act, bf16_to_f32),
         _ if ty.block_len() == QK32 => {
             let nb = whole_blocks(n, QK32, w, ty.block_bytes(), act, at.block_bytes());
             let has_min = matches!(ty, GgmlType::Q4_1 | GgmlType::Q5_1);
@@ -545,6 +557,17 @@ pub fn vec_dot(ty: GgmlType, n: usize, w: &[u8], act: &[u8]) -> f32 {
             sum
         }
     }
+}
+
+/// Dot product of two rows of 16-bit floats, accumulated in f32 in order.
+/// Generic over the conversion so that it inlines.
+#[inline]
+fn dot_16bit(n: usize, w: &[u8], act: &[u8], conv: impl Fn(u16) -> f32) -> f32 {
+    let mut sum = 0f32;
+    for (a, b) in w.chunks_exact(2).zip(act.chunks_exact(2)).take(n) {
+        sum += conv(u16::from_le_bytes([a[0], a[1]])) * conv(u16::from_le_bytes([b[0], b[1]]));
+    }
+    sum
 }
 
 /// See [`super::gemm`].

@@ -786,3 +786,22 @@ fn fast_activation_encoders_match_scalar_bitwise() {
         }
     }
 }
+
+#[test]
+fn half_conversions_are_exact_for_every_bit_pattern() {
+    for h in 0..=u16::MAX {
+        let want = f16::from_bits(h).to_f32();
+        let got = scalar::f16_to_f32(h);
+        if want.is_nan() {
+            assert!(got.is_nan(), "{h:#06x}");
+        } else {
+            assert_eq!(got.to_bits(), want.to_bits(), "{h:#06x}");
+        }
+        let want = half::bf16::from_bits(h).to_f32();
+        let got = scalar::bf16_to_f32(h);
+        assert!(
+            got.to_bits() == want.to_bits() || (want.is_nan() && got.is_nan()),
+            "bf16 {h:#06x}"
+        );
+    }
+}

@@ -960,7 +960,7 @@ impl FloatLoad for F16 {
     }
     #[inline(always)]
     unsafe fn one(p: *const u8) -> f32 {
-        half::f16::from_bits((p as *const u16).read_unaligned()).to_f32()
+        super::scalar::f16_to_f32((p as *const u16).read_unaligned())
     }
 }
 
@@ -974,7 +974,7 @@ impl FloatLoad for Bf16 {
     }
     #[inline(always)]
     unsafe fn one(p: *const u8) -> f32 {
-        half::bf16::from_bits((p as *const u16).read_unaligned()).to_f32()
+        super::scalar::bf16_to_f32((p as *const u16).read_unaligned())
     }
 }
 
