@@ -6,6 +6,9 @@
 //! `vec_dot` (decode), the same with one `gemm` call on one token, and a
 //! 64-token `gemm` (prefill); SIMD against the scalar reference. Shapes are
 //! SmolLM2-135M's FFN (576 -> 1536 and 1536 -> 576). Single-threaded.
+//! Also `quant_bench TYPE MODE ITERS` (one loop, for `perf stat`) and
+//! `quant_bench model [THREADS]` (all matrix products of a SmolLM2 token).
+//! `WEBGGUF_SIMD=scalar|avx2|avxvnni` caps the instruction set.
 
 use std::time::Instant;
 use webgguf::quant::{self, GgmlType};
@@ -117,8 +120,81 @@ fn single(ty: GgmlType, mode: &str, iters: usize) {
     );
 }
 
+/// `quant_bench model [THREADS]`: the matrix products of one SmolLM2-135M
+/// token (30 layers of Q4_1 q/k/v/o/gate/up/down, a Q8_0 LM head), with
+/// each matrix's rows split over the threads and no other work: an upper
+/// bound on decode and prefill speed from the kernels alone.
+fn model(threads: usize) {
+    let (d, kv, ff, vocab, layers) = (576usize, 192usize, 1536usize, 49152usize, 30usize);
+    let mut rng = Rng(99);
+    let q41 = GgmlType::Q4_1;
+    // (rows, n) of each layer's matrices.
+    let shapes = [(d, d), (kv, d), (kv, d), (d, d), (ff, d), (ff, d), (d, ff)];
+    let mut mats: Vec<(GgmlType, usize, usize, Vec<u8>)> = (0..layers)
+        .flat_map(|_| shapes.to_vec())
+        .map(|(r, n)| (q41, r, n, weights(q41, r, n, &mut rng)))
+        .collect();
+    let head = weights(GgmlType::Q8_0, vocab, d, &mut rng);
+    mats.push((GgmlType::Q8_0, vocab, d, head));
+    for (ntok, lm_head) in [(1usize, true), (64, false)] {
+        let acts: Vec<Vec<u8>> = [d, ff]
+            .iter()
+            .map(|&n| {
+                let x: Vec<f32> = (0..n * ntok).map(|_| rng.f32()).collect();
+                let mut a = vec![0u8; GgmlType::Q8_1.row_bytes(n * ntok).unwrap()];
+                quant::quantize_row(GgmlType::Q8_1, &x, &mut a);
+                a
+            })
+            .collect();
+        let mut a80 = vec![0u8; GgmlType::Q8_0.row_bytes(d * ntok).unwrap()];
+        let x: Vec<f32> = (0..d * ntok).map(|_| rng.f32()).collect();
+        quant::quantize_row(GgmlType::Q8_0, &x, &mut a80);
+        let pass = || {
+            std::thread::scope(|sc| {
+                for th in 0..threads {
+                    let (mats, acts, a80) = (&mats, &acts, &a80);
+                    sc.spawn(move || {
+                        let mut out = vec![0f32; vocab * ntok];
+                        for (ty, rows, n, w) in mats {
+                            if *ty == GgmlType::Q8_0 && !lm_head {
+                                continue;
+                            }
+                            let act = if *ty == GgmlType::Q8_0 {
+                                a80
+                            } else if *n == d {
+                                &acts[0]
+                            } else {
+                                &acts[1]
+                            };
+                            let (r0, r1) = (rows * th / threads, rows * (th + 1) / threads);
+                            let wrb = ty.row_bytes(*n).unwrap();
+                            let o = &mut out[..(r1 - r0) * ntok];
+                            quant::gemm(*ty, *n, &w[r0 * wrb..r1 * wrb], act, ntok, o);
+                        }
+                    });
+                }
+            })
+        };
+        let t = time(2.0, pass);
+        let what = if ntok == 1 {
+            "decode (with LM head)"
+        } else {
+            "prefill, 64 tokens (no LM head)"
+        };
+        println!(
+            "{what}, {threads} threads: {:.1} ms per pass, {:.0} tok/s",
+            t * 1e3,
+            ntok as f64 / t
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("model") {
+        model(args.get(2).and_then(|s| s.parse().ok()).unwrap_or(2));
+        return;
+    }
     if args.len() == 4 {
         let ty = (0..40)
             .filter_map(GgmlType::from_id)

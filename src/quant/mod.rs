@@ -281,6 +281,10 @@ pub fn vec_dot(ty: GgmlType, n: usize, w: &[u8], act: &[u8]) -> f32 {
 /// to four tokens. Threads may call it concurrently (e.g. on disjoint row
 /// ranges, each with its own `out`); its scratch space is per thread.
 pub fn gemm(ty: GgmlType, n: usize, w: &[u8], act: &[u8], ntok: usize, out: &mut [f32]) {
+    debug_assert!(
+        ntok > 0 && out.len().is_multiple_of(ntok),
+        "out.len() must be rows * ntok"
+    );
     #[cfg(target_arch = "x86_64")]
     if x86::gemm(ty, n, w, act, ntok, out) {
         return;
