@@ -3,23 +3,33 @@
 //! The numerics follow ggml's CPU backend so that logits agree closely with
 //! llama.cpp: a weight row is never decoded to f32 for a matrix product;
 //! instead the activation row is encoded into the weight type's companion
-//! format ([`GgmlType::vec_dot_type`]) and the two are combined block by block
-//! with integer dot products, scaled in f32.
+//! format ([`GgmlType::vec_dot_type`]: Q8_0, Q8_1 or Q8_K, rounded exactly
+//! like ggml's reference quantizers) and the two are combined block by block
+//! with exact integer dot products, scaled and summed in f32.
+//!
+//! Typical use for `y = W x` with W of `rows x n` elements of type `ty`:
+//! encode x once with [`quantize_row`]`(ty.vec_dot_type(), x, buf)`, then call
+//! [`gemm`] on any range of rows (one token, or a prefill batch of tokens).
+//! [`vec_dot`] is the one-row, one-token form. Both give bit-identical results.
 //!
 //! Layout of this module:
 //! - [`scalar`]: portable reference code for every format. It is the oracle
 //!   the SIMD paths are tested against and the fallback on every target.
-//! - `x86`: AVX2 (+VNNI) kernels, chosen once at run time.
+//! - `x86`: AVX2 kernels (with AVX-VNNI or AVX512-VNNI dot products where
+//!   present), chosen once at run time, for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+//!   IQ4_NL, Q4_K, Q6_K, F32, F16 and BF16 weights and for encoding Q8_0,
+//!   Q8_1 and F16 activations. The environment variable `WEBGGUF_SIMD`
+//!   (`scalar`, `avx2`, `avxvnni`) caps the level, for benchmarks.
 //!
-//! A wasm32 simd128 path would slot in next to the x86 one in [`vec_dot`] and
-//! [`gemm`]: each fast path returns `false` for types it does not handle and
-//! the scalar code takes over.
+//! A wasm32 simd128 path would slot in next to the x86 one in [`vec_dot`],
+//! [`gemm`] and [`quantize_row`]: each fast path declines types it does not
+//! handle and the scalar code takes over.
 //!
 //! Every function takes slices whose lengths the caller has validated against
 //! `n` (see each function's precondition). Lengths are checked with
 //! `debug_assert!`; in release builds too-short slices never cause
 //! out-of-bounds access, the work is merely truncated to the whole blocks
-//! present.
+//! present. Nothing panics on the contents of the bytes.
 
 pub mod scalar;
 #[cfg(test)]
@@ -179,7 +189,7 @@ impl GgmlType {
     /// Bytes taken by `n` elements, or `None` if `n` is not a whole number of
     /// blocks or the size overflows `usize`.
     pub fn row_bytes(self, n: usize) -> Option<usize> {
-        if n % self.block_len() != 0 {
+        if !n.is_multiple_of(self.block_len()) {
             return None;
         }
         (n / self.block_len()).checked_mul(self.block_bytes())
@@ -240,6 +250,10 @@ pub fn dequantize_row(ty: GgmlType, src: &[u8], dst: &mut [f32]) {
 /// that need ggml's search-based quantizers (K-quants, IQ4_*); see
 /// [`GgmlType::can_quantize`].
 pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if x86::quantize_row(ty, src, dst) {
+        return true;
+    }
     scalar::quantize_row(ty, src, dst)
 }
 
@@ -248,13 +262,11 @@ pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> bool {
 /// (`ty.vec_dot_type().row_bytes(n)` bytes). Every type is accepted, even
 /// Q8_1 and Q8_K, which ggml only uses for activations.
 pub fn vec_dot(ty: GgmlType, n: usize, w: &[u8], act: &[u8]) -> f32 {
-    let mut out = [0f32];
     #[cfg(target_arch = "x86_64")]
-    if x86::gemm(ty, n, w, act, 1, &mut out) {
-        return out[0];
+    if let Some(v) = x86::vec_dot(ty, n, w, act) {
+        return v;
     }
-    scalar::gemm(ty, n, w, act, 1, &mut out);
-    out[0]
+    scalar::vec_dot(ty, n, w, act)
 }
 
 /// Many dot products at once, for prefill and for whole matrix-vector
@@ -263,7 +275,16 @@ pub fn vec_dot(ty: GgmlType, n: usize, w: &[u8], act: &[u8]) -> f32 {
 /// `ty.vec_dot_type().row_bytes(n)` bytes. Writes
 /// `out[r * ntok + t] = vec_dot(row r, activation t)`, bit-identical to
 /// [`vec_dot`].
+///
+/// Prefer it to a loop of `vec_dot` calls even for one token: it decodes the
+/// activation scales once per call, and unpacks each weight block once for up
+/// to four tokens. Threads may call it concurrently (e.g. on disjoint row
+/// ranges, each with its own `out`); its scratch space is per thread.
 pub fn gemm(ty: GgmlType, n: usize, w: &[u8], act: &[u8], ntok: usize, out: &mut [f32]) {
+    debug_assert!(
+        ntok > 0 && out.len().is_multiple_of(ntok),
+        "out.len() must be rows * ntok"
+    );
     #[cfg(target_arch = "x86_64")]
     if x86::gemm(ty, n, w, act, ntok, out) {
         return;

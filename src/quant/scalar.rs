@@ -9,9 +9,34 @@
 use super::{whole_blocks, GgmlType, IQ4_NL_VALUES, QK32, QK_K};
 use half::{bf16, f16};
 
+/// IEEE half to single precision, exactly (subnormals, infinities and NaNs
+/// included). `half`'s conversion checks for F16C at run time on every call
+/// on x86_64, which made the scalar F16 paths crawl; this one inlines.
+#[inline]
+pub fn f16_to_f32(h: u16) -> f32 {
+    let sign = (h as u32 & 0x8000) << 16;
+    let em = h as u32 & 0x7fff;
+    if em >= 0x7c00 {
+        // Infinity or NaN: all-ones exponent, mantissa carried over.
+        f32::from_bits(sign | 0x7f80_0000 | (em & 0x03ff) << 13)
+    } else if em >= 0x0400 {
+        // Normal: move the fields and rebias the exponent (15 -> 127).
+        f32::from_bits(sign | ((em << 13) + ((127 - 15) << 23)))
+    } else {
+        // Subnormal or zero: em * 2^-24, exact in f32.
+        f32::from_bits(sign | (em as f32 * (1.0 / 16_777_216.0)).to_bits())
+    }
+}
+
+/// bfloat16 to single precision: bf16 is the top half of an f32.
+#[inline]
+pub fn bf16_to_f32(h: u16) -> f32 {
+    f32::from_bits((h as u32) << 16)
+}
+
 #[inline]
 pub(crate) fn f16_at(b: &[u8], at: usize) -> f32 {
-    f16::from_bits(u16::from_le_bytes([b[at], b[at + 1]])).to_f32()
+    f16_to_f32(u16::from_le_bytes([b[at], b[at + 1]]))
 }
 
 #[inline]
@@ -24,11 +49,29 @@ fn f32_at(b: &[u8], at: usize) -> f32 {
     f32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
-/// ggml's `nearest_int`: round half to even (it adds 1.5 * 2^23 and
-/// reinterprets, which rounds in the FPU's default mode).
+/// ggml's `nearest_int` for |x| < 2^22: adding 1.5 * 2^23 leaves the
+/// integer, rounded half to even, in the low mantissa bits. Written the same
+/// way (rather than with `round_ties_even`, a libm call on baseline x86_64)
+/// so that it is cheap and vectorizes.
 #[inline]
 fn nearest_int(x: f32) -> i32 {
-    x.round_ties_even() as i32
+    ((x + 12_582_912.0).to_bits() & 0x007f_ffff) as i32 - 0x0040_0000
+}
+
+/// C's `roundf` (halves away from zero) for |x| < 2^31: truncate, then look
+/// at the exact remainder. Avoids the libm call behind `f32::round`.
+#[inline]
+fn round_away(x: f32) -> i32 {
+    let t = x as i32;
+    let f = x - t as f32;
+    t + (f >= 0.5) as i32 - (f <= -0.5) as i32
+}
+
+/// ggml's `MAX(a, |v|)` fold, in a form the compiler can vectorize.
+#[inline]
+fn abs_max(x: &[f32]) -> f32 {
+    x.iter()
+        .fold(0f32, |a, &v| if a > v.abs() { a } else { v.abs() })
 }
 
 /// A 32-element block with its quants already offset to signed values, so
@@ -130,7 +173,7 @@ struct BlockK {
 /// low nibble in bytes 8..12 and their top two bits in the spare high bits of
 /// bytes 0..8.
 #[inline]
-fn scale_min_k4(j: usize, s: &[u8]) -> (u8, u8) {
+pub(crate) fn scale_min_k4(j: usize, s: &[u8]) -> (u8, u8) {
     if j < 4 {
         (s[j] & 63, s[j + 4] & 63)
     } else {
@@ -274,12 +317,12 @@ pub fn dequantize_row(ty: GgmlType, src: &[u8], dst: &mut [f32]) {
         }
         GgmlType::F16 => {
             for (o, c) in dst.iter_mut().zip(src.chunks_exact(2)) {
-                *o = f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32();
+                *o = f16_to_f32(u16::from_le_bytes([c[0], c[1]]));
             }
         }
         GgmlType::BF16 => {
             for (o, c) in dst.iter_mut().zip(src.chunks_exact(2)) {
-                *o = bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32();
+                *o = bf16_to_f32(u16::from_le_bytes([c[0], c[1]]));
             }
         }
         _ if ty.block_len() == QK32 => {
@@ -337,14 +380,13 @@ pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> bool {
         }
         GgmlType::Q8_0 | GgmlType::Q8_1 => {
             for (blk, x) in dst.chunks_exact_mut(bb).zip(src.chunks_exact(QK32)) {
-                let amax = x.iter().fold(0f32, |a, v| a.max(v.abs()));
+                let amax = abs_max(x);
                 let d = amax / 127.0;
                 let id = if d != 0.0 { 1.0 / d } else { 0.0 };
                 let qs_at = if ty == GgmlType::Q8_0 { 2 } else { 4 };
                 let mut sum = 0i32;
                 for (o, &v) in blk[qs_at..].iter_mut().zip(x) {
-                    // Rust's round() is C's roundf: halves away from zero.
-                    let q = (v * id).round() as i8;
+                    let q = round_away(v * id) as i8;
                     sum += q as i32;
                     *o = q as u8;
                 }
@@ -457,21 +499,8 @@ pub fn vec_dot(ty: GgmlType, n: usize, w: &[u8], act: &[u8]) -> f32 {
             }
             sum
         }
-        GgmlType::F16 | GgmlType::BF16 => {
-            let conv = |c: &[u8]| {
-                let bits = u16::from_le_bytes([c[0], c[1]]);
-                if ty == GgmlType::F16 {
-                    f16::from_bits(bits).to_f32()
-                } else {
-                    bf16::from_bits(bits).to_f32()
-                }
-            };
-            let mut sum = 0f32;
-            for (a, b) in w.chunks_exact(2).zip(act.chunks_exact(2)).take(n) {
-                sum += conv(a) * conv(b);
-            }
-            sum
-        }
+        GgmlType::F16 => dot_16bit(n, w, act, f16_to_f32),
+        GgmlType::BF16 => dot_16bit(n, w, act, bf16_to_f32),
         _ if ty.block_len() == QK32 => {
             let nb = whole_blocks(n, QK32, w, ty.block_bytes(), act, at.block_bytes());
             let has_min = matches!(ty, GgmlType::Q4_1 | GgmlType::Q5_1);
@@ -530,9 +559,20 @@ pub fn vec_dot(ty: GgmlType, n: usize, w: &[u8], act: &[u8]) -> f32 {
     }
 }
 
+/// Dot product of two rows of 16-bit floats, accumulated in f32 in order.
+/// Generic over the conversion so that it inlines.
+#[inline]
+fn dot_16bit(n: usize, w: &[u8], act: &[u8], conv: impl Fn(u16) -> f32) -> f32 {
+    let mut sum = 0f32;
+    for (a, b) in w.chunks_exact(2).zip(act.chunks_exact(2)).take(n) {
+        sum += conv(u16::from_le_bytes([a[0], a[1]])) * conv(u16::from_le_bytes([b[0], b[1]]));
+    }
+    sum
+}
+
 /// See [`super::gemm`].
 pub fn gemm(ty: GgmlType, n: usize, w: &[u8], act: &[u8], ntok: usize, out: &mut [f32]) {
-    debug_assert!(ntok > 0 && out.len() % ntok == 0);
+    debug_assert!(ntok > 0 && out.len().is_multiple_of(ntok));
     let (Some(wrb), Some(arb)) = (ty.row_bytes(n), ty.vec_dot_type().row_bytes(n)) else {
         debug_assert!(false, "n = {n} is not a multiple of {}", ty.block_len());
         return;

@@ -689,3 +689,119 @@ fn real_gguf_files_decode_close_to_f32() {
         }
     }
 }
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn every_x86_level_gives_identical_results() {
+    // The integer block sums are exact and the f32 operations are the same
+    // at every level, so Avx2 (maddubs), AVX-VNNI and AVX512-VNNI agree
+    // bit for bit.
+    let levels = x86::levels();
+    eprintln!("levels: {levels:?}");
+    let mut rng = Rng::new(12);
+    for ty in WEIGHT_TYPES {
+        let at = ty.vec_dot_type();
+        let n = ty.block_len().max(32) * 7;
+        let (rows, ntok) = (5, 6);
+        let w: Vec<u8> = (0..rows)
+            .flat_map(|_| random_row(ty, n, &mut rng))
+            .collect();
+        let a = quant(at, &rng.floats(n * ntok));
+        let mut reference = vec![f32::NAN; rows * ntok];
+        gemm(ty, n, &w, &a, ntok, &mut reference);
+        for &lvl in &levels {
+            let mut out = vec![f32::NAN; rows * ntok];
+            if x86::gemm_level(lvl, ty, n, &w, &a, ntok, &mut out) {
+                let same = out
+                    .iter()
+                    .zip(&reference)
+                    .all(|(x, y)| x.to_bits() == y.to_bits());
+                assert!(same, "{ty} at {lvl}: {out:?} vs {reference:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn rounding_helpers_match_std() {
+    // quantize_row rounds with bit tricks; they must agree with the libm
+    // functions ggml's reference uses (roundf, and rint for nearest_int).
+    let mut rng = Rng::new(13);
+    let mut xs: Vec<f32> = (0..100_000).map(|_| rng.f32() * 130.0).collect();
+    for k in -260..=260 {
+        let h = k as f32 * 0.5;
+        xs.extend([
+            h,
+            h + f32::EPSILON * h.abs(),
+            h - f32::EPSILON * h.abs(),
+            0.5 - 2f32.powi(-25),
+        ]);
+    }
+    for &x in &xs {
+        let mut q = [0u8; 34];
+        let mut block = [0f32; 32];
+        block[0] = 127.0; // d = 1 and id = 1, so the quant is round(x)
+        block[1] = x.clamp(-127.0, 127.0);
+        quantize_row(GgmlType::Q8_0, &block, &mut q);
+        assert_eq!(q[3] as i8 as f32, block[1].round(), "roundf({})", block[1]);
+    }
+    let mut block = [0f32; 256];
+    block[0] = -127.0; // iscale = 1
+    for &x in &xs {
+        block[1] = x.clamp(-127.0, 127.0);
+        let mut q = [0u8; 292];
+        quantize_row(GgmlType::Q8_K, &block, &mut q);
+        assert_eq!(
+            q[5] as i8 as f32,
+            block[1].round_ties_even().min(127.0),
+            "rint({})",
+            block[1]
+        );
+    }
+}
+
+#[test]
+fn fast_activation_encoders_match_scalar_bitwise() {
+    let mut rng = Rng::new(14);
+    for ty in [
+        GgmlType::Q8_0,
+        GgmlType::Q8_1,
+        GgmlType::Q8_K,
+        GgmlType::F16,
+        GgmlType::BF16,
+    ] {
+        for n in [256, 512, 1536] {
+            let n = if ty.block_len() == 1 { n + 5 } else { n };
+            let mut x = rng.floats(n);
+            // Exact halves after scaling, zeros, and an all-zero block.
+            x[3] = 0.0;
+            x[10] = x[0] * 0.5;
+            if n >= 64 {
+                x[32..64].fill(0.0);
+            }
+            let fast = quant(ty, &x);
+            let mut slow = vec![0u8; fast.len()];
+            scalar::quantize_row(ty, &x, &mut slow);
+            assert_eq!(fast, slow, "{ty} n={n}");
+        }
+    }
+}
+
+#[test]
+fn half_conversions_are_exact_for_every_bit_pattern() {
+    for h in 0..=u16::MAX {
+        let want = f16::from_bits(h).to_f32();
+        let got = scalar::f16_to_f32(h);
+        if want.is_nan() {
+            assert!(got.is_nan(), "{h:#06x}");
+        } else {
+            assert_eq!(got.to_bits(), want.to_bits(), "{h:#06x}");
+        }
+        let want = half::bf16::from_bits(h).to_f32();
+        let got = scalar::bf16_to_f32(h);
+        assert!(
+            got.to_bits() == want.to_bits() || (want.is_nan() && got.is_nan()),
+            "bf16 {h:#06x}"
+        );
+    }
+}
