@@ -153,8 +153,11 @@ const LETTER: &[Class] = &[Class::Letter];
 const NUMBER: &[Class] = &[Class::Number];
 
 /// The letters DeepSeek LLM's first word regex accepts (from its
-/// tokenizer.json, as llama.cpp lists it).
-const DEEPSEEK_LETTERS: &str = "A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-ΐῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃";
+/// tokenizer.json, as llama.cpp lists it). Code points with a canonical
+/// singleton decomposition (OHM SIGN, KELVIN SIGN, some Greek) are escaped:
+/// Unicode normalization in an editor or clipboard would silently swap them
+/// for their equivalents and change the ranges.
+const DEEPSEEK_LETTERS: &str = "A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-\u{1F7D}ᾀ-ᾴᾶ-ᾼ\u{1FBE}ῂ-ῄῆ-ῌῐ-\u{1FD3}ῖ-\u{1FDB}ῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤ\u{2126}ℨ\u{212A}-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃";
 const DEEPSEEK_PUNCT: &str = "!-/:-~！-／：-～‘-‟　-。";
 const CJK_HANGUL: &str = "一-龥ࠀ-一가-퟿";
 
@@ -527,6 +530,30 @@ mod tests {
             ["123", "456", "7", " ab", "\n\n", " ", " x"]
         );
         assert_eq!(words(PreKind::Qwen2, "123"), ["1", "2", "3"]);
+    }
+
+    #[test]
+    fn literal_classes_are_well_formed() {
+        for spec in [DEEPSEEK_LETTERS, DEEPSEEK_PUNCT, CJK_HANGUL] {
+            let chars: Vec<char> = spec.chars().collect();
+            for w in chars.windows(3).filter(|w| w[1] == '-') {
+                assert!(w[0] <= w[2], "reversed range {}-{} in {spec}", w[0], w[2]);
+            }
+        }
+        let letters = CharSet::ranges(DEEPSEEK_LETTERS);
+        let cp = |c: char| Cp {
+            c: c as u32,
+            flags: flags_of(c),
+        };
+        let singletons = [
+            '\u{212A}', '\u{2126}', '\u{1FBE}', '\u{1F7D}', '\u{1FD3}', '\u{1FDB}',
+        ];
+        for c in ['a', 'Z', 'ß'].into_iter().chain(singletons) {
+            assert!(letters.contains(cp(c)), "{c:?}");
+        }
+        for c in ['_', '|', '\'', '[', '`', '{'] {
+            assert!(!letters.contains(cp(c)), "{c:?}");
+        }
     }
 
     #[test]
