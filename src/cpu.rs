@@ -87,7 +87,6 @@ impl RunState {
             .n_layers
             .checked_mul(ctx)
             .and_then(|v| v.checked_mul(c.kv_dim()))
-            .filter(|&v| v <= (1 << 34))
             .ok_or_else(|| Error::InvalidArgument(format!("context {ctx} is too large")))?;
         let widest = c.dim.max(c.q_dim()).max(c.ffn_dim);
         let max_rows = widest.max(c.vocab_size);
@@ -110,10 +109,24 @@ impl RunState {
             act_ty: None,
             xlast: vec![0.0; c.dim],
             logits: vec![0.0; c.vocab_size],
-            key_cache: vec![f16::ZERO; cache],
-            value_cache: vec![f16::ZERO; cache],
+            key_cache: zeroed(cache, ctx)?,
+            value_cache: zeroed(cache, ctx)?,
         })
     }
+}
+
+/// A zero-filled cache, or a clear error (rather than an abort) when the
+/// context asked for does not fit in memory.
+fn zeroed(n: usize, ctx: usize) -> Result<Vec<f16>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        Error::InvalidArgument(format!(
+            "a KV cache for a context of {ctx} needs {} MiB, which cannot be allocated",
+            n / (1 << 19)
+        ))
+    })?;
+    v.resize(n, f16::ZERO);
+    Ok(v)
 }
 
 /// Run `tokens` at positions `pos..` through the model and return the logits

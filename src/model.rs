@@ -106,7 +106,7 @@ impl Config {
         let rope_dim = g
             .get_usize(&key("rope.dimension_count"))
             .unwrap_or(head_dim);
-        if rope_dim > head_dim || rope_dim % 2 != 0 {
+        if rope_dim > head_dim || !rope_dim.is_multiple_of(2) {
             return Err(Error::Malformed(format!(
                 "rope.dimension_count {rope_dim} does not fit head size {head_dim}"
             )));

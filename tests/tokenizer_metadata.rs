@@ -78,7 +78,7 @@ impl Meta {
         buf.extend(0u64.to_le_bytes());
         buf.extend(self.n.to_le_bytes());
         buf.extend(&self.kvs);
-        while buf.len() % 32 != 0 {
+        while !buf.len().is_multiple_of(32) {
             buf.push(0);
         }
         let g = Gguf::parse(&buf).expect("test GGUF parses");
