@@ -123,9 +123,13 @@ impl Config {
         let norm_eps = g
             .get_f32(&key("attention.layer_norm_rms_epsilon"))
             .unwrap_or(1e-5);
-        if !(rope_base.is_finite() && rope_base > 0.0 && norm_eps.is_finite() && norm_eps >= 0.0)
-            || !(rope_freq_scale.is_finite() && rope_freq_scale > 0.0)
-        {
+        let valid = rope_base.is_finite()
+            && rope_base > 0.0
+            && norm_eps.is_finite()
+            && norm_eps >= 0.0
+            && rope_freq_scale.is_finite()
+            && rope_freq_scale > 0.0;
+        if !valid {
             return Err(Error::Malformed(
                 "rope base, scale or norm epsilon is invalid".into(),
             ));

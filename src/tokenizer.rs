@@ -41,6 +41,7 @@ impl Tokenizer {
         String::new()
     }
 }
+#[derive(Default)]
 pub struct StreamDecoder;
 impl StreamDecoder {
     pub fn new() -> Self {
