@@ -141,3 +141,31 @@ fn gpu_synth256_matches_llama_cpp() {
 fn gpu_synthqwen2_matches_llama_cpp() {
     run_file("synthqwen2.json", "synthqwen2", false);
 }
+
+/// The non-greedy path (logits read back, CPU sampler) runs and yields
+/// in-vocabulary ids; bad input is an error, not a panic.
+#[test]
+fn gpu_sampling_and_bad_input() {
+    let Some(shared) = common::shared() else {
+        return;
+    };
+    let Some(mut e) = common::gpu_engine(&shared.join("models/stories260K.F32.gguf"), false) else {
+        return;
+    };
+    let params = SamplerParams {
+        temperature: 0.8,
+        repeat_penalty: 1.1,
+        seed: 1,
+        ..SamplerParams::default()
+    };
+    let g = pollster::block_on(e.generate(&[1, 403, 407], 16, params, &mut |_, _| true)).unwrap();
+    assert!(!g.generated_ids.is_empty());
+    assert!(g
+        .generated_ids
+        .iter()
+        .all(|&t| (t as usize) < e.config.vocab_size));
+    let vocab = e.config.vocab_size as u32;
+    assert!(pollster::block_on(e.logits_at(&[1, vocab], 0, 5)).is_err());
+    let long = vec![1u32; e.context_len() + 1];
+    assert!(pollster::block_on(e.logits_at(&long, 0, 5)).is_err());
+}
