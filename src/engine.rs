@@ -45,6 +45,10 @@ pub trait Backend {
     fn sync(&mut self) -> LocalFuture<'_, Result<()>> {
         Box::pin(async { Ok(()) })
     }
+    /// The device the backend runs on, for `info` (adapter, limits, features).
+    fn device(&self) -> Option<String> {
+        None
+    }
 }
 
 pub struct CpuBackend {
@@ -344,6 +348,10 @@ impl Engine {
 
     pub fn context_len(&self) -> usize {
         self.backend.context_len()
+    }
+
+    pub fn backend_device(&self) -> Option<String> {
+        self.backend.device()
     }
 
     /// Tokenize a prompt the way llama.cpp's references were made: BOS by the

@@ -104,6 +104,10 @@ impl Sampler {
         })
     }
 
+    pub fn params(&self) -> SamplerParams {
+        self.params
+    }
+
     /// Pick the next token. `logits` is modified in place by the penalty;
     /// `recent` are the tokens seen so far (prompt and generated).
     pub fn sample(&mut self, logits: &mut [f32], recent: &[u32]) -> u32 {

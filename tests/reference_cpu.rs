@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{references, Reference};
+use common::{forced, references, Reference};
 use webgguf::engine::Engine;
 use webgguf::sampler::SamplerParams;
 
@@ -33,31 +33,6 @@ fn bound(model: &str) -> f32 {
         (false, false) => 0.4,
         (false, true) => 1.5,
     }
-}
-
-fn forced(e: &mut Engine, r: &Reference) -> (Vec<usize>, f32) {
-    let mut toks = r.prompt_ids.clone();
-    toks.extend(&r.generated_ids[..r.generated_ids.len() - 1]);
-    let steps = pollster::block_on(e.logits_at(&toks, r.prompt_ids.len() - 1, 10))
-        .unwrap_or_else(|err| panic!("{}: {err}", r.model));
-    assert_eq!(steps.len(), r.top10.len(), "{}: step count", r.model);
-    let mut bad = Vec::new();
-    let mut worst = 0f32;
-    for (i, (ours, theirs)) in steps.iter().zip(&r.top10).enumerate() {
-        let their = |id: u32| theirs.iter().find(|p| p.0 == id).map(|p| p.1);
-        let (o1, t1) = (ours[0].0, theirs[0].0);
-        // A disagreement is allowed only at a near-tie in llama.cpp's logits.
-        let near_tie = their(o1).is_some_and(|l| theirs[0].1 - l < 0.5);
-        if o1 != t1 && !near_tie {
-            bad.push(i);
-        }
-        for &(id, tl) in theirs {
-            if let Some(&(_, ol)) = ours.iter().find(|p| p.0 == id) {
-                worst = worst.max((ol - tl).abs());
-            }
-        }
-    }
-    (bad, worst)
 }
 
 fn greedy(e: &mut Engine, r: &Reference) -> (Vec<u32>, Vec<u32>) {

@@ -10,6 +10,7 @@ use pollster::block_on;
 use serde_json::json;
 use webgguf::cpu::Parallel;
 use webgguf::engine::{Engine, EngineOptions, Generation};
+use webgguf::gpu;
 use webgguf::model::LoadOptions;
 use webgguf::pool::ThreadPool;
 use webgguf::sampler::SamplerParams;
@@ -184,22 +185,17 @@ fn load(args: &Args) -> Result<Engine, CliError> {
         .map(str::to_string)
         .unwrap_or_else(default_model);
     let backend = args.str(&["--backend"]).unwrap_or("auto");
-    match backend {
-        "cpu" | "auto" => {}
-        "gpu" => {
-            return Err(CliError::Engine(Error::Gpu(
-                "the GPU backend is not available in this build yet".into(),
-            )))
-        }
-        other => {
-            return Err(CliError::Usage(format!(
-                "--backend must be cpu, gpu or auto, not '{other}'"
-            )))
-        }
+    if !matches!(backend, "cpu" | "gpu" | "auto") {
+        return Err(CliError::Usage(format!(
+            "--backend must be cpu, gpu or auto, not '{backend}'"
+        )));
     }
     let threads = args.num(&["--threads", "-t"], ThreadPool::available())?;
-    let bytes = std::fs::read(&path)
-        .map_err(|e| CliError::Engine(Error::Io(format!("cannot read model '{path}': {e}"))))?;
+    let read = || {
+        std::fs::read(&path)
+            .map_err(|e| CliError::Engine(Error::Io(format!("cannot read model '{path}': {e}"))))
+    };
+    let bytes = read()?;
     let opts = EngineOptions {
         context: args.num(&["--ctx"], 0)?,
         load: LoadOptions {
@@ -207,6 +203,19 @@ fn load(args: &Args) -> Result<Engine, CliError> {
         },
         ..EngineOptions::default()
     };
+    if backend != "cpu" {
+        let loaded = block_on(async {
+            let g = gpu::Gpu::new().await?;
+            gpu::load_engine(g, bytes, opts, gpu::GpuOptions::default(), now_ms).await
+        });
+        match loaded {
+            Ok(engine) => return Ok(engine),
+            Err(e) if backend == "gpu" => return Err(CliError::Engine(e)),
+            Err(e) => eprintln!("GPU unavailable ({e}); using the CPU"),
+        }
+        let par: Box<dyn Parallel> = Box::new(ThreadPool::new(threads.max(1)));
+        return Ok(Engine::load_cpu(read()?, opts, par, now_ms)?);
+    }
     let par: Box<dyn Parallel> = Box::new(ThreadPool::new(threads.max(1)));
     Ok(Engine::load_cpu(bytes, opts, par, now_ms)?)
 }
@@ -392,6 +401,9 @@ fn cmd_info(args: &Args) -> CliResult {
         engine.tokenizer.eos()
     );
     println!("backend:       {}", engine.backend_name());
+    if let Some(d) = engine.backend_device() {
+        println!("device:        {d}");
+    }
     match &i.chat_template {
         Some(t) => println!("chat template:\n{t}"),
         None => println!("chat template: none"),

@@ -60,6 +60,36 @@ pub fn cpu_engine(path: &std::path::Path, upcast_f16: bool) -> Engine {
     .unwrap_or_else(|e| panic!("load {}: {e}", path.display()))
 }
 
+/// The engine on the GPU backend, or `None` (after saying why) when no
+/// adapter exists; under CI=true (lavapipe installed) that is a failure.
+pub fn gpu_engine(path: &std::path::Path, upcast_f16: bool) -> Option<Engine> {
+    let gpu = match pollster::block_on(webgguf::gpu::Gpu::new()) {
+        Ok(g) => g,
+        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("CI=true requires a GPU adapter (lavapipe): {e}")
+        }
+        Err(e) => {
+            eprintln!("SKIPPED: no GPU adapter ({e})");
+            return None;
+        }
+    };
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let opts = EngineOptions {
+        context: 512,
+        load: LoadOptions { upcast_f16 },
+        ..EngineOptions::default()
+    };
+    let e = pollster::block_on(webgguf::gpu::load_engine(
+        gpu,
+        bytes,
+        opts,
+        webgguf::gpu::GpuOptions::default(),
+        now_ms,
+    ))
+    .unwrap_or_else(|e| panic!("load {} on the GPU: {e}", path.display()));
+    Some(e)
+}
+
 pub fn serial_engine(path: &std::path::Path) -> Engine {
     let bytes = std::fs::read(path).unwrap();
     let opts = EngineOptions {
@@ -67,6 +97,34 @@ pub fn serial_engine(path: &std::path::Path) -> Engine {
         ..EngineOptions::default()
     };
     Engine::load_cpu(bytes, opts, Box::new(Serial), now_ms).unwrap()
+}
+
+/// Teacher-forced check of `e` against reference `r`: the steps where our
+/// top-1 differs from llama.cpp's outside a near-tie (< 0.5), and the largest
+/// |dlogit| over llama.cpp's top-10.
+pub fn forced(e: &mut Engine, r: &Reference) -> (Vec<usize>, f32) {
+    let mut toks = r.prompt_ids.clone();
+    toks.extend(&r.generated_ids[..r.generated_ids.len() - 1]);
+    let steps = pollster::block_on(e.logits_at(&toks, r.prompt_ids.len() - 1, 10))
+        .unwrap_or_else(|err| panic!("{}: {err}", r.model));
+    assert_eq!(steps.len(), r.top10.len(), "{}: step count", r.model);
+    let mut bad = Vec::new();
+    let mut worst = 0f32;
+    for (i, (ours, theirs)) in steps.iter().zip(&r.top10).enumerate() {
+        let their = |id: u32| theirs.iter().find(|p| p.0 == id).map(|p| p.1);
+        let (o1, t1) = (ours[0].0, theirs[0].0);
+        // A disagreement is allowed only at a near-tie in llama.cpp's logits.
+        let near_tie = their(o1).is_some_and(|l| theirs[0].1 - l < 0.5);
+        if o1 != t1 && !near_tie {
+            bad.push(i);
+        }
+        for &(id, tl) in theirs {
+            if let Some(&(_, ol)) = ours.iter().find(|p| p.0 == id) {
+                worst = worst.max((ol - tl).abs());
+            }
+        }
+    }
+    (bad, worst)
 }
 
 #[derive(Debug, Clone)]

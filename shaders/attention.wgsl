@@ -1,0 +1,134 @@
+// Causal grouped-query attention over an f16 KV cache (two halves per u32).
+// Entry `store`: KC/VC[(pos + t) * kvd + i] = f16(K/V[t][i]).
+//   Bindings: 0 K, 1 V (f32, [tokens][kvd]), 2 KC, 3 VC (u32, [ctx][kvd/2]),
+//   4 P, 5 S. Dispatch: (ceil(kvd / 2 / 64), tokens, 1) workgroups of 64.
+// Entry `main`: for head h of token t (at position pos + t), with the query
+//   rounded to f16, softmax(q . K[j] * scale) over j <= pos + t, then the
+//   weighted sum of V[j]; kv head = h / (heads / kv_heads).
+//   Bindings: 8 Q (f32, [tokens][heads * head_dim]), 2 KC, 3 VC, 4 P, 5 S,
+//   6 Out (f32, like Q), 7 Scores (f32, [tokens][heads][ctx] scratch).
+//   Dispatch: (heads, tokens, 1) workgroups of 64 threads.
+
+struct Params {
+    heads: u32,
+    kv_heads: u32,
+    head_dim: u32,
+    ctx: u32,
+    scale: f32,
+    _p0: u32,
+    _p1: u32,
+    _p2: u32,
+}
+
+struct Step {
+    pos: u32,
+    n: u32,
+    _p0: u32,
+    _p1: u32,
+}
+
+@group(0) @binding(0) var<storage, read> K: array<f32>;
+@group(0) @binding(1) var<storage, read> V: array<f32>;
+@group(0) @binding(2) var<storage, read_write> KC: array<u32>;
+@group(0) @binding(3) var<storage, read_write> VC: array<u32>;
+@group(0) @binding(4) var<uniform> P: Params;
+@group(0) @binding(5) var<uniform> S: Step;
+@group(0) @binding(6) var<storage, read_write> Out: array<f32>;
+@group(0) @binding(7) var<storage, read_write> Scores: array<f32>;
+@group(0) @binding(8) var<storage, read> Q: array<f32>;
+
+@compute @workgroup_size(64)
+fn store(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let kvd = P.kv_heads * P.head_dim;
+    let i = gid.x;
+    let t = gid.y;
+    if i >= kvd / 2u || t >= S.n {
+        return;
+    }
+    let src = t * kvd + 2u * i;
+    let dst = (S.pos + t) * (kvd / 2u) + i;
+    KC[dst] = pack2x16float(vec2<f32>(K[src], K[src + 1u]));
+    VC[dst] = pack2x16float(vec2<f32>(V[src], V[src + 1u]));
+}
+
+const WG: u32 = 64u;
+var<workgroup> qs: array<f32, 512>;
+var<workgroup> red: array<f32, 64>;
+
+fn reduce_max(lid: u32, v: f32) -> f32 {
+    red[lid] = v;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s >>= 1u) {
+        if lid < s {
+            red[lid] = max(red[lid], red[lid + s]);
+        }
+        workgroupBarrier();
+    }
+    let r = red[0];
+    workgroupBarrier();
+    return r;
+}
+
+fn reduce_sum(lid: u32, v: f32) -> f32 {
+    red[lid] = v;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s >>= 1u) {
+        if lid < s {
+            red[lid] += red[lid + s];
+        }
+        workgroupBarrier();
+    }
+    let r = red[0];
+    workgroupBarrier();
+    return r;
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let h = wid.x;
+    let t = wid.y;
+    let hd = P.head_dim;
+    let qd = P.heads * hd;
+    let kvw = P.kv_heads * hd / 2u;
+    let kvh = (h / (P.heads / P.kv_heads)) * hd / 2u;
+    let len = S.pos + t + 1u;
+    let sb = (t * P.heads + h) * P.ctx;
+    for (var d = lid; d < hd; d += WG) {
+        qs[d] = unpack2x16float(pack2x16float(vec2<f32>(Q[t * qd + h * hd + d], 0.0))).x;
+    }
+    workgroupBarrier();
+
+    var m = -3.0e38;
+    for (var j = lid; j < len; j += WG) {
+        let kb = j * kvw + kvh;
+        var dot = 0.0;
+        for (var d = 0u; d < hd; d += 2u) {
+            let kk = unpack2x16float(KC[kb + d / 2u]);
+            dot += qs[d] * kk.x;
+            dot += qs[d + 1u] * kk.y;
+        }
+        let s = dot * P.scale;
+        Scores[sb + j] = s;
+        m = max(m, s);
+    }
+    m = reduce_max(lid, m);
+
+    var sum = 0.0;
+    for (var j = lid; j < len; j += WG) {
+        let e = exp(Scores[sb + j] - m);
+        Scores[sb + j] = e;
+        sum += e;
+    }
+    sum = reduce_sum(lid, sum);
+    storageBarrier();
+    let inv = 1.0 / sum;
+
+    for (var d = lid; d < hd; d += WG) {
+        var acc = 0.0;
+        for (var j = 0u; j < len; j++) {
+            let vv = unpack2x16float(VC[j * kvw + kvh + d / 2u]);
+            acc += (Scores[sb + j] * inv) * select(vv.x, vv.y, (d & 1u) == 1u);
+        }
+        Out[t * qd + h * hd + d] = acc;
+    }
+}

@@ -1,0 +1,564 @@
+//! Kernel tests: each GPU kernel against a CPU twin on fresh random inputs,
+//! with every output buffer poisoned with NaN first so that an element the
+//! kernel forgets to write fails loudly. Sizes are deliberately not
+//! multiples of the workgroup size (64) and rows start at unaligned bytes.
+//!
+//! Without a GPU adapter the tests print SKIPPED and pass, except under
+//! CI=true, where lavapipe is installed and a missing adapter is a failure.
+
+use super::*;
+use crate::quant::{self, GgmlType};
+use crate::sampler::Rng;
+
+fn gpu() -> Option<Gpu> {
+    match pollster::block_on(Gpu::new()) {
+        Ok(g) => Some(g),
+        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("CI=true requires a GPU adapter (lavapipe): {e}")
+        }
+        Err(e) => {
+            eprintln!("SKIPPED: no GPU adapter ({e})");
+            None
+        }
+    }
+}
+
+fn uniform(rng: &mut Rng) -> f32 {
+    (rng.next_u32() >> 8) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0
+}
+
+fn randn(rng: &mut Rng, n: usize) -> Vec<f32> {
+    (0..n).map(|_| uniform(rng)).collect()
+}
+
+fn poisoned(g: &Gpu, len: usize) -> wgpu::Buffer {
+    let b = g.storage("out", len as u64 * 4).unwrap();
+    let nan: Vec<u8> = (0..len).flat_map(|_| f32::NAN.to_le_bytes()).collect();
+    g.queue.write_buffer(&b, 0, &nan);
+    b
+}
+
+fn read_f32(g: &Gpu, buf: &wgpu::Buffer, len: usize) -> Vec<f32> {
+    let rb = g.readback_buffer(len as u64 * 4);
+    g.run(&[], 0, &[(buf, &rb, len as u64 * 4)]);
+    let bytes = pollster::block_on(g.read(&rb, len as u64 * 4)).unwrap();
+    g.check().unwrap();
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// Offsets of the f16 scale fields in one block: random bytes there could
+/// be inf/NaN, so the tests put small finite scales in them.
+fn f16_fields(ty: GgmlType) -> &'static [usize] {
+    match ty {
+        GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::Q8_0 | GgmlType::IQ4_NL => &[0],
+        GgmlType::Q4_1 | GgmlType::Q5_1 => &[0, 2],
+        GgmlType::Q2_K => &[80, 82],
+        GgmlType::Q3_K => &[108],
+        GgmlType::Q4_K | GgmlType::Q5_K => &[0, 2],
+        GgmlType::Q6_K => &[208],
+        GgmlType::IQ4_XS => &[0],
+        _ => &[],
+    }
+}
+
+/// `rows` random rows of `cols` elements in `ty`: float types via the
+/// encoder, block types as random bits with sane scales (this covers every
+/// quant bit pattern, including the K-quants that have no encoder here).
+fn random_matrix(rng: &mut Rng, ty: GgmlType, rows: usize, cols: usize) -> Vec<u8> {
+    let rb = ty.row_bytes(cols).unwrap();
+    let mut data = vec![0u8; rows * rb];
+    if matches!(ty, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16) {
+        for r in 0..rows {
+            let x = randn(rng, cols);
+            assert!(quant::quantize_row(ty, &x, &mut data[r * rb..(r + 1) * rb]));
+        }
+        return data;
+    }
+    for b in data.iter_mut() {
+        *b = rng.next_u32() as u8;
+    }
+    let bb = ty.block_bytes();
+    for blk in data.chunks_exact_mut(bb) {
+        for &at in f16_fields(ty) {
+            let v = half::f16::from_f32(uniform(rng) * 0.05);
+            blk[at..at + 2].copy_from_slice(&v.to_bits().to_le_bytes());
+        }
+    }
+    data
+}
+
+const BLOCK_TYPES: [GgmlType; 15] = [
+    GgmlType::F32,
+    GgmlType::F16,
+    GgmlType::Q8_0,
+    GgmlType::Q4_0,
+    GgmlType::Q4_1,
+    GgmlType::Q6_K,
+    GgmlType::Q4_K,
+    GgmlType::Q5_K,
+    GgmlType::Q5_0,
+    GgmlType::Q5_1,
+    GgmlType::BF16,
+    GgmlType::Q3_K,
+    GgmlType::Q2_K,
+    GgmlType::IQ4_NL,
+    GgmlType::IQ4_XS,
+];
+
+/// Run `m . x[t]` for `n` tokens through the matvec kernel, optionally
+/// accumulating onto `init`.
+fn gpu_matvec(
+    g: &Gpu,
+    k: &mut Kernels,
+    m: &GpuMatrix,
+    x: &[f32],
+    n: usize,
+    init: Option<&[f32]>,
+) -> Vec<f32> {
+    let xb = g.upload_f32("x", x);
+    let y = match init {
+        Some(v) => g.upload_f32("y", v),
+        None => poisoned(g, n * m.rows),
+    };
+    let ops = matvec_ops(g, k, m, &xb, &y, init.is_some(), true).unwrap();
+    g.run(&[&ops], n as u32, &[]);
+    read_f32(g, &y, n * m.rows)
+}
+
+/// Matvec for every format vs dequantize_row + an f64 dot product.
+/// Bound: |gpu - ref| <= 2e-5 * sum_k |w_k x_k| + 1e-30. The weights decode
+/// exactly as on the CPU (same f32 operations), so the only error is f32
+/// summation: about (cols / 64 + 6) roundings of 6e-8 relative each, under
+/// 2e-6 at these sizes; the bound leaves 10x room.
+#[test]
+fn matvec_every_format_matches_cpu() {
+    let Some(g) = gpu() else { return };
+    let mut k = Kernels::new(&g);
+    let mut rng = Rng::new(7);
+    for ty in BLOCK_TYPES {
+        // 3 blocks per row for the 32-element formats (rows start at odd
+        // multiples of 2 bytes), 2 super-blocks for the K-quants.
+        let cols = if ty.block_len() == 1 {
+            70
+        } else {
+            ty.block_len() * if ty.block_len() == 32 { 3 } else { 2 }
+        };
+        let rows = 37;
+        let n = 3;
+        let data = random_matrix(&mut rng, ty, rows, cols);
+        let m = GpuMatrix::upload(&g, "w", ty, rows, cols, &data, u64::MAX).unwrap();
+        let x = randn(&mut rng, n * cols);
+        let init = randn(&mut rng, n * rows);
+        let got = gpu_matvec(&g, &mut k, &m, &x, n, None);
+        let acc = gpu_matvec(&g, &mut k, &m, &x, n, Some(&init));
+        let rb = ty.row_bytes(cols).unwrap();
+        let mut wrow = vec![0f32; cols];
+        let mut worst = 0f64;
+        for r in 0..rows {
+            quant::dequantize_row(ty, &data[r * rb..(r + 1) * rb], &mut wrow);
+            for t in 0..n {
+                let xs = &x[t * cols..(t + 1) * cols];
+                let dot: f64 = wrow
+                    .iter()
+                    .zip(xs)
+                    .map(|(&a, &b)| a as f64 * b as f64)
+                    .sum();
+                let mag: f64 = wrow
+                    .iter()
+                    .zip(xs)
+                    .map(|(&a, &b)| (a as f64 * b as f64).abs())
+                    .sum();
+                let o = got[t * rows + r] as f64;
+                let err = (o - dot).abs();
+                assert!(
+                    err <= 2e-5 * mag + 1e-30,
+                    "{ty} row {r} token {t}: gpu {o} vs cpu {dot} (scale {mag})"
+                );
+                let a = acc[t * rows + r] as f64;
+                let want = dot + init[t * rows + r] as f64;
+                assert!(
+                    (a - want).abs() <= 2e-5 * (mag + want.abs()) + 1e-30,
+                    "{ty} accumulate row {r} token {t}: {a} vs {want}"
+                );
+                worst = worst.max(err / mag.max(1e-30));
+            }
+        }
+        eprintln!("{ty}: max relative error {worst:.2e}");
+    }
+}
+
+/// Splitting rows across buffers (forced tiny binding limit) changes no
+/// bit of the result, for both the matvec and the embedding gather.
+#[test]
+fn row_split_matches_unsplit() {
+    let Some(g) = gpu() else { return };
+    let mut k = Kernels::new(&g);
+    let mut rng = Rng::new(11);
+    for ty in [GgmlType::Q4_0, GgmlType::F32, GgmlType::Q6_K] {
+        let cols = ty.block_len().max(32) * 2;
+        let rows = 29;
+        let rb = ty.row_bytes(cols).unwrap();
+        let data = random_matrix(&mut rng, ty, rows, cols);
+        let whole = GpuMatrix::upload(&g, "w", ty, rows, cols, &data, u64::MAX).unwrap();
+        let split = GpuMatrix::upload(&g, "w", ty, rows, cols, &data, (4 * rb + 6) as u64).unwrap();
+        assert_eq!(whole.parts.len(), 1);
+        assert_eq!(split.parts.len(), rows.div_ceil(4));
+        let x = randn(&mut rng, 2 * cols);
+        let a = gpu_matvec(&g, &mut k, &whole, &x, 2, None);
+        let b = gpu_matvec(&g, &mut k, &split, &x, 2, None);
+        assert_eq!(
+            a.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            b.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            "{ty}"
+        );
+        let toks = [0u32, 28, 5, 17, 4];
+        let ea = gpu_embed(&g, &mut k, &whole, &toks);
+        let eb = gpu_embed(&g, &mut k, &split, &toks);
+        assert_eq!(ea, eb, "{ty} embed");
+    }
+    // A row that cannot fit one binding is an error, not a panic.
+    let data = vec![0u8; 4 * 18];
+    assert!(matches!(
+        GpuMatrix::upload(&g, "w", GgmlType::Q4_0, 2, 64, &data, 16),
+        Err(Error::DeviceLimit(_))
+    ));
+}
+
+fn gpu_embed(g: &Gpu, k: &mut Kernels, m: &GpuMatrix, toks: &[u32]) -> Vec<f32> {
+    let tb = g.upload(
+        "tokens",
+        &toks
+            .iter()
+            .flat_map(|t| t.to_le_bytes())
+            .collect::<Vec<_>>(),
+    );
+    let x = poisoned(g, toks.len() * m.cols);
+    let ops = embed_ops(g, k, m, &tb, &x).unwrap();
+    g.run(&[&ops], toks.len() as u32, &[]);
+    read_f32(g, &x, toks.len() * m.cols)
+}
+
+/// The embedding gather decodes rows exactly like dequantize_row (bitwise:
+/// the same f32 operations in the same order).
+#[test]
+fn embed_every_format_matches_cpu() {
+    let Some(g) = gpu() else { return };
+    let mut k = Kernels::new(&g);
+    let mut rng = Rng::new(3);
+    for ty in BLOCK_TYPES {
+        let cols = ty.block_len().max(2) * 3;
+        let rows = 9;
+        let rb = ty.row_bytes(cols).unwrap();
+        let data = random_matrix(&mut rng, ty, rows, cols);
+        let m = GpuMatrix::upload(&g, "w", ty, rows, cols, &data, u64::MAX).unwrap();
+        let toks = [8u32, 0, 3, 3, 7];
+        let got = gpu_embed(&g, &mut k, &m, &toks);
+        let mut want = vec![0f32; cols];
+        for (t, &tok) in toks.iter().enumerate() {
+            let r = tok as usize;
+            quant::dequantize_row(ty, &data[r * rb..(r + 1) * rb], &mut want);
+            for (i, (&a, &b)) in got[t * cols..(t + 1) * cols].iter().zip(&want).enumerate() {
+                assert!(
+                    a == b || (a - b).abs() <= 1e-6 * b.abs(),
+                    "{ty} token {t} elem {i}: {a} vs {b}"
+                );
+            }
+        }
+    }
+}
+
+fn step(g: &Gpu, pos: u32, n: u32) -> wgpu::Buffer {
+    let s = g.step_buffer();
+    g.write_step(&s, pos, n);
+    s
+}
+
+fn close(what: &str, got: &[f32], want: &[f64], rel: f64, abs: f64) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (&a, &b)) in got.iter().zip(want).enumerate() {
+        assert!(
+            ((a as f64) - b).abs() <= rel * b.abs() + abs,
+            "{what}[{i}]: gpu {a} vs cpu {b}"
+        );
+    }
+}
+
+/// rmsnorm vs an f64 twin; bound 1e-5 relative + 1e-6 (f32 sums of 100
+/// squares and one sqrt).
+#[test]
+fn rmsnorm_matches_cpu() {
+    let Some(g) = gpu() else { return };
+    let k = Kernels::new(&g);
+    let mut rng = Rng::new(5);
+    let (dim, n, eps) = (100usize, 3usize, 1e-5f32);
+    let x = randn(&mut rng, n * dim);
+    let w = randn(&mut rng, dim);
+    let (xb, wb, s) = (
+        g.upload_f32("x", &x),
+        g.upload_f32("w", &w),
+        step(&g, 0, n as u32),
+    );
+    for last in [0u32, 1] {
+        let rows = if last == 1 { 1 } else { n };
+        let out = poisoned(&g, rows * dim);
+        let p = g.params([dim as u32, eps.to_bits(), last, 0, 0, 0, 0, 0]);
+        let op = Op {
+            bind: kernels::bind(
+                &g,
+                &k.rmsnorm,
+                &[(0, &xb), (1, &wb), (2, &out), (3, &p), (4, &s)],
+            ),
+            pipeline: k.rmsnorm.clone(),
+            shape: if last == 1 {
+                Shape::Fixed([1, 1, 1])
+            } else {
+                Shape::PerToken([1, 1, 1], 0)
+            },
+        };
+        g.run(&[&[op]], n as u32, &[]);
+        let got = read_f32(&g, &out, rows * dim);
+        let mut want = Vec::new();
+        for t in (n - rows)..n {
+            let xs = &x[t * dim..(t + 1) * dim];
+            let ms: f64 = xs.iter().map(|&v| v as f64 * v as f64).sum::<f64>() / dim as f64;
+            let sc = 1.0 / (ms + eps as f64).sqrt();
+            want.extend(xs.iter().zip(&w).map(|(&v, &gw)| v as f64 * sc * gw as f64));
+        }
+        close("rmsnorm", &got, &want, 1e-5, 1e-6);
+    }
+}
+
+/// rope (both pairings, partial rotation, frequency divisors) vs a twin
+/// that steps theta the same way; bound 2e-5 absolute on O(1) values
+/// (GPU sin/cos of angles up to ~10 rad).
+#[test]
+fn rope_matches_cpu() {
+    let Some(g) = gpu() else { return };
+    let k = Kernels::new(&g);
+    let mut rng = Rng::new(9);
+    let (heads, hd, rd, n, pos) = (3usize, 10usize, 8usize, 2usize, 5usize);
+    let ff: Vec<f32> = (0..rd / 2).map(|i| 1.0 + i as f32 * 0.5).collect();
+    let (base, fscale) = (10000f32, 0.5f32);
+    let theta_scale = base.powf(-2.0 / rd as f32);
+    let ffb = g.upload_f32("ff", &ff);
+    let s = step(&g, pos as u32, n as u32);
+    for neox in [false, true] {
+        let x = randn(&mut rng, n * heads * hd);
+        let buf = g.upload_f32("x", &x);
+        let p = g.params([
+            heads as u32,
+            hd as u32,
+            rd as u32,
+            neox as u32,
+            theta_scale.to_bits(),
+            fscale.to_bits(),
+            1,
+            0,
+        ]);
+        let op = Op {
+            bind: kernels::bind(&g, &k.rope, &[(0, &buf), (1, &ffb), (2, &p), (3, &s)]),
+            pipeline: k.rope.clone(),
+            shape: Shape::PerToken([((heads * rd / 2) as u32).div_ceil(64), 1, 1], 1),
+        };
+        g.run(&[&[op]], n as u32, &[]);
+        let got = read_f32(&g, &buf, x.len());
+        let mut want: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+        for t in 0..n {
+            for h in 0..heads {
+                let base_i = (t * heads + h) * hd;
+                let mut theta = (pos + t) as f32;
+                for (i, &fi) in ff.iter().enumerate() {
+                    let angle = (fscale * theta / fi) as f64;
+                    let (a, b) = if neox {
+                        (i, i + rd / 2)
+                    } else {
+                        (2 * i, 2 * i + 1)
+                    };
+                    let (x0, x1) = (x[base_i + a] as f64, x[base_i + b] as f64);
+                    want[base_i + a] = x0 * angle.cos() - x1 * angle.sin();
+                    want[base_i + b] = x0 * angle.sin() + x1 * angle.cos();
+                    theta *= theta_scale;
+                }
+            }
+        }
+        close(
+            if neox { "rope neox" } else { "rope adjacent" },
+            &got,
+            &want,
+            0.0,
+            2e-5,
+        );
+    }
+}
+
+/// KV store + attention (GQA, more keys than threads, a batch of queries
+/// at different positions) vs an f64 twin over the same f16-rounded keys,
+/// values and queries; bound 1e-4 absolute on outputs of magnitude <= 1.
+#[test]
+fn attention_matches_cpu() {
+    let Some(g) = gpu() else { return };
+    let k = Kernels::new(&g);
+    let mut rng = Rng::new(13);
+    let (heads, kvh, hd, ctx) = (4usize, 2usize, 6usize, 80usize);
+    let (qd, kvd) = (heads * hd, kvh * hd);
+    let f16r = |v: f32| half::f16::from_f32(v).to_f32() as f64;
+    let kc = g.storage("kc", (ctx * kvd * 2) as u64).unwrap();
+    let vc = g.storage("vc", (ctx * kvd * 2) as u64).unwrap();
+    let scale = 1.0 / (hd as f32).sqrt();
+    let p = g.params([
+        heads as u32,
+        kvh as u32,
+        hd as u32,
+        ctx as u32,
+        scale.to_bits(),
+        0,
+        0,
+        0,
+    ]);
+    let mut keys = Vec::new();
+    let mut vals = Vec::new();
+    // Fill 67 positions in two batches, then attend with 3 queries.
+    for (pos, n) in [(0usize, 40usize), (40, 27), (67, 3)] {
+        let kx = randn(&mut rng, n * kvd);
+        let vx = randn(&mut rng, n * kvd);
+        let q = randn(&mut rng, n * qd);
+        keys.extend(kx.iter().map(|&v| f16r(v)));
+        vals.extend(vx.iter().map(|&v| f16r(v)));
+        let (kb, vb, qb) = (
+            g.upload_f32("k", &kx),
+            g.upload_f32("v", &vx),
+            g.upload_f32("q", &q),
+        );
+        let out = poisoned(&g, n * qd);
+        let scores = g.storage("scores", (n * heads * ctx * 4) as u64).unwrap();
+        let s = step(&g, pos as u32, n as u32);
+        let store = Op {
+            bind: kernels::bind(
+                &g,
+                &k.kv_store,
+                &[(0, &kb), (1, &vb), (2, &kc), (3, &vc), (4, &p), (5, &s)],
+            ),
+            pipeline: k.kv_store.clone(),
+            shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
+        };
+        let att = Op {
+            bind: kernels::bind(
+                &g,
+                &k.attention,
+                &[
+                    (8, &qb),
+                    (2, &kc),
+                    (3, &vc),
+                    (4, &p),
+                    (5, &s),
+                    (6, &out),
+                    (7, &scores),
+                ],
+            ),
+            pipeline: k.attention.clone(),
+            shape: Shape::PerToken([heads as u32, 1, 1], 1),
+        };
+        g.run(&[&[store, att]], n as u32, &[]);
+        let got = read_f32(&g, &out, n * qd);
+        let mut want = vec![0f64; n * qd];
+        for t in 0..n {
+            let len = pos + t + 1;
+            for h in 0..heads {
+                let kh = h / (heads / kvh) * hd;
+                let qh: Vec<f64> = (0..hd).map(|d| f16r(q[t * qd + h * hd + d])).collect();
+                let sc: Vec<f64> = (0..len)
+                    .map(|j| {
+                        (0..hd).map(|d| qh[d] * keys[j * kvd + kh + d]).sum::<f64>() * scale as f64
+                    })
+                    .collect();
+                let m = sc.iter().cloned().fold(f64::MIN, f64::max);
+                let e: Vec<f64> = sc.iter().map(|v| (v - m).exp()).collect();
+                let sum: f64 = e.iter().sum();
+                for d in 0..hd {
+                    want[t * qd + h * hd + d] =
+                        (0..len).map(|j| e[j] / sum * vals[j * kvd + kh + d]).sum();
+                }
+            }
+        }
+        close("attention", &got, &want, 0.0, 1e-4);
+    }
+}
+
+/// silu·mul and bias add vs f64 twins; bound 1e-6 relative + 1e-7.
+#[test]
+fn elementwise_matches_cpu() {
+    let Some(g) = gpu() else { return };
+    let k = Kernels::new(&g);
+    let mut rng = Rng::new(17);
+    let (width, n) = (70usize, 3usize);
+    let a = randn(&mut rng, n * width);
+    let b = randn(&mut rng, n * width);
+    let s = step(&g, 0, n as u32);
+    let p = g.params([width as u32, kernels::NX, 0, 0, 0, 0, 0, 0]);
+    for bias in [false, true] {
+        let ab = g.upload_f32("a", &a);
+        let bb = g.upload_f32("b", if bias { &b[..width] } else { &b });
+        let pipe = if bias { &k.add_bias } else { &k.silu_mul };
+        let op = Op {
+            bind: kernels::bind(&g, pipe, &[(0, &ab), (1, &bb), (2, &p), (3, &s)]),
+            pipeline: pipe.clone(),
+            shape: Shape::Flat(width as u32),
+        };
+        g.run(&[&[op]], n as u32, &[]);
+        let got = read_f32(&g, &ab, a.len());
+        let want: Vec<f64> = a
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| {
+                let x = x as f64;
+                if bias {
+                    x + b[i % width] as f64
+                } else {
+                    x / (1.0 + (-x).exp()) * b[i] as f64
+                }
+            })
+            .collect();
+        close(
+            if bias { "add_bias" } else { "silu_mul" },
+            &got,
+            &want,
+            1e-6,
+            1e-7,
+        );
+    }
+}
+
+/// argmax returns exactly the CPU's pick, including the first of ties.
+#[test]
+fn argmax_matches_cpu() {
+    let Some(g) = gpu() else { return };
+    let k = Kernels::new(&g);
+    let mut rng = Rng::new(19);
+    for n in [1usize, 300, 1001] {
+        let mut l = randn(&mut rng, n);
+        if n > 10 {
+            l[n - 3] = 5.0;
+            l[n / 2] = 5.0;
+        }
+        let lb = g.upload_f32("l", &l);
+        let out = g.storage("out", 4).unwrap();
+        let p = g.params([n as u32, 0, 0, 0, 0, 0, 0, 0]);
+        let op = Op {
+            bind: kernels::bind(&g, &k.argmax, &[(0, &lb), (1, &out), (2, &p)]),
+            pipeline: k.argmax.clone(),
+            shape: Shape::Fixed([1, 1, 1]),
+        };
+        g.run(&[&[op]], 1, &[]);
+        let got = read_f32(&g, &out, 1)[0].to_bits() as usize;
+        let mut want = 0;
+        for (i, &v) in l.iter().enumerate() {
+            if v > l[want] {
+                want = i;
+            }
+        }
+        assert_eq!(got, want, "argmax of {n}");
+    }
+}
