@@ -15,6 +15,9 @@ pub mod quant;
 pub mod sampler;
 pub mod tokenizer;
 
+/// Native-only: huge-page weight buffers for the CLI and tests.
+#[cfg(not(target_arch = "wasm32"))]
+pub mod native;
 /// Native-only: the thread pool behind the CPU engine's `Parallel`.
 #[cfg(not(target_arch = "wasm32"))]
 pub mod pool;

@@ -112,6 +112,12 @@ impl Gpu {
         })
     }
 
+    /// Whether the adapter is a software rasterizer (lavapipe, SwiftShader,
+    /// WARP): it works, but the CPU engine is faster on the same cores.
+    pub fn is_software(&self) -> bool {
+        self.adapter.device_type == wgpu::DeviceType::Cpu
+    }
+
     /// One paragraph for `webgguf info --backend gpu`.
     pub fn summary(&self) -> String {
         let l = &self.limits;
