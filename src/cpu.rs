@@ -7,6 +7,7 @@
 //! norms/softmax sum in f64.
 
 use half::f16;
+use half::slice::HalfFloatSliceExt;
 
 use crate::error::{Error, Result};
 use crate::model::{Config, Matrix, RopeStyle, Weights};
@@ -70,9 +71,11 @@ pub struct RunState {
     /// The final normed hidden state of the last token.
     xlast: Vec<f32>,
     logits: Vec<f32>,
-    /// f16 caches, [layer][position][kv_dim].
-    key_cache: Vec<f16>,
-    value_cache: Vec<f16>,
+    /// Caches, [layer][position][kv_dim]. They hold f16 values (llama.cpp's
+    /// cache type, whose rounding the references carry) widened to f32, so
+    /// the attention loops need no conversions.
+    key_cache: Vec<f32>,
+    value_cache: Vec<f32>,
 }
 
 impl RunState {
@@ -117,15 +120,15 @@ impl RunState {
 
 /// A zero-filled cache, or a clear error (rather than an abort) when the
 /// context asked for does not fit in memory.
-fn zeroed(n: usize, ctx: usize) -> Result<Vec<f16>> {
+fn zeroed(n: usize, ctx: usize) -> Result<Vec<f32>> {
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|_| {
         Error::InvalidArgument(format!(
             "a KV cache for a context of {ctx} needs {} MiB, which cannot be allocated",
-            n / (1 << 19)
+            n / (1 << 18)
         ))
     })?;
-    v.resize(n, f16::ZERO);
+    v.resize(n, 0.0);
     Ok(v)
 }
 
@@ -204,10 +207,11 @@ pub fn forward<'s>(
                 p,
             );
             let at = (l * s.ctx + p) * kvd;
-            for i in 0..kvd {
-                s.key_cache[at + i] = f16::from_f32(s.k[t * kvd + i]);
-                s.value_cache[at + i] = f16::from_f32(s.v[t * kvd + i]);
-            }
+            round_f16(&s.k[t * kvd..(t + 1) * kvd], &mut s.key_cache[at..at + kvd]);
+            round_f16(
+                &s.v[t * kvd..(t + 1) * kvd],
+                &mut s.value_cache[at..at + kvd],
+            );
         }
         attention(c, s, par, l, pos, n);
         s.act_ty = None;
@@ -291,8 +295,50 @@ fn rope(c: &Config, freq_factors: Option<&[f32]>, v: &mut [f32], pos: usize) {
     }
 }
 
+/// `out = x` rounded to the nearest f16 value, in bulk (F16C where present).
+fn round_f16(x: &[f32], out: &mut [f32]) {
+    let mut tmp = [f16::ZERO; 64];
+    for (xc, oc) in x.chunks(64).zip(out.chunks_mut(64)) {
+        let t = &mut tmp[..xc.len()];
+        t.convert_from_f32_slice(xc);
+        t.convert_to_f32_slice(oc);
+    }
+}
+
+fn round_f16_in_place(x: &mut [f32]) {
+    let mut tmp = [f16::ZERO; 64];
+    for xc in x.chunks_mut(64) {
+        let t = &mut tmp[..xc.len()];
+        t.convert_from_f32_slice(xc);
+        t.convert_to_f32_slice(xc);
+    }
+}
+
+/// Q·K as llama.cpp's f16 dot computes it: short heads (under one 64-wide
+/// SIMD step) are summed in f64, longer ones in 16 f32 lanes.
+fn qk_dot(q: &[f32], k: &[f32]) -> f32 {
+    if q.len() % 16 != 0 || q.len() < 64 {
+        return q.iter().zip(k).map(|(a, b)| (a * b) as f64).sum::<f64>() as f32;
+    }
+    let mut lanes = [0f32; 16];
+    for (qc, kc) in q.chunks_exact(16).zip(k.chunks_exact(16)) {
+        for l in 0..16 {
+            lanes[l] += qc[l] * kc[l];
+        }
+    }
+    let mut w = 8;
+    while w > 0 {
+        for l in 0..w {
+            lanes[l] += lanes[l + w];
+        }
+        w /= 2;
+    }
+    lanes[0]
+}
+
 /// Causal grouped-query attention of the batch's queries over the cache,
-/// one task per head.
+/// one task per head. Online softmax with an f16 accumulator, in llama.cpp's
+/// flash-attention order: its rounding is what the references carry.
 fn attention(c: &Config, s: &mut RunState, par: &dyn Parallel, layer: usize, pos: usize, n: usize) {
     let (hd, qd, kvd, ctx) = (c.head_dim, c.q_dim(), c.kv_dim(), s.ctx);
     let group = c.n_heads / c.n_kv_heads;
@@ -304,45 +350,38 @@ fn attention(c: &Config, s: &mut RunState, par: &dyn Parallel, layer: usize, pos
     par.for_each(c.n_heads, &|h| {
         let kvh = (h / group) * hd;
         let mut qh = [0f32; 512];
-        let mut acc = [f16::ZERO; 512];
+        let mut acc = [0f32; 512];
+        let (qh, acc) = (&mut qh[..hd], &mut acc[..hd]);
         for t in 0..n {
             let len = pos + t + 1;
-            for (d, qv) in qh[..hd].iter_mut().enumerate() {
-                *qv = f16::from_f32(q[t * qd + h * hd + d]).to_f32();
-            }
-            // Online softmax with an f16 accumulator, in llama.cpp's flash-
-            // attention order: its rounding is what the references carry.
-            let acc = &mut acc[..hd];
-            acc.fill(f16::ZERO);
+            round_f16(&q[t * qd + h * hd..t * qd + (h + 1) * hd], qh);
+            acc.fill(0.0);
             let (mut max, mut sum) = (f32::NEG_INFINITY, 0f32);
             for j in 0..len {
-                let key = &kc[j * kvd + kvh..j * kvd + kvh + hd];
-                let mut dot = 0f64;
-                for d in 0..hd {
-                    dot += (qh[d] * key[d].to_f32()) as f64;
-                }
-                let score = dot as f32 * scale;
+                let row = j * kvd + kvh;
+                let score = qk_dot(qh, &kc[row..row + hd]) * scale;
                 let (mut rescale, mut weight) = (1f32, 1f32);
                 if score > max {
                     rescale = (max - score).exp();
                     max = score;
                     for a in acc.iter_mut() {
-                        *a = f16::from_f32(a.to_f32() * rescale);
+                        *a *= rescale;
                     }
+                    round_f16_in_place(acc);
                 } else {
                     weight = (score - max).exp();
                 }
-                let val = &vc[j * kvd + kvh..j * kvd + kvh + hd];
-                for (a, v) in acc.iter_mut().zip(val) {
-                    *a = f16::from_f32(a.to_f32() + v.to_f32() * weight);
+                for (a, v) in acc.iter_mut().zip(&vc[row..row + hd]) {
+                    *a += v * weight;
                 }
+                round_f16_in_place(acc);
                 sum = sum * rescale + weight;
             }
             // SAFETY: head h owns this slice of row t.
             let out = unsafe { xo.slice(t * qd + h * hd, hd) };
             let inv = 1.0 / sum;
             for (o, a) in out.iter_mut().zip(acc.iter()) {
-                *o = a.to_f32() * inv;
+                *o = a * inv;
             }
         }
     });
@@ -402,29 +441,6 @@ fn matmul(
     let act = &s.act[..n * act_row];
     let weights = m.bytes(data);
 
-    // Split rows into chunks; each task fills its rows of `mm` ([rows][n]).
-    let rows = m.rows;
-    let tasks = (rows / 16).clamp(1, par.threads() * 8);
-    let per = rows.div_ceil(tasks);
-    let mm = SharedMut(s.mm.as_mut_ptr());
-    par.for_each(tasks, &|i| {
-        let r0 = i * per;
-        let r1 = (r0 + per).min(rows);
-        if r0 >= r1 {
-            return;
-        }
-        // SAFETY: tasks own disjoint row ranges of mm.
-        let out = unsafe { mm.slice(r0 * n, (r1 - r0) * n) };
-        quant::gemm(
-            m.ty,
-            m.cols,
-            &weights[r0 * m.row_bytes..r1 * m.row_bytes],
-            act,
-            n,
-            out,
-        );
-    });
-
     let out: &mut [f32] = match dst {
         Dst::Q => &mut s.q,
         Dst::K => &mut s.k,
@@ -434,13 +450,34 @@ fn matmul(
         Dst::Hb2 => &mut s.hb2,
         Dst::Logits => &mut s.logits,
     };
-    if n == 1 {
-        out[..rows].copy_from_slice(&s.mm[..rows]);
-    } else {
-        for r in 0..rows {
-            for t in 0..n {
-                out[t * rows + r] = s.mm[r * n + t];
+    // Split rows into chunks; each task computes its rows for every token
+    // into its part of `mm` ([rows][n]), then scatters them to `out` ([n][rows]).
+    let rows = m.rows;
+    let tasks = (rows / 16).clamp(1, par.threads() * 8);
+    let per = rows.div_ceil(tasks);
+    let mm = SharedMut(s.mm.as_mut_ptr());
+    let dst = SharedMut(out.as_mut_ptr());
+    par.for_each(tasks, &|i| {
+        let r0 = i * per;
+        let r1 = (r0 + per).min(rows);
+        if r0 >= r1 {
+            return;
+        }
+        // SAFETY: tasks own disjoint row ranges of mm and of every out row.
+        let tile = unsafe { mm.slice(r0 * n, (r1 - r0) * n) };
+        quant::gemm(
+            m.ty,
+            m.cols,
+            &weights[r0 * m.row_bytes..r1 * m.row_bytes],
+            act,
+            n,
+            tile,
+        );
+        for t in 0..n {
+            let o = unsafe { dst.slice(t * rows + r0, r1 - r0) };
+            for (k, v) in o.iter_mut().enumerate() {
+                *v = tile[k * n + t];
             }
         }
-    }
+    });
 }
