@@ -317,7 +317,7 @@ fn round_f16_in_place(x: &mut [f32]) {
 /// Q·K as llama.cpp's f16 dot computes it: short heads (under one 64-wide
 /// SIMD step) are summed in f64, longer ones in 16 f32 lanes.
 fn qk_dot(q: &[f32], k: &[f32]) -> f32 {
-    if q.len() % 16 != 0 || q.len() < 64 {
+    if !q.len().is_multiple_of(16) || q.len() < 64 {
         return q.iter().zip(k).map(|(a, b)| (a * b) as f64).sum::<f64>() as f32;
     }
     let mut lanes = [0f32; 16];

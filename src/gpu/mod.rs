@@ -183,7 +183,7 @@ impl Gpu {
     /// A storage buffer holding `data`, zero-padded to a multiple of 4 bytes.
     pub fn upload(&self, label: &str, data: &[u8]) -> wgpu::Buffer {
         let padded;
-        let contents = if data.len() % 4 == 0 && !data.is_empty() {
+        let contents = if data.len().is_multiple_of(4) && !data.is_empty() {
             data
         } else {
             let mut v = data.to_vec();
@@ -584,7 +584,7 @@ impl GpuBackend {
         opts: GpuOptions,
     ) -> Result<GpuBackend> {
         let ctx = ctx.max(1);
-        if c.head_dim > 512 || c.head_dim % 2 != 0 {
+        if c.head_dim > 512 || !c.head_dim.is_multiple_of(2) {
             return Err(Error::DeviceLimit(format!(
                 "head size {} (the GPU attention kernel takes even sizes up to 512)",
                 c.head_dim
