@@ -4,7 +4,8 @@
 //   4 P, 5 S. Dispatch: (ceil(kvd / 2 / 64), tokens, 1) workgroups of 64.
 // Entry `main`: for head h of token t (at position pos + t), with the query
 //   rounded to f16, softmax(q . K[j] * scale) over j <= pos + t, then the
-//   weighted sum of V[j]; kv head = h / (heads / kv_heads).
+//   weighted sum of V[j] in llama.cpp's flash-attention order with an f16
+//   accumulator; kv head = h / (heads / kv_heads).
 //   Bindings: 8 Q (f32, [tokens][heads * head_dim]), 2 KC, 3 VC, 4 P, 5 S,
 //   6 Out (f32, like Q), 7 Scores (f32, [tokens][heads][ctx] scratch).
 //   Dispatch: (heads, tokens, 1) workgroups of 64 threads.
@@ -53,34 +54,9 @@ fn store(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 const WG: u32 = 64u;
 var<workgroup> qs: array<f32, 512>;
-var<workgroup> red: array<f32, 64>;
 
-fn reduce_max(lid: u32, v: f32) -> f32 {
-    red[lid] = v;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if lid < s {
-            red[lid] = max(red[lid], red[lid + s]);
-        }
-        workgroupBarrier();
-    }
-    let r = red[0];
-    workgroupBarrier();
-    return r;
-}
-
-fn reduce_sum(lid: u32, v: f32) -> f32 {
-    red[lid] = v;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if lid < s {
-            red[lid] += red[lid + s];
-        }
-        workgroupBarrier();
-    }
-    let r = red[0];
-    workgroupBarrier();
-    return r;
+fn round_f16(x: f32) -> f32 {
+    return unpack2x16float(pack2x16float(vec2<f32>(x, 0.0))).x;
 }
 
 @compute @workgroup_size(64)
@@ -98,7 +74,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     workgroupBarrier();
 
-    var m = -3.0e38;
     for (var j = lid; j < len; j += WG) {
         let kb = j * kvw + kvh;
         var dot = 0.0;
@@ -107,28 +82,32 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             dot += qs[d] * kk.x;
             dot += qs[d + 1u] * kk.y;
         }
-        let s = dot * P.scale;
-        Scores[sb + j] = s;
-        m = max(m, s);
+        Scores[sb + j] = dot * P.scale;
     }
-    m = reduce_max(lid, m);
-
-    var sum = 0.0;
-    for (var j = lid; j < len; j += WG) {
-        let e = exp(Scores[sb + j] - m);
-        Scores[sb + j] = e;
-        sum += e;
-    }
-    sum = reduce_sum(lid, sum);
     storageBarrier();
-    let inv = 1.0 / sum;
 
+    // Each thread owns one output dimension and replays the online softmax
+    // over the scores in order, rounding its accumulator to f16 at every
+    // step as llama.cpp's flash attention does (the references carry it).
     for (var d = lid; d < hd; d += WG) {
         var acc = 0.0;
+        var mx = -3.0e38;
+        var total = 0.0;
         for (var j = 0u; j < len; j++) {
+            let s = Scores[sb + j];
+            var rescale = 1.0;
+            var weight = 1.0;
+            if s > mx {
+                rescale = exp(mx - s);
+                mx = s;
+                acc = round_f16(acc * rescale);
+            } else {
+                weight = exp(s - mx);
+            }
             let vv = unpack2x16float(VC[j * kvw + kvh + d / 2u]);
-            acc += (Scores[sb + j] * inv) * select(vv.x, vv.y, (d & 1u) == 1u);
+            acc = round_f16(acc + select(vv.x, vv.y, (d & 1u) == 1u) * weight);
+            total = total * rescale + weight;
         }
-        Out[t * qd + h * hd + d] = acc;
+        Out[t * qd + h * hd + d] = acc * (1.0 / total);
     }
 }

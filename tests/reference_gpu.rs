@@ -15,26 +15,26 @@ use webgguf::sampler::SamplerParams;
 /// llama.cpp rounds activations to f16 (F16/BF16 weights) or to 8 bits per
 /// block (quantized weights) first, so the GPU is the more exact of the two
 /// and differs from llama.cpp by about llama.cpp's own rounding noise.
-/// - F32: same math up to summation order and sin/cos/exp: bound 0.1.
-/// - F16/BF16: llama.cpp's f16 activations: bound 0.2.
+/// Attention follows llama.cpp's flash-attention order with an f16
+/// accumulator, as on the CPU.
+/// - F32: same math up to summation order and sin/cos/exp; measured at most
+///   0.009 (stories260K), bound 0.03.
+/// - F16/BF16: llama.cpp's f16/bf16 activations; measured at most 0.069
+///   (synth256 BF16), bound 0.15.
 /// - quantized: llama.cpp's 8-bit activations, amplified through the
-///   layers: bound 0.75.
+///   layers; measured at most 0.31 (synthqwen2 Q4_K_S), bound 0.75.
 ///
 /// A kernel bug moves logits by whole units and flips the top-1, which is
 /// checked separately.
 fn bound(model: &str) -> f32 {
     if model.contains(".F32.") {
-        0.1
+        0.03
     } else if model.contains(".F16.") || model.contains(".BF16.") {
-        0.2
+        0.15
     } else {
         0.75
     }
 }
-
-/// A top-2 gap this small is a coin toss at f32 precision (the GPU's
-/// stories260K F32 logits are within 0.02 of llama.cpp's).
-const TIE: f32 = 0.02;
 
 fn run_file(file: &str, only: &str, exact: bool) {
     let Some(shared) = common::shared() else {
@@ -60,30 +60,7 @@ fn run_file(file: &str, only: &str, exact: bool) {
                 &mut |_, _| true,
             ))
             .unwrap_or_else(|err| panic!("{}: {err}", r.model));
-            // Exact up to the first near-tie in llama.cpp's logits (top-2
-            // gap < TIE, below the f32-vs-llama.cpp noise measured by the
-            // forced check); there either tied token is right and the
-            // continuations may part ways.
-            let tie = r
-                .top10
-                .iter()
-                .position(|s| s.len() > 1 && s[0].1 - s[1].1 < TIE)
-                .unwrap_or(r.generated_ids.len());
-            let upto = tie.min(r.generated_ids.len());
-            let ok = g.generated_ids.len() >= upto
-                && g.generated_ids[..upto] == r.generated_ids[..upto]
-                && (upto == r.generated_ids.len()
-                    || g.generated_ids
-                        .get(upto)
-                        .is_some_and(|id| r.top10[upto][..2].iter().any(|p| p.0 == *id)));
-            if upto < r.generated_ids.len() {
-                eprintln!(
-                    "note {} {:?}: llama.cpp's top-2 gap at step {upto} is {:.4}; compared up to there",
-                    r.model,
-                    r.prompt,
-                    r.top10[upto][0].1 - r.top10[upto][1].1
-                );
-            }
+            let ok = g.generated_ids == r.generated_ids;
             eprintln!(
                 "{} {} {:?}: exact greedy",
                 if ok { "ok  " } else { "FAIL" },

@@ -120,6 +120,17 @@ const COMMON: &[&str] = &[
 ];
 
 fn main() -> ExitCode {
+    // The Vulkan loader complains on every start without a runtime dir
+    // (containers, CI); give it a private one before any thread starts.
+    #[cfg(target_os = "linux")]
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+        use std::os::unix::fs::DirBuilderExt;
+        let dir = std::env::temp_dir().join("webgguf-xdg");
+        let made = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+        if made.is_ok() || dir.is_dir() {
+            std::env::set_var("XDG_RUNTIME_DIR", &dir);
+        }
+    }
     let raw: Vec<String> = std::env::args().skip(1).collect();
     let Some(cmd) = raw.first().cloned() else {
         eprint!("{USAGE}");
