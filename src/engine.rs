@@ -134,6 +134,9 @@ pub struct ModelInfo {
     pub n_params: usize,
     pub tokenizer_model: String,
     pub tokenizer_pre: Option<String>,
+    /// Weight bytes one decode step reads, as loaded (after any upcast):
+    /// divided by memory bandwidth it gives the decode floor.
+    pub weight_bytes_per_token: usize,
 }
 
 impl ModelInfo {
@@ -158,6 +161,7 @@ impl ModelInfo {
             n_params: g.tensors.iter().map(|t| t.n_elements()).sum(),
             tokenizer_model: g.get_str("tokenizer.ggml.model").unwrap_or("?").to_string(),
             tokenizer_pre: g.get_str("tokenizer.ggml.pre").map(str::to_string),
+            weight_bytes_per_token: 0,
         }
     }
 }
@@ -285,8 +289,9 @@ impl Loaded {
                 config.vocab_size
             )));
         }
-        let info = ModelInfo::from_gguf(&g);
+        let mut info = ModelInfo::from_gguf(&g);
         let weights = Weights::from_gguf(&g, &config, bytes, opts)?;
+        info.weight_bytes_per_token = weights.bytes_per_token();
         Ok(Loaded {
             config,
             tokenizer,

@@ -13,6 +13,7 @@ pub mod gpu;
 pub mod model;
 pub mod quant;
 pub mod sampler;
+pub mod synthetic;
 pub mod tokenizer;
 
 /// Native-only: huge-page weight buffers for the CLI and tests.

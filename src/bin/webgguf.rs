@@ -26,6 +26,8 @@ commands:
   tokenize -m MODEL --text T [--no-special] --json
   bench    -m MODEL [-p 512] [-n 128] [-r 3] [--json]
   info     -m MODEL
+  gpu-bandwidth [--mib 1024] [-r 10] [--json]
+           device memory bandwidth through buffer-to-buffer copies
 
 common options:
   -m MODEL          GGUF file (default: the SmolLM2-135M-Instruct Q4_1 that setup fetches,
@@ -34,6 +36,10 @@ common options:
   --threads N       CPU threads (default: all cores)
   --ctx N           context window to allocate (default: the model's, at most 4096)
   --upcast-f16      store every quantized matrix as f16 at load
+  --synthetic PRESET:TYPE
+                    instead of -m: random weights of a named shape, built in memory
+                    (presets smollm2-135m, tinyllama-1.1b; types Q4_0 Q4_1 Q5_0 Q5_1
+                    Q8_0 F16 BF16 F32)
 ";
 
 fn now_ms() -> f64 {
@@ -116,6 +122,7 @@ const COMMON: &[&str] = &[
     "--threads",
     "--ctx",
     "--upcast-f16",
+    "--synthetic",
     "--json",
 ];
 
@@ -150,6 +157,7 @@ fn main() -> ExitCode {
         "tokenize" => cmd_tokenize(&args),
         "bench" => cmd_bench(&args),
         "info" => cmd_info(&args),
+        "gpu-bandwidth" => cmd_gpu_bandwidth(&args),
         other => return usage_error(&format!("unknown command '{other}'")),
     };
     match result {
@@ -202,9 +210,26 @@ fn load(args: &Args) -> Result<Engine, CliError> {
         )));
     }
     let threads = args.num(&["--threads", "-t"], ThreadPool::available())?;
-    let read = || {
-        webgguf::native::read_file(std::path::Path::new(&path))
-            .map_err(|e| CliError::Engine(Error::Io(format!("cannot read model '{path}': {e}"))))
+    let synthetic = args.str(&["--synthetic"]);
+    if synthetic.is_some() && args.str(&["-m", "--model"]).is_some() {
+        return Err(CliError::Usage(
+            "give either -m MODEL or --synthetic PRESET:TYPE, not both".into(),
+        ));
+    }
+    let read = || match synthetic {
+        Some(spec) => {
+            let (shape, ty) = webgguf::synthetic::parse_spec(spec)?;
+            let t0 = now_ms();
+            let bytes = webgguf::synthetic::build(&shape, ty, 1)?;
+            eprintln!(
+                "[synthetic {spec}: {:.1} MB built in {:.2} s]",
+                bytes.len() as f64 / 1e6,
+                (now_ms() - t0) / 1000.0
+            );
+            Ok(bytes)
+        }
+        None => webgguf::native::read_file(std::path::Path::new(&path))
+            .map_err(|e| CliError::Engine(Error::Io(format!("cannot read model '{path}': {e}")))),
     };
     let bytes = read()?;
     let opts = EngineOptions {
@@ -374,6 +399,7 @@ fn cmd_bench(args: &Args) -> CliResult {
                 "pp_tok_s": b.pp_tok_s, "tg_tok_s": b.tg_tok_s, "backend": engine.backend_name(),
                 "threads": args.num(&["--threads", "-t"], ThreadPool::available())?,
                 "pp": p, "tg": n, "reps": reps,
+                "model": engine.info.name, "weight_bytes_per_token": engine.info.weight_bytes_per_token,
             })
         );
     } else {
@@ -409,6 +435,10 @@ fn cmd_info(args: &Args) -> CliResult {
         engine.context_len()
     );
     println!("tied embeddings: {}", c.tied_embeddings);
+    println!(
+        "weights read per decoded token: {:.1} MB",
+        i.weight_bytes_per_token as f64 / 1e6
+    );
     println!("tensor types:  {}", i.file_type);
     println!(
         "tokenizer:     {} (pre: {}), {} tokens, BOS {:?} (added: {}), EOS {:?}",
@@ -430,6 +460,33 @@ fn cmd_info(args: &Args) -> CliResult {
     println!("tensors:");
     for (name, ty, dims) in &i.tensors {
         println!("  {name:<32} {ty:<7} {dims:?}");
+    }
+    Ok(())
+}
+
+fn cmd_gpu_bandwidth(args: &Args) -> CliResult {
+    args.check(&["--mib", "-r", "--json"])?;
+    let mib: u64 = args.num(&["--mib"], 1024)?;
+    let reps: usize = args.num(&["-r"], 10)?;
+    let (size, gbs, gpu) = block_on(async {
+        let gpu = gpu::Gpu::new().await?;
+        let (size, gbs) = gpu.copy_bandwidth(mib << 20, reps, now_ms).await?;
+        Ok::<_, Error>((size, gbs, gpu))
+    })?;
+    if args.flag("--json") {
+        println!(
+            "{}",
+            json!({
+                "adapter": gpu.adapter.name, "bytes": size, "reps": reps,
+                "gb_s_read_plus_write": gbs,
+            })
+        );
+    } else {
+        println!("adapter: {}", gpu.summary());
+        println!(
+            "{reps} copies of {:.0} MiB: {gbs:.1} GB/s (read + write bytes counted: 2 x size per copy)",
+            size as f64 / (1u64 << 20) as f64
+        );
     }
     Ok(())
 }

@@ -301,6 +301,54 @@ impl Gpu {
         Ok(data)
     }
 
+    /// Device memory bandwidth as the copy engine sees it: `reps` copies of a
+    /// `bytes` buffer into another, timed from the first submit until the
+    /// queue is idle. Returns (bytes actually used, GB/s counting each byte
+    /// read and each byte written, i.e. 2 x bytes per copy).
+    pub async fn copy_bandwidth(
+        &self,
+        bytes: u64,
+        reps: usize,
+        clock: fn() -> f64,
+    ) -> Result<(u64, f64)> {
+        let size = bytes.min(self.limits.max_buffer_size) & !3;
+        if size == 0 || reps == 0 {
+            return Err(Error::InvalidArgument(
+                "bandwidth test needs a positive size and repetition count".into(),
+            ));
+        }
+        let make = |label| {
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        let (a, b) = self
+            .scoped("allocating the bandwidth buffers", || {
+                Ok((make("a"), make("b")))
+            })
+            .await?;
+        let copy = |n: usize| {
+            let mut enc = self
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+            for _ in 0..n {
+                enc.copy_buffer_to_buffer(&a, 0, &b, 0, size);
+            }
+            self.queue.submit([enc.finish()]);
+        };
+        // The first copy pays for wgpu's lazy zeroing of both buffers.
+        copy(1);
+        self.wait_idle().await?;
+        let t0 = clock();
+        copy(reps);
+        self.wait_idle().await?;
+        let secs = (clock() - t0) / 1000.0;
+        Ok((size, 2.0 * size as f64 * reps as f64 / secs / 1e9))
+    }
+
     /// Turn validation and out-of-memory errors from `f` into `Error`s.
     pub async fn scoped<T>(&self, what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);

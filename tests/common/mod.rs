@@ -60,19 +60,24 @@ pub fn cpu_engine(path: &std::path::Path, upcast_f16: bool) -> Engine {
     .unwrap_or_else(|e| panic!("load {}: {e}", path.display()))
 }
 
-/// The engine on the GPU backend, or `None` (after saying why) when no
-/// adapter exists; under CI=true (lavapipe installed) that is a failure.
-pub fn gpu_engine(path: &std::path::Path, upcast_f16: bool) -> Option<Engine> {
-    let gpu = match pollster::block_on(webgguf::gpu::Gpu::new()) {
-        Ok(g) => g,
+/// A GPU, or `None` (after saying why) when no adapter exists; under
+/// CI=true (lavapipe installed) that is a failure.
+pub fn gpu() -> Option<webgguf::gpu::Gpu> {
+    match pollster::block_on(webgguf::gpu::Gpu::new()) {
+        Ok(g) => Some(g),
         Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
             panic!("CI=true requires a GPU adapter (lavapipe): {e}")
         }
         Err(e) => {
             eprintln!("SKIPPED: no GPU adapter ({e})");
-            return None;
+            None
         }
-    };
+    }
+}
+
+/// The engine on the GPU backend, or `None` when no adapter exists.
+pub fn gpu_engine(path: &std::path::Path, upcast_f16: bool) -> Option<Engine> {
+    let gpu = gpu()?;
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     let opts = EngineOptions {
         context: 512,

@@ -1,0 +1,460 @@
+//! Random-weight GGUF files of a named llama shape, built in memory.
+//!
+//! Benchmarks need models of real sizes in every weight format, but the
+//! checkpoints themselves are large downloads and exist only in some
+//! formats. Speed does not depend on the weight values, so a file with the
+//! right shape, a valid tokenizer and small random weights measures the
+//! same thing. The bytes go through the ordinary parser and loaders, so a
+//! synthetic model exercises exactly the paths a downloaded one does.
+
+use crate::error::{Error, Result};
+use crate::quant::{self, GgmlType};
+
+/// The hyperparameters that decide a llama model's size and cost.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shape {
+    pub name: &'static str,
+    pub dim: usize,
+    pub n_layers: usize,
+    pub n_heads: usize,
+    pub n_kv_heads: usize,
+    pub ffn_dim: usize,
+    pub vocab: usize,
+    /// No `output.weight`: the LM head reuses `token_embd.weight`.
+    pub tied: bool,
+    pub rope_base: f32,
+    pub context: usize,
+}
+
+pub const SMOLLM2_135M: Shape = Shape {
+    name: "smollm2-135m",
+    dim: 576,
+    n_layers: 30,
+    n_heads: 9,
+    n_kv_heads: 3,
+    ffn_dim: 1536,
+    vocab: 49152,
+    tied: true,
+    rope_base: 100000.0,
+    context: 8192,
+};
+
+pub const TINYLLAMA_1_1B: Shape = Shape {
+    name: "tinyllama-1.1b",
+    dim: 2048,
+    n_layers: 22,
+    n_heads: 32,
+    n_kv_heads: 4,
+    ffn_dim: 5632,
+    vocab: 32000,
+    tied: false,
+    rope_base: 10000.0,
+    context: 2048,
+};
+
+pub const PRESETS: [Shape; 2] = [SMOLLM2_135M, TINYLLAMA_1_1B];
+
+/// Tokens every synthetic vocabulary starts with: `<unk>`, `<s>`, `</s>`
+/// and the 256 byte tokens SPM falls back to.
+const FIXED_TOKENS: usize = 3 + 256;
+
+/// Weight formats a synthetic model can be written in: those `quantize_row`
+/// encodes without a search.
+pub const TYPES: [GgmlType; 8] = [
+    GgmlType::F32,
+    GgmlType::F16,
+    GgmlType::BF16,
+    GgmlType::Q8_0,
+    GgmlType::Q4_0,
+    GgmlType::Q4_1,
+    GgmlType::Q5_0,
+    GgmlType::Q5_1,
+];
+
+/// Parse `PRESET:TYPE`, e.g. `smollm2-135m:Q4_0`.
+pub fn parse_spec(spec: &str) -> Result<(Shape, GgmlType)> {
+    let (preset, ty) = spec.split_once(':').ok_or_else(|| {
+        Error::InvalidArgument(format!("synthetic model '{spec}' is not PRESET:TYPE"))
+    })?;
+    let shape = PRESETS
+        .iter()
+        .find(|s| s.name.eq_ignore_ascii_case(preset))
+        .copied()
+        .ok_or_else(|| {
+            let names: Vec<&str> = PRESETS.iter().map(|s| s.name).collect();
+            Error::InvalidArgument(format!(
+                "unknown synthetic preset '{preset}' (known: {})",
+                names.join(", ")
+            ))
+        })?;
+    let ty = TYPES
+        .iter()
+        .find(|t| t.name().eq_ignore_ascii_case(ty))
+        .copied()
+        .ok_or_else(|| {
+            let names: Vec<&str> = TYPES.iter().map(|t| t.name()).collect();
+            Error::InvalidArgument(format!(
+                "synthetic weights cannot be '{ty}' (possible: {})",
+                names.join(", ")
+            ))
+        })?;
+    Ok((shape, ty))
+}
+
+enum Meta {
+    U32(u32),
+    F32(f32),
+    Bool(bool),
+    Str(String),
+    Strs(Vec<String>),
+    F32s(Vec<f32>),
+    I32s(Vec<i32>),
+}
+
+/// How a tensor's values are drawn.
+#[derive(Clone, Copy)]
+enum Fill {
+    /// Centred, std 0.02: keeps activations finite through every layer.
+    /// Rows are windows of a shared pool, see [`POOL`].
+    Weight,
+    /// Around 1.0, like trained RMSNorm gains.
+    Norm,
+}
+
+struct Planned {
+    name: String,
+    ty: GgmlType,
+    /// ggml order: the row length first.
+    dims: Vec<usize>,
+    fill: Fill,
+    offset: usize,
+    bytes: usize,
+}
+
+const ALIGN: usize = 32;
+
+fn put_str(b: &mut Vec<u8>, s: &str) {
+    b.extend((s.len() as u64).to_le_bytes());
+    b.extend(s.as_bytes());
+}
+
+fn put_meta(b: &mut Vec<u8>, key: &str, v: &Meta) {
+    put_str(b, key);
+    // GGUF value type ids: 4 u32, 5 i32, 6 f32, 7 bool, 8 string, 9 array.
+    match v {
+        Meta::U32(x) => {
+            b.extend(4u32.to_le_bytes());
+            b.extend(x.to_le_bytes());
+        }
+        Meta::F32(x) => {
+            b.extend(6u32.to_le_bytes());
+            b.extend(x.to_le_bytes());
+        }
+        Meta::Bool(x) => {
+            b.extend(7u32.to_le_bytes());
+            b.push(*x as u8);
+        }
+        Meta::Str(s) => {
+            b.extend(8u32.to_le_bytes());
+            put_str(b, s);
+        }
+        Meta::Strs(a) => {
+            b.extend(9u32.to_le_bytes());
+            b.extend(8u32.to_le_bytes());
+            b.extend((a.len() as u64).to_le_bytes());
+            for s in a {
+                put_str(b, s);
+            }
+        }
+        Meta::F32s(a) => {
+            b.extend(9u32.to_le_bytes());
+            b.extend(6u32.to_le_bytes());
+            b.extend((a.len() as u64).to_le_bytes());
+            for x in a {
+                b.extend(x.to_le_bytes());
+            }
+        }
+        Meta::I32s(a) => {
+            b.extend(9u32.to_le_bytes());
+            b.extend(5u32.to_le_bytes());
+            b.extend((a.len() as u64).to_le_bytes());
+            for x in a {
+                b.extend(x.to_le_bytes());
+            }
+        }
+    }
+}
+
+impl Shape {
+    pub fn head_dim(&self) -> usize {
+        self.dim / self.n_heads.max(1)
+    }
+
+    fn check(&self, ty: GgmlType) -> Result<()> {
+        let bad = |why: String| {
+            Err(Error::InvalidArgument(format!(
+                "shape {}: {why}",
+                self.name
+            )))
+        };
+        if self.dim == 0 || self.n_layers == 0 || self.ffn_dim == 0 || self.n_heads == 0 {
+            return bad("every size must be positive".into());
+        }
+        if self.n_kv_heads == 0 || !self.n_heads.is_multiple_of(self.n_kv_heads) {
+            return bad("KV heads must divide heads".into());
+        }
+        if !self.dim.is_multiple_of(self.n_heads) || !self.head_dim().is_multiple_of(2) {
+            return bad("dim must split into heads of even size".into());
+        }
+        if self.vocab < FIXED_TOKENS {
+            return bad(format!(
+                "the vocabulary needs at least {FIXED_TOKENS} tokens"
+            ));
+        }
+        let block = ty.block_len();
+        for n in [self.dim, self.ffn_dim] {
+            if n % block != 0 {
+                return bad(format!("{n} is not a multiple of {ty}'s block of {block}"));
+            }
+        }
+        Ok(())
+    }
+
+    fn metadata(&self, ty: GgmlType) -> Vec<(String, Meta)> {
+        let a = |k: &str| format!("llama.{k}");
+        let mut tokens: Vec<String> = vec!["<unk>".into(), "<s>".into(), "</s>".into()];
+        tokens.extend((0..=255u8).map(|b| format!("<0x{b:02X}>")));
+        // Filler pieces are distinct words so that the vocabulary has no
+        // duplicates and encoding real text exercises merges.
+        tokens.extend((FIXED_TOKENS..self.vocab).map(|i| format!("\u{2581}w{i}")));
+        let mut scores = vec![0.0f32; FIXED_TOKENS];
+        scores.extend((FIXED_TOKENS..self.vocab).map(|i| -(i as f32)));
+        // llama.cpp token types: 1 normal, 2 unknown, 3 control, 6 byte.
+        let mut types = vec![2i32, 3, 3];
+        types.extend(std::iter::repeat_n(6, 256));
+        types.extend(std::iter::repeat_n(1, self.vocab - FIXED_TOKENS));
+        vec![
+            ("general.architecture".into(), Meta::Str("llama".into())),
+            (
+                "general.name".into(),
+                Meta::Str(format!("synthetic {} {}", self.name, ty.name())),
+            ),
+            ("general.alignment".into(), Meta::U32(ALIGN as u32)),
+            (a("context_length"), Meta::U32(self.context as u32)),
+            (a("embedding_length"), Meta::U32(self.dim as u32)),
+            (a("block_count"), Meta::U32(self.n_layers as u32)),
+            (a("feed_forward_length"), Meta::U32(self.ffn_dim as u32)),
+            (a("attention.head_count"), Meta::U32(self.n_heads as u32)),
+            (
+                a("attention.head_count_kv"),
+                Meta::U32(self.n_kv_heads as u32),
+            ),
+            (a("rope.freq_base"), Meta::F32(self.rope_base)),
+            (a("rope.dimension_count"), Meta::U32(self.head_dim() as u32)),
+            (a("attention.layer_norm_rms_epsilon"), Meta::F32(1e-5)),
+            (a("vocab_size"), Meta::U32(self.vocab as u32)),
+            ("tokenizer.ggml.model".into(), Meta::Str("llama".into())),
+            ("tokenizer.ggml.tokens".into(), Meta::Strs(tokens)),
+            ("tokenizer.ggml.scores".into(), Meta::F32s(scores)),
+            ("tokenizer.ggml.token_type".into(), Meta::I32s(types)),
+            ("tokenizer.ggml.unknown_token_id".into(), Meta::U32(0)),
+            ("tokenizer.ggml.bos_token_id".into(), Meta::U32(1)),
+            ("tokenizer.ggml.eos_token_id".into(), Meta::U32(2)),
+            ("tokenizer.ggml.add_bos_token".into(), Meta::Bool(true)),
+        ]
+    }
+
+    fn tensors(&self, ty: GgmlType) -> Vec<Planned> {
+        let (d, kv, ff) = (self.dim, self.n_kv_heads * self.head_dim(), self.ffn_dim);
+        let mut v = Vec::new();
+        let mut add = |name: String, ty: GgmlType, dims: Vec<usize>, fill: Fill| {
+            v.push(Planned {
+                name,
+                ty,
+                dims,
+                fill,
+                offset: 0,
+                bytes: 0,
+            })
+        };
+        add(
+            "token_embd.weight".into(),
+            ty,
+            vec![d, self.vocab],
+            Fill::Weight,
+        );
+        if !self.tied {
+            add(
+                "output.weight".into(),
+                ty,
+                vec![d, self.vocab],
+                Fill::Weight,
+            );
+        }
+        add(
+            "output_norm.weight".into(),
+            GgmlType::F32,
+            vec![d],
+            Fill::Norm,
+        );
+        for l in 0..self.n_layers {
+            let n = |s: &str| format!("blk.{l}.{s}");
+            add(n("attn_norm.weight"), GgmlType::F32, vec![d], Fill::Norm);
+            add(n("attn_q.weight"), ty, vec![d, d], Fill::Weight);
+            add(n("attn_k.weight"), ty, vec![d, kv], Fill::Weight);
+            add(n("attn_v.weight"), ty, vec![d, kv], Fill::Weight);
+            add(n("attn_output.weight"), ty, vec![d, d], Fill::Weight);
+            add(n("ffn_norm.weight"), GgmlType::F32, vec![d], Fill::Norm);
+            add(n("ffn_gate.weight"), ty, vec![d, ff], Fill::Weight);
+            add(n("ffn_up.weight"), ty, vec![d, ff], Fill::Weight);
+            add(n("ffn_down.weight"), ty, vec![ff, d], Fill::Weight);
+        }
+        v
+    }
+
+    /// Size of the file `build` would make, in bytes.
+    pub fn file_bytes(&self, ty: GgmlType) -> Result<usize> {
+        self.check(ty)?;
+        let (header, tensors) = self.layout(ty);
+        Ok(header.len() + tensors.last().map_or(0, |t| t.offset + t.bytes))
+    }
+
+    /// The header (metadata and tensor records, padded) and where each
+    /// tensor's data goes relative to the data section.
+    fn layout(&self, ty: GgmlType) -> (Vec<u8>, Vec<Planned>) {
+        let meta = self.metadata(ty);
+        let mut tensors = self.tensors(ty);
+        let mut off = 0;
+        for t in &mut tensors {
+            let rows: usize = t.dims[1..].iter().product();
+            t.bytes = t.ty.row_bytes(t.dims[0]).unwrap_or(0) * rows;
+            t.offset = off;
+            off = (off + t.bytes).next_multiple_of(ALIGN);
+        }
+        let mut b = Vec::new();
+        b.extend(b"GGUF");
+        b.extend(3u32.to_le_bytes());
+        b.extend((tensors.len() as u64).to_le_bytes());
+        b.extend((meta.len() as u64).to_le_bytes());
+        for (k, v) in &meta {
+            put_meta(&mut b, k, v);
+        }
+        for t in &tensors {
+            put_str(&mut b, &t.name);
+            b.extend((t.dims.len() as u32).to_le_bytes());
+            for &d in &t.dims {
+                b.extend((d as u64).to_le_bytes());
+            }
+            b.extend(t.ty.id().to_le_bytes());
+            b.extend((t.offset as u64).to_le_bytes());
+        }
+        b.resize(b.len().next_multiple_of(ALIGN), 0);
+        (b, tensors)
+    }
+}
+
+/// xorshift64*: far faster than the sampler's generator needs to be, and
+/// the weights only have to look unstructured.
+struct XorShift(u64);
+
+impl XorShift {
+    fn new(seed: u64) -> XorShift {
+        // splitmix64 spreads nearby seeds (tensor, row) apart; never zero.
+        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        XorShift((z ^ (z >> 31)) | 1)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// Roughly normal, mean 0, std 1: the sum of four 16-bit uniforms
+    /// (Irwin-Hall), one generator step per value.
+    fn normal(&mut self) -> f32 {
+        let r = self.next();
+        let s = (r & 0xFFFF) + ((r >> 16) & 0xFFFF) + ((r >> 32) & 0xFFFF) + (r >> 48);
+        // Four uniforms on [0, 65536) have mean 131070 and std 65536/sqrt(3).
+        (s as f32 - 131070.0) * (1.732_050_8 / 65536.0)
+    }
+}
+
+/// Values per weight row are a window of this many precomputed normals at a
+/// random start: drawing every value afresh made TinyLlama F16 take 10 s on
+/// two cores, and the speed measured does not depend on the values.
+const POOL: usize = 1 << 16;
+
+fn fill_rows(t: &Planned, index: usize, first_row: usize, out: &mut [u8], pool: &[f32], seed: u64) {
+    let cols = t.dims[0];
+    let row_bytes = t.ty.row_bytes(cols).unwrap_or(0);
+    if row_bytes == 0 {
+        return;
+    }
+    let mut row = vec![0f32; cols];
+    for (r, dst) in out.chunks_exact_mut(row_bytes).enumerate() {
+        let mut rng = XorShift::new(seed ^ ((index as u64) << 40) ^ (first_row + r) as u64);
+        let src = match t.fill {
+            Fill::Weight => {
+                let start = (rng.next() % POOL as u64) as usize;
+                &pool[start..start + cols]
+            }
+            Fill::Norm => {
+                row.iter_mut().for_each(|x| *x = 1.0 + 0.1 * rng.normal());
+                &row
+            }
+        };
+        quant::quantize_row(t.ty, src, dst);
+    }
+}
+
+fn zeroed(len: usize) -> Vec<u8> {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        crate::native::huge_vec(len)
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        vec![0; len]
+    }
+}
+
+/// Build the whole GGUF file for `shape` with weights of type `ty` (norms
+/// are F32). The same `seed` gives the same bytes. Rows are drawn and
+/// quantized straight into the returned buffer, on every core.
+pub fn build(shape: &Shape, ty: GgmlType, seed: u64) -> Result<Vec<u8>> {
+    shape.check(ty)?;
+    if !TYPES.contains(&ty) {
+        return Err(Error::InvalidArgument(format!(
+            "synthetic weights cannot be {ty}"
+        )));
+    }
+    let (header, tensors) = shape.layout(ty);
+    let data_len = tensors.last().map_or(0, |t| t.offset + t.bytes);
+    let total = header.len() + data_len;
+    let mut buf = zeroed(total);
+    buf[..header.len()].copy_from_slice(&header);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let widest = tensors.iter().map(|t| t.dims[0]).max().unwrap_or(0);
+    let mut rng = XorShift::new(seed);
+    let pool: Vec<f32> = (0..POOL + widest).map(|_| 0.02 * rng.normal()).collect();
+    let pool = &pool[..];
+    let data = &mut buf[header.len()..];
+    for (i, t) in tensors.iter().enumerate() {
+        let out = &mut data[t.offset..t.offset + t.bytes];
+        let rows: usize = t.dims[1..].iter().product();
+        let row_bytes = t.bytes / rows.max(1);
+        if threads == 1 || rows < 2 * threads {
+            fill_rows(t, i, 0, out, pool, seed);
+            continue;
+        }
+        let per = rows.div_ceil(threads);
+        std::thread::scope(|s| {
+            for (c, chunk) in out.chunks_mut(per * row_bytes).enumerate() {
+                s.spawn(move || fill_rows(t, i, c * per, chunk, pool, seed));
+            }
+        });
+    }
+    Ok(buf)
+}

@@ -1,0 +1,104 @@
+//! Synthetic models: a custom shape builds, parses, loads and generates.
+
+mod common;
+
+use webgguf::cpu::Serial;
+use webgguf::engine::{Engine, EngineOptions};
+use webgguf::quant::GgmlType;
+use webgguf::sampler::SamplerParams;
+use webgguf::synthetic::{self, Shape};
+
+const TINY: Shape = Shape {
+    name: "tiny",
+    dim: 64,
+    n_layers: 2,
+    n_heads: 4,
+    n_kv_heads: 2,
+    ffn_dim: 128,
+    vocab: 300,
+    tied: false,
+    rope_base: 10000.0,
+    context: 64,
+};
+
+fn opts() -> EngineOptions {
+    EngineOptions {
+        context: 64,
+        ..EngineOptions::default()
+    }
+}
+
+#[test]
+fn tiny_shape_loads_and_generates_on_cpu() {
+    for ty in [
+        GgmlType::Q4_0,
+        GgmlType::Q4_1,
+        GgmlType::Q8_0,
+        GgmlType::F16,
+    ] {
+        for tied in [false, true] {
+            let shape = Shape { tied, ..TINY };
+            let bytes = synthetic::build(&shape, ty, 7).unwrap();
+            assert_eq!(bytes.len(), shape.file_bytes(ty).unwrap());
+            assert_eq!(bytes, synthetic::build(&shape, ty, 7).unwrap(), "seeded");
+            let mut e = Engine::load_cpu(bytes, opts(), Box::new(Serial), common::now_ms).unwrap();
+            assert_eq!(e.config.vocab_size, 300);
+            assert_eq!(e.config.tied_embeddings, tied);
+            assert_eq!(e.tokenizer.vocab_size(), 300);
+            let ids = e.prompt_ids("hello");
+            let g =
+                pollster::block_on(e.generate(&ids, 4, SamplerParams::default(), &mut |_, _| true))
+                    .unwrap();
+            assert!(!g.generated_ids.is_empty(), "{ty} tied={tied}");
+            let steps = pollster::block_on(e.logits_at(&[1, 5, 9], 0, 3)).unwrap();
+            assert!(steps.iter().flatten().all(|(_, l)| l.is_finite()));
+            let b = pollster::block_on(e.bench(8, 4, 1)).unwrap();
+            assert!(b.pp_tok_s > 0.0 && b.tg_tok_s > 0.0);
+        }
+    }
+}
+
+#[test]
+fn presets_parse_and_bad_specs_are_errors() {
+    let (s, ty) = synthetic::parse_spec("tinyllama-1.1b:q8_0").unwrap();
+    assert_eq!((s, ty), (synthetic::TINYLLAMA_1_1B, GgmlType::Q8_0));
+    // TinyLlama in F16 is about 2.2 GB.
+    let f16 = s.file_bytes(GgmlType::F16).unwrap();
+    assert!((2_150_000_000..2_250_000_000).contains(&f16), "{f16}");
+    for bad in [
+        "smollm2-135m",
+        "nope:Q4_0",
+        "smollm2-135m:Q4_K",
+        "smollm2-135m:",
+    ] {
+        assert!(synthetic::parse_spec(bad).is_err(), "{bad}");
+    }
+    let odd = Shape { dim: 48, ..TINY };
+    assert!(
+        synthetic::build(&odd, GgmlType::Q4_0, 1).is_err(),
+        "48 is not a block multiple"
+    );
+    let few = Shape { vocab: 10, ..TINY };
+    assert!(synthetic::build(&few, GgmlType::F16, 1).is_err());
+}
+
+/// The GPU loads a synthetic model whose embedding must be split by rows.
+#[test]
+fn tiny_shape_runs_on_gpu_with_split_matrices() {
+    let Some(gpu) = common::gpu() else { return };
+    let bytes = synthetic::build(&TINY, GgmlType::Q4_0, 3).unwrap();
+    let gopts = webgguf::gpu::GpuOptions {
+        max_binding: Some(1024),
+        ..Default::default()
+    };
+    let mut e = pollster::block_on(webgguf::gpu::load_engine(
+        gpu,
+        bytes,
+        opts(),
+        gopts,
+        common::now_ms,
+    ))
+    .unwrap();
+    let b = pollster::block_on(e.bench(8, 4, 1)).unwrap();
+    assert!(b.pp_tok_s > 0.0 && b.tg_tok_s > 0.0);
+}
