@@ -376,6 +376,24 @@ impl Engine {
         self.run.is_some()
     }
 
+    /// Every id in the vocabulary, and all of them within the context.
+    fn check_tokens(&self, ids: &[u32]) -> Result<()> {
+        let ctx = self.backend.context_len();
+        if ids.len() > ctx {
+            return Err(Error::ContextOverflow {
+                needed: ids.len(),
+                context: ctx,
+            });
+        }
+        match ids.iter().find(|&&t| t as usize >= self.config.vocab_size) {
+            Some(&bad) => Err(Error::BadToken {
+                id: bad,
+                vocab: self.config.vocab_size,
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// Start generating after `prompt_ids`: the prompt runs on the first
     /// `next_token`. Reuses the KV cache for the longest prefix shared with
     /// what it already holds.
@@ -388,22 +406,7 @@ impl Engine {
         if prompt_ids.is_empty() {
             return Err(Error::InvalidArgument("empty prompt".into()));
         }
-        let ctx = self.backend.context_len();
-        if prompt_ids.len() > ctx {
-            return Err(Error::ContextOverflow {
-                needed: prompt_ids.len(),
-                context: ctx,
-            });
-        }
-        if let Some(&bad) = prompt_ids
-            .iter()
-            .find(|&&t| t as usize >= self.config.vocab_size)
-        {
-            return Err(Error::BadToken {
-                id: bad,
-                vocab: self.config.vocab_size,
-            });
-        }
+        self.check_tokens(prompt_ids)?;
         let sampler = Sampler::new(params, self.config.vocab_size)?;
         let mut history = Vec::with_capacity(prompt_ids.len() + max_tokens);
         history.extend_from_slice(prompt_ids);
@@ -564,22 +567,7 @@ impl Engine {
                 tokens.len()
             )));
         }
-        let ctx = self.backend.context_len();
-        if tokens.len() > ctx {
-            return Err(Error::ContextOverflow {
-                needed: tokens.len(),
-                context: ctx,
-            });
-        }
-        if let Some(&bad) = tokens
-            .iter()
-            .find(|&&t| t as usize >= self.config.vocab_size)
-        {
-            return Err(Error::BadToken {
-                id: bad,
-                vocab: self.config.vocab_size,
-            });
-        }
+        self.check_tokens(tokens)?;
         self.reset();
         let batch = self.backend.max_batch();
         let prompt = &tokens[..=start];
