@@ -92,7 +92,6 @@ fn numeric_fields(b: &[u8]) -> Vec<(usize, usize)> {
     // Returns the new position, or None past the end (the seed is valid, so
     // that only happens on a bug here).
     fn value(
-        b: &[u8],
         f: &mut Vec<(usize, usize)>,
         rd: &dyn Fn(usize, usize) -> Option<u64>,
         ty: u64,
@@ -117,7 +116,7 @@ fn numeric_fields(b: &[u8]) -> Vec<(usize, usize)> {
                     // Only the first few elements' fields are worth recording.
                     let mut scratch = Vec::new();
                     let sink = if i < 4 { &mut *f } else { &mut scratch };
-                    pos = value(b, sink, rd, et, pos)?;
+                    pos = value(sink, rd, et, pos)?;
                 }
                 return Some(pos);
             }
@@ -137,7 +136,7 @@ fn numeric_fields(b: &[u8]) -> Vec<(usize, usize)> {
         pos += 8 + kl as usize;
         let Some(ty) = rd(pos, 4) else { return f };
         f.push((pos, 4));
-        match value(b, &mut f, &rd, ty, pos + 4) {
+        match value(&mut f, &rd, ty, pos + 4) {
             Some(p) => pos = p,
             None => return f,
         }
