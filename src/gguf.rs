@@ -73,6 +73,10 @@ impl Gguf {
         if buf.len() < 24 {
             return Err(Error::Truncated("header ends early".into()));
         }
+        // Walk the whole header first, checking every count and length against
+        // the bytes that remain, so that a wild count fails here, fast and with
+        // a precise message, before the parser sizes anything by it.
+        prescan(buf)?;
 
         // We validate tensor ranges ourselves so the error can name the tensor.
         let config = GGUFReaderConfig {
@@ -242,6 +246,192 @@ impl Gguf {
     pub fn get_i64_array(&self, key: &str) -> Option<Vec<i64>> {
         self.get_array(key)?.iter().map(|v| v.as_i64()).collect()
     }
+}
+
+/// Smallest encoding of a metadata entry: key length, a one-byte key, the
+/// type tag and a one-byte value.
+const MIN_KV_BYTES: u64 = 8 + 1 + 4 + 1;
+/// Smallest tensor record: name length, a one-byte name, the dimension count,
+/// one dimension, the type and the offset.
+const MIN_TENSOR_BYTES: u64 = 8 + 1 + 4 + 8 + 4 + 8;
+/// Nesting limit for arrays of arrays (the parser allows 64).
+const MAX_ARRAY_DEPTH: usize = 16;
+
+/// A cursor that refuses to read past the end of the buffer, naming the
+/// structure it was reading when the bytes ran out.
+struct Walk<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Walk<'a> {
+    fn remaining(&self) -> u64 {
+        (self.buf.len() - self.pos) as u64
+    }
+
+    fn take(&mut self, n: u64, what: &dyn Fn() -> String) -> Result<&'a [u8]> {
+        if n > self.remaining() {
+            return Err(Error::Truncated(format!(
+                "{} needs {n} bytes at offset {} but the file has {} bytes",
+                what(),
+                self.pos,
+                self.buf.len()
+            )));
+        }
+        let start = self.pos;
+        self.pos += n as usize;
+        Ok(&self.buf[start..self.pos])
+    }
+
+    fn u32(&mut self, what: &dyn Fn() -> String) -> Result<u32> {
+        let b = self.take(4, what)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn u64(&mut self, what: &dyn Fn() -> String) -> Result<u64> {
+        let b = self.take(8, what)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_le_bytes(a))
+    }
+
+    /// A length-prefixed string's bytes.
+    fn string(&mut self, what: &dyn Fn() -> String) -> Result<&'a [u8]> {
+        let len = self.u64(what)?;
+        if len > self.remaining() {
+            return Err(Error::Truncated(format!(
+                "{}: string length {len} runs past the end of the file ({} bytes left at offset {})",
+                what(),
+                self.remaining(),
+                self.pos
+            )));
+        }
+        self.take(len, what)
+    }
+
+    /// Skip one metadata value of type `ty`.
+    fn value(&mut self, ty: u32, depth: usize, what: &dyn Fn() -> String) -> Result<()> {
+        let fixed = |ty: u32| -> Option<u64> {
+            match ty {
+                0 | 1 | 7 => Some(1),
+                2 | 3 => Some(2),
+                4..=6 => Some(4),
+                10..=12 => Some(8),
+                _ => None,
+            }
+        };
+        if let Some(n) = fixed(ty) {
+            self.take(n, what)?;
+            return Ok(());
+        }
+        match ty {
+            8 => {
+                self.string(what)?;
+            }
+            9 => {
+                if depth >= MAX_ARRAY_DEPTH {
+                    return Err(Error::Malformed(format!(
+                        "{}: arrays nested deeper than {MAX_ARRAY_DEPTH}",
+                        what()
+                    )));
+                }
+                let elem = self.u32(what)?;
+                let count = self.u64(what)?;
+                let min = match elem {
+                    8 => 8,
+                    9 => 12,
+                    e => fixed(e).ok_or_else(|| {
+                        Error::Malformed(format!("{}: array of unknown value type {e}", what()))
+                    })?,
+                };
+                if count.checked_mul(min).is_none_or(|n| n > self.remaining()) {
+                    return Err(Error::Truncated(format!(
+                        "{}: array of {count} elements runs past the end of the file ({} bytes left)",
+                        what(),
+                        self.remaining()
+                    )));
+                }
+                if elem == 8 || elem == 9 {
+                    for _ in 0..count {
+                        self.value(elem, depth + 1, what)?;
+                    }
+                } else {
+                    self.take(count * min, what)?;
+                }
+            }
+            other => {
+                return Err(Error::Malformed(format!(
+                    "{}: unknown value type {other}",
+                    what()
+                )))
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Check the header, metadata and tensor table for lengths and counts that
+/// do not fit the buffer, misaligned offsets and overflowing shapes. Reads no
+/// tensor data and allocates nothing sized by the file.
+fn prescan(buf: &[u8]) -> Result<()> {
+    let mut w = Walk { buf, pos: 8 };
+    let n_tensors = w.u64(&|| "tensor count".into())?;
+    let n_kv = w.u64(&|| "metadata count".into())?;
+    let need = n_kv
+        .checked_mul(MIN_KV_BYTES)
+        .and_then(|m| n_tensors.checked_mul(MIN_TENSOR_BYTES)?.checked_add(m));
+    if need.is_none_or(|n| n > w.remaining()) {
+        return Err(Error::Truncated(format!(
+            "the header promises {n_kv} metadata entries and {n_tensors} tensors, \
+             more than the {} bytes that follow can hold",
+            w.remaining()
+        )));
+    }
+    let mut alignment: u64 = 32;
+    for i in 0..n_kv {
+        let key = w.string(&|| format!("metadata key #{i}"))?;
+        let key = String::from_utf8_lossy(key);
+        let what = || format!("metadata value '{key}'");
+        let ty = w.u32(&what)?;
+        let at = w.pos;
+        w.value(ty, 0, &what)?;
+        if key == "general.alignment" && ty == 4 {
+            alignment = u32::from_le_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]]) as u64;
+        }
+    }
+    for i in 0..n_tensors {
+        let name = w.string(&|| format!("tensor #{i} name"))?;
+        let name = String::from_utf8_lossy(name);
+        let what = || format!("tensor '{name}'");
+        let nd = w.u32(&what)?;
+        if nd == 0 || nd as usize > MAX_DIMS {
+            return Err(Error::Malformed(format!(
+                "tensor '{name}' has {nd} dimensions"
+            )));
+        }
+        let mut dims = [0u64; MAX_DIMS];
+        for d in dims.iter_mut().take(nd as usize) {
+            *d = w.u64(&what)?;
+        }
+        let dims = &dims[..nd as usize];
+        if dims
+            .iter()
+            .try_fold(1u64, |n, &d| n.checked_mul(d))
+            .is_none()
+        {
+            return Err(Error::Malformed(format!(
+                "tensor '{name}' dimensions {dims:?} overflow: their product exceeds 2^64"
+            )));
+        }
+        w.u32(&what)?;
+        let offset = w.u64(&what)?;
+        if alignment > 0 && offset % alignment != 0 {
+            return Err(Error::TensorOutOfBounds(format!(
+                "tensor '{name}' offset {offset} is not aligned to {alignment} bytes"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Translate the parser's errors into ours. The parser reports truncation as

@@ -2,7 +2,9 @@
 
 mod common;
 
-use common::gguf_writer::tiny_llama;
+use std::time::Instant;
+
+use common::gguf_writer::{tiny_llama, tiny_llama_with, Val};
 use webgguf::cpu::Serial;
 use webgguf::engine::{Engine, EngineOptions};
 use webgguf::Error;
@@ -23,6 +25,34 @@ fn type_and_offset_pos(bytes: &[u8], record: usize) -> (usize, usize) {
     let nd = u32::from_le_bytes(bytes[nd_at..nd_at + 4].try_into().unwrap()) as usize;
     let ty_at = nd_at + 4 + 8 * nd;
     (ty_at, ty_at + 4)
+}
+
+/// Byte position of metadata entry `key`'s value-type tag (the value follows).
+fn kv_type_pos(bytes: &[u8], key: &str) -> usize {
+    let mut needle = (key.len() as u64).to_le_bytes().to_vec();
+    needle.extend(key.as_bytes());
+    let at = bytes
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .unwrap_or_else(|| panic!("no key {key}"));
+    at + needle.len()
+}
+
+fn put_u64(bytes: &mut [u8], at: usize, v: u64) {
+    bytes[at..at + 8].copy_from_slice(&v.to_le_bytes());
+}
+
+/// Load, expecting an error; it must come back quickly (no huge allocation
+/// or loop sized by a corrupt count).
+fn load_err(bytes: Vec<u8>) -> Error {
+    let t = Instant::now();
+    let e = load(bytes).err().expect("the malformed file must not load");
+    assert!(
+        t.elapsed().as_secs_f64() < 2.0,
+        "rejecting took {:?}",
+        t.elapsed()
+    );
+    e
 }
 
 #[test]
@@ -145,4 +175,170 @@ fn context_overflow_and_bad_token_ids() {
     let g =
         pollster::block_on(e.generate(&[1, 3], 100, Default::default(), &mut |_, _| true)).unwrap();
     assert!(g.generated_ids.len() <= 7);
+}
+
+#[test]
+fn gguf_version_1() {
+    let (mut bytes, _) = tiny_llama("llama", 4);
+    bytes[4..8].copy_from_slice(&1u32.to_le_bytes());
+    let e = load_err(bytes);
+    assert_eq!(e, Error::UnsupportedVersion(1));
+    assert!(e.to_string().contains("version 1"), "{e}");
+}
+
+#[test]
+fn huge_metadata_array_count() {
+    let (mut bytes, _) = tiny_llama("llama", 4);
+    // type tag (array), element type (string), then the count.
+    let at = kv_type_pos(&bytes, "tokenizer.ggml.tokens") + 8;
+    for count in [1u64 << 60, u64::MAX, 1 << 20] {
+        put_u64(&mut bytes, at, count);
+        let e = load_err(bytes.clone());
+        assert!(matches!(e, Error::Truncated(_)), "{e:?}");
+        let msg = e.to_string();
+        assert!(msg.contains("tokenizer.ggml.tokens"), "{msg}");
+        assert!(msg.contains(&format!("{count} elements")), "{msg}");
+    }
+}
+
+#[test]
+fn metadata_string_past_the_end() {
+    let (mut bytes, _) = tiny_llama("llama", 4);
+    // The value string of general.architecture.
+    let at = kv_type_pos(&bytes, "general.architecture") + 4;
+    for len in [bytes.len() as u64, 1 << 40, u64::MAX] {
+        put_u64(&mut bytes, at, len);
+        let e = load_err(bytes.clone());
+        assert!(matches!(e, Error::Truncated(_)), "{e:?}");
+        let msg = e.to_string();
+        assert!(msg.contains("'general.architecture'"), "{msg}");
+        assert!(msg.contains(&format!("string length {len}")), "{msg}");
+    }
+    // A key's own length.
+    let (mut bytes, _) = tiny_llama("llama", 4);
+    put_u64(&mut bytes, 24, 1 << 50);
+    let e = load_err(bytes);
+    assert!(matches!(e, Error::Truncated(_)), "{e:?}");
+    assert!(e.to_string().contains("metadata key #0"), "{e}");
+}
+
+#[test]
+fn tensor_name_past_the_end() {
+    let (mut bytes, records) = tiny_llama("llama", 4);
+    put_u64(&mut bytes, records[3], 1 << 40);
+    let e = load_err(bytes);
+    assert!(matches!(e, Error::Truncated(_)), "{e:?}");
+    let msg = e.to_string();
+    assert!(msg.contains("tensor #3 name"), "{msg}");
+    assert!(msg.contains("string length 1099511627776"), "{msg}");
+}
+
+#[test]
+fn misaligned_tensor_offset() {
+    let (mut bytes, records) = tiny_llama("llama", 4);
+    let (_, off_at) = type_and_offset_pos(&bytes, records[2]);
+    let off = u64::from_le_bytes(bytes[off_at..off_at + 8].try_into().unwrap());
+    put_u64(&mut bytes, off_at, off + 4);
+    let e = load_err(bytes);
+    assert!(matches!(e, Error::TensorOutOfBounds(_)), "{e:?}");
+    let msg = e.to_string();
+    assert!(msg.contains("blk.0.attn_norm.weight"), "{msg}");
+    assert!(msg.contains("not aligned to 32 bytes"), "{msg}");
+}
+
+#[test]
+fn tensor_dimensions_overflow() {
+    let (bytes, records) = tiny_llama("llama", 4);
+    // token_embd.weight has two dimensions, just after its name.
+    let name_len = u64::from_le_bytes(bytes[records[0]..records[0] + 8].try_into().unwrap());
+    let dims_at = records[0] + 8 + name_len as usize + 4;
+    // The element count overflows u64 ...
+    let mut b = bytes.clone();
+    put_u64(&mut b, dims_at, 1 << 32);
+    put_u64(&mut b, dims_at + 8, 1 << 32);
+    let e = load_err(b);
+    assert!(matches!(e, Error::Malformed(_)), "{e:?}");
+    let msg = e.to_string();
+    assert!(msg.contains("token_embd.weight"), "{msg}");
+    assert!(msg.contains("overflow"), "{msg}");
+    // ... or only the byte size does (2^62 f32 elements).
+    let mut b = bytes;
+    put_u64(&mut b, dims_at, 1 << 31);
+    put_u64(&mut b, dims_at + 8, 1 << 31);
+    let e = load_err(b);
+    assert!(
+        matches!(e, Error::Malformed(_) | Error::TensorOutOfBounds(_)),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("overflow"), "{e}");
+}
+
+#[test]
+fn missing_required_tensor() {
+    let (bytes, _) = tiny_llama_with("llama", 4, |_, tensors| {
+        tensors.retain(|t| t.name != "blk.0.ffn_up.weight")
+    });
+    let e = load_err(bytes);
+    assert_eq!(e, Error::MissingTensor("blk.0.ffn_up.weight".into()));
+    assert!(e.to_string().contains("'blk.0.ffn_up.weight'"), "{e}");
+}
+
+#[test]
+fn missing_required_key() {
+    let (bytes, _) = tiny_llama_with("llama", 4, |kv, _| {
+        kv.retain(|(k, _)| *k != "llama.block_count")
+    });
+    let e = load_err(bytes);
+    assert_eq!(e, Error::MissingKey("llama.block_count".into()));
+    assert!(e.to_string().contains("'llama.block_count'"), "{e}");
+}
+
+#[test]
+fn required_key_of_the_wrong_type() {
+    let (bytes, _) = tiny_llama_with("llama", 4, |kv, _| {
+        for (k, v) in kv.iter_mut() {
+            if *k == "llama.block_count" {
+                *v = Val::Str("one".into());
+            }
+        }
+    });
+    let e = load_err(bytes);
+    assert_eq!(e, Error::MissingKey("llama.block_count".into()));
+    assert!(e.to_string().contains("invalid metadata key"), "{e}");
+    // A float where the architecture string belongs.
+    let (bytes, _) = tiny_llama_with("llama", 4, |kv, _| {
+        for (k, v) in kv.iter_mut() {
+            if *k == "general.architecture" {
+                *v = Val::F32(1.0);
+            }
+        }
+    });
+    let e = load_err(bytes);
+    assert_eq!(e, Error::MissingKey("general.architecture".into()));
+    // The vocabulary as a number, not a string array.
+    let (bytes, _) = tiny_llama_with("llama", 4, |kv, _| {
+        for (k, v) in kv.iter_mut() {
+            if *k == "tokenizer.ggml.tokens" {
+                *v = Val::U32(4);
+            }
+        }
+    });
+    let e = load_err(bytes);
+    assert!(matches!(e, Error::Tokenizer(_)), "{e:?}");
+    assert!(e.to_string().contains("tokenizer.ggml.tokens"), "{e}");
+}
+
+#[test]
+fn huge_counts_in_the_header() {
+    let (bytes, _) = tiny_llama("llama", 4);
+    for (at, what) in [(8, "tensors"), (16, "metadata entries")] {
+        for count in [1u64 << 62, u64::MAX, 100_000] {
+            let mut b = bytes.clone();
+            put_u64(&mut b, at, count);
+            let e = load_err(b);
+            assert!(matches!(e, Error::Truncated(_)), "{e:?}");
+            let msg = e.to_string();
+            assert!(msg.contains(&format!("{count} {what}")), "{msg}");
+        }
+    }
 }

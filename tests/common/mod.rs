@@ -282,6 +282,16 @@ pub mod gguf_writer {
     /// A tiny but complete llama model (random f32 weights) with a
     /// 4-token SPM vocabulary; `vocab` rows in the embedding.
     pub fn tiny_llama(arch: &str, vocab: usize) -> (Vec<u8>, Vec<usize>) {
+        tiny_llama_with(arch, vocab, |_, _| {})
+    }
+
+    /// `tiny_llama`, with `edit` applied to its metadata and tensors before
+    /// serializing (to drop or retype an entry).
+    pub fn tiny_llama_with(
+        arch: &str,
+        vocab: usize,
+        edit: impl FnOnce(&mut Vec<(&str, Val)>, &mut Vec<Tensor>),
+    ) -> (Vec<u8>, Vec<usize>) {
         let dim = 32u64;
         let ff = 64u64;
         let f32s = |n: u64, seed: u32| -> Vec<u8> {
@@ -355,6 +365,8 @@ pub mod gguf_writer {
             ("tokenizer.ggml.bos_token_id", Val::U32(1)),
             ("tokenizer.ggml.eos_token_id", Val::U32(2)),
         ];
+        let mut kv = kv;
+        edit(&mut kv, &mut tensors);
         build(&kv, &tensors)
     }
 }
