@@ -350,6 +350,23 @@ trait Kernel {
         a: [*const u8; NT],
         s: [*const f32; NT],
     ) -> [f32; NT];
+
+    /// `NR` weight rows, `wrb` bytes apart, against one activation row: the
+    /// decode case. Each result is bit-identical to `row::<D, 1, false>`'s.
+    #[inline(always)]
+    unsafe fn rows<D: Dot, const NR: usize>(
+        n: usize,
+        w: *const u8,
+        wrb: usize,
+        a: *const u8,
+        s: *const f32,
+    ) -> [f32; NR] {
+        let mut out = [0f32; NR];
+        for (r, o) in out.iter_mut().enumerate() {
+            *o = Self::row::<D, 1, false>(n, w.add(r * wrb), [a], [s])[0];
+        }
+        out
+    }
 }
 
 #[inline(always)]
@@ -372,6 +389,21 @@ unsafe fn run<D: Dot, K: Kernel>(job: Job) {
     }
     let tok = |t: usize| act.as_ptr().add(t * arb);
     let sc = |t: usize| scales.as_ptr().add(t * per_tok);
+    if ntok == 1 {
+        const NR: usize = 4;
+        let rows = out.len();
+        let mut r = 0;
+        while r + NR <= rows {
+            let v = K::rows::<D, NR>(n, w.as_ptr().add(r * wrb), wrb, tok(0), sc(0));
+            out[r..r + NR].copy_from_slice(&v);
+            r += NR;
+        }
+        while r < rows {
+            out[r] = K::rows::<D, 1>(n, w.as_ptr().add(r * wrb), wrb, tok(0), sc(0))[0];
+            r += 1;
+        }
+        return;
+    }
     for (wrow, orow) in w.chunks_exact(wrb).zip(out.chunks_exact_mut(ntok)) {
         let wp = wrow.as_ptr();
         let mut t = 0;
@@ -579,6 +611,45 @@ impl<B: Block32> Kernel for B {
         for t in 0..NT {
             let e = _mm_add_ps(extra[t][0], extra[t][1]);
             out[t] = hsum(_mm256_add_ps(acc[t][0], acc[t][1])) + _mm_cvtss_f32(e);
+        }
+        out
+    }
+
+    /// The same blocks into the same accumulators per row as `row` with one
+    /// token, for `NR` rows interleaved: more independent memory streams
+    /// and dependency chains in flight.
+    #[inline(always)]
+    unsafe fn rows<D: Dot, const NR: usize>(
+        n: usize,
+        w: *const u8,
+        wrb: usize,
+        a: *const u8,
+        s: *const f32,
+    ) -> [f32; NR] {
+        let mut acc = [[_mm256_setzero_ps(); 2]; NR];
+        let mut extra = [[_mm_setzero_ps(); 2]; NR];
+        let nb = n / 32;
+        let mut b = 0;
+        while b < nb {
+            for k in 0..2 {
+                let i = b + k;
+                if i < nb {
+                    let p = s.add(i * B::AS);
+                    let d = _mm256_broadcast_ss(&*p);
+                    let sum = _mm_broadcast_ss(&*p.add(B::AS - 1));
+                    let q = a.add(i * B::AB + B::AQ);
+                    for r in 0..NR {
+                        let wu = B::unpack(w.add(r * wrb + i * B::WB));
+                        B::token::<D>(wu, q, d, sum, &mut acc[r][k], &mut extra[r][k]);
+                    }
+                }
+            }
+            b += 2;
+        }
+        let mut out = [0f32; NR];
+        for r in 0..NR {
+            let e = _mm_add_ps(extra[r][0], extra[r][1]);
+            out[r] = hsum(_mm256_add_ps(acc[r][0], acc[r][1])) + _mm_cvtss_f32(e);
         }
         out
     }
