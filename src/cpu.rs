@@ -93,6 +93,8 @@ impl RunState {
             .ok_or_else(|| Error::InvalidArgument(format!("context {ctx} is too large")))?;
         let widest = c.dim.max(c.q_dim()).max(c.ffn_dim);
         let max_rows = widest.max(c.vocab_size);
+        // Fused matmuls write Q, K and V, or gate and up, together.
+        let fused = widest.max(c.q_dim() + 2 * c.kv_dim()).max(2 * c.ffn_dim);
         // Q8_K is the largest activation encoding per element (292 bytes / 256).
         let act_row = (widest / 256 + 1) * 292 + widest * 4;
         Ok(RunState {
@@ -107,7 +109,7 @@ impl RunState {
             delta: vec![0.0; max_batch * c.dim],
             hb: vec![0.0; max_batch * c.ffn_dim],
             hb2: vec![0.0; max_batch * c.ffn_dim],
-            mm: vec![0.0; max_rows.max(max_batch * widest)],
+            mm: vec![0.0; max_rows.max(max_batch * fused)],
             act: vec![0; max_batch * act_row],
             act_ty: None,
             xlast: vec![0.0; c.dim],
@@ -180,9 +182,12 @@ pub fn forward<'s>(
             );
         }
         s.act_ty = None;
-        matmul(s, par, &w.data, &layer.wq, Src::Xb, Dst::Q, n);
-        matmul(s, par, &w.data, &layer.wk, Src::Xb, Dst::K, n);
-        matmul(s, par, &w.data, &layer.wv, Src::Xb, Dst::V, n);
+        let qkv = [
+            (&layer.wq, Dst::Q),
+            (&layer.wk, Dst::K),
+            (&layer.wv, Dst::V),
+        ];
+        matmul(s, par, &w.data, &qkv, Src::Xb, n);
         for t in 0..n {
             if let Some(b) = &layer.bq {
                 add(&mut s.q[t * qd..(t + 1) * qd], b);
@@ -215,7 +220,7 @@ pub fn forward<'s>(
         }
         attention(c, s, par, l, pos, n);
         s.act_ty = None;
-        matmul(s, par, &w.data, &layer.wo, Src::Xo, Dst::Delta, n);
+        matmul(s, par, &w.data, &[(&layer.wo, Dst::Delta)], Src::Xo, n);
         add(&mut s.x[..n * dim], &s.delta[..n * dim]);
 
         // Feed-forward: x += Wdown · (silu(Wgate·xb) * Wup·xb), xb = rmsnorm(x).
@@ -228,13 +233,13 @@ pub fn forward<'s>(
             );
         }
         s.act_ty = None;
-        matmul(s, par, &w.data, &layer.w_gate, Src::Xb, Dst::Hb, n);
-        matmul(s, par, &w.data, &layer.w_up, Src::Xb, Dst::Hb2, n);
+        let gate_up = [(&layer.w_gate, Dst::Hb), (&layer.w_up, Dst::Hb2)];
+        matmul(s, par, &w.data, &gate_up, Src::Xb, n);
         for (g, u) in s.hb[..n * ff].iter_mut().zip(&s.hb2[..n * ff]) {
             *g = silu(*g) * u;
         }
         s.act_ty = None;
-        matmul(s, par, &w.data, &layer.w_down, Src::Hb, Dst::Delta, n);
+        matmul(s, par, &w.data, &[(&layer.w_down, Dst::Delta)], Src::Hb, n);
         add(&mut s.x[..n * dim], &s.delta[..n * dim]);
     }
 
@@ -247,7 +252,7 @@ pub fn forward<'s>(
         c.norm_eps,
     );
     s.act_ty = None;
-    matmul(s, par, &w.data, &w.output, Src::Xlast, Dst::Logits, 1);
+    matmul(s, par, &w.data, &[(&w.output, Dst::Logits)], Src::Xlast, 1);
     Ok(&s.logits)
 }
 
@@ -406,21 +411,29 @@ enum Dst {
     Logits,
 }
 
-/// dst[t] = W · src[t] for the batch's `n` tokens. The source is encoded
-/// once per weight format and reused by the following matmuls that read the
-/// same input (callers reset `act_ty` when the input changes).
+/// dst[t] = W · src[t] for the batch's `n` tokens, for each `(W, dst)` of
+/// `ms`: matrices of one weight format and width share one parallel region
+/// (fork/join costs microseconds, a decode matvec tens). The source is
+/// encoded once per weight format and reused by the following matmuls that
+/// read the same input (callers reset `act_ty` when the input changes).
 fn matmul(
     s: &mut RunState,
     par: &dyn Parallel,
     data: &[u8],
-    m: &Matrix,
+    ms: &[(&Matrix, Dst)],
     src: Src,
-    dst: Dst,
     n: usize,
 ) {
-    let act_ty = m.ty.vec_dot_type();
+    let m0 = ms[0].0;
+    if ms.iter().any(|(m, _)| m.ty != m0.ty || m.cols != m0.cols) {
+        for &one in ms {
+            matmul(s, par, data, &[one], src, n);
+        }
+        return;
+    }
+    let act_ty = m0.ty.vec_dot_type();
     let act_row = act_ty
-        .row_bytes(m.cols)
+        .row_bytes(m0.cols)
         .expect("weight row length is a multiple of its activation block");
     if s.act_ty != Some(act_ty) {
         let x: &[f32] = match src {
@@ -432,39 +445,56 @@ fn matmul(
         for t in 0..n {
             quant::quantize_row(
                 act_ty,
-                &x[t * m.cols..(t + 1) * m.cols],
+                &x[t * m0.cols..(t + 1) * m0.cols],
                 &mut s.act[t * act_row..(t + 1) * act_row],
             );
         }
         s.act_ty = Some(act_ty);
     }
     let act = &s.act[..n * act_row];
-    let weights = m.bytes(data);
 
-    let out: &mut [f32] = match dst {
-        Dst::Q => &mut s.q,
-        Dst::K => &mut s.k,
-        Dst::V => &mut s.v,
-        Dst::Delta => &mut s.delta,
-        Dst::Hb => &mut s.hb,
-        Dst::Hb2 => &mut s.hb2,
-        Dst::Logits => &mut s.logits,
-    };
-    // Split rows into chunks; each task computes its rows for every token
-    // into its part of `mm` ([rows][n]), then scatters them to `out` ([n][rows]).
-    let rows = m.rows;
-    let tasks = (rows / 16).clamp(1, par.threads() * 8);
-    let per = rows.div_ceil(tasks);
-    let mm = SharedMut(s.mm.as_mut_ptr());
-    let dst = SharedMut(out.as_mut_ptr());
-    par.for_each(tasks, &|i| {
-        let r0 = i * per;
-        let r1 = (r0 + per).min(rows);
-        if r0 >= r1 {
-            return;
+    // Split each matrix's rows into chunks of about `per` rows; each task
+    // computes its rows for every token into its part of `mm` ([rows][n],
+    // the matrices one after another), then scatters them to its `out`
+    // ([n][rows]).
+    const MAX: usize = 4;
+    assert!(ms.len() <= MAX);
+    let total: usize = ms.iter().map(|(m, _)| m.rows).sum();
+    assert!(total * n <= s.mm.len());
+    let per = total.div_ceil((total / 16).clamp(1, par.threads() * 8));
+    let mut first_task = [0usize; MAX + 1];
+    let mut first_row = [0usize; MAX];
+    let mut dsts = [SharedMut(std::ptr::null_mut::<f32>()); MAX];
+    for (j, &(m, dst)) in ms.iter().enumerate() {
+        first_task[j + 1] = first_task[j] + m.rows.div_ceil(per);
+        if j + 1 < ms.len() {
+            first_row[j + 1] = first_row[j] + m.rows;
         }
+        let out: &mut [f32] = match dst {
+            Dst::Q => &mut s.q,
+            Dst::K => &mut s.k,
+            Dst::V => &mut s.v,
+            Dst::Delta => &mut s.delta,
+            Dst::Hb => &mut s.hb,
+            Dst::Hb2 => &mut s.hb2,
+            Dst::Logits => &mut s.logits,
+        };
+        assert!(m.rows * n <= out.len());
+        dsts[j] = SharedMut(out.as_mut_ptr());
+    }
+    let tasks = first_task[ms.len()];
+    let mm = SharedMut(s.mm.as_mut_ptr());
+    par.for_each(tasks, &|i| {
+        let j = (0..ms.len())
+            .find(|&j| i < first_task[j + 1])
+            .expect("task in range");
+        let m = ms[j].0;
+        let rows = m.rows;
+        let r0 = (i - first_task[j]) * per;
+        let r1 = (r0 + per).min(rows);
+        let weights = m.bytes(data);
         // SAFETY: tasks own disjoint row ranges of mm and of every out row.
-        let tile = unsafe { mm.slice(r0 * n, (r1 - r0) * n) };
+        let tile = unsafe { mm.slice((first_row[j] + r0) * n, (r1 - r0) * n) };
         quant::gemm(
             m.ty,
             m.cols,
@@ -474,7 +504,7 @@ fn matmul(
             tile,
         );
         for t in 0..n {
-            let o = unsafe { dst.slice(t * rows + r0, r1 - r0) };
+            let o = unsafe { dsts[j].slice(t * rows + r0, r1 - r0) };
             for (k, v) in o.iter_mut().enumerate() {
                 *v = tile[k * n + t];
             }
