@@ -352,44 +352,117 @@ fn attention(c: &Config, s: &mut RunState, par: &dyn Parallel, layer: usize, pos
     let vc = &s.value_cache[layer * ctx * kvd..(layer + 1) * ctx * kvd];
     let q = &s.q;
     let xo = SharedMut(s.xo.as_mut_ptr());
+    let hs = Heads {
+        hd,
+        qd,
+        kvd,
+        group,
+        scale,
+        pos,
+        n,
+    };
+    #[cfg(target_arch = "x86_64")]
+    let f16c = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c");
     par.for_each(c.n_heads, &|h| {
-        let kvh = (h / group) * hd;
-        let mut qh = [0f32; 512];
-        let mut acc = [0f32; 512];
-        let (qh, acc) = (&mut qh[..hd], &mut acc[..hd]);
-        for t in 0..n {
-            let len = pos + t + 1;
-            round_f16(&q[t * qd + h * hd..t * qd + (h + 1) * hd], qh);
-            acc.fill(0.0);
-            let (mut max, mut sum) = (f32::NEG_INFINITY, 0f32);
-            for j in 0..len {
-                let row = j * kvd + kvh;
-                let score = qk_dot(qh, &kc[row..row + hd]) * scale;
-                let (mut rescale, mut weight) = (1f32, 1f32);
-                if score > max {
-                    rescale = (max - score).exp();
-                    max = score;
-                    for a in acc.iter_mut() {
-                        *a *= rescale;
-                    }
-                    round_f16_in_place(acc);
-                } else {
-                    weight = (score - max).exp();
-                }
-                for (a, v) in acc.iter_mut().zip(&vc[row..row + hd]) {
-                    *a += v * weight;
-                }
-                round_f16_in_place(acc);
-                sum = sum * rescale + weight;
-            }
-            // SAFETY: head h owns this slice of row t.
-            let out = unsafe { xo.slice(t * qd + h * hd, hd) };
-            let inv = 1.0 / sum;
-            for (o, a) in out.iter_mut().zip(acc.iter()) {
-                *o = a * inv;
-            }
+        // SAFETY: head h owns its slices of xo's rows.
+        #[cfg(target_arch = "x86_64")]
+        if f16c {
+            // SAFETY: the CPU has the features `head_f16c` enables.
+            unsafe { head_f16c(&hs, h, q, kc, vc, xo) };
+            return;
         }
+        head_body(&hs, h, q, kc, vc, xo, round_f16_in_place);
     });
+}
+
+/// The shape of one attention call.
+struct Heads {
+    hd: usize,
+    qd: usize,
+    kvd: usize,
+    group: usize,
+    scale: f32,
+    pos: usize,
+    n: usize,
+}
+
+/// `head_body` with AVX2 and F16C: the f16 rounding of the accumulator
+/// after every key, in place with `vcvtps2ph`/`vcvtph2ps`, which round to
+/// nearest even exactly as the portable conversion does.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn head_f16c(hs: &Heads, h: usize, q: &[f32], kc: &[f32], vc: &[f32], xo: SharedMut<f32>) {
+    use std::arch::x86_64::*;
+    #[target_feature(enable = "avx2,f16c")]
+    #[inline]
+    unsafe fn round(x: &mut [f32]) {
+        let mut chunks = x.chunks_exact_mut(8);
+        for c in &mut chunks {
+            let v = _mm256_loadu_ps(c.as_ptr());
+            let r = _mm256_cvtph_ps(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v));
+            _mm256_storeu_ps(c.as_mut_ptr(), r);
+        }
+        round_f16_in_place(chunks.into_remainder());
+    }
+    // SAFETY: the caller has the features `round` enables.
+    head_body(hs, h, q, kc, vc, xo, |x| unsafe { round(x) })
+}
+
+#[inline(always)]
+fn head_body(
+    hs: &Heads,
+    h: usize,
+    q: &[f32],
+    kc: &[f32],
+    vc: &[f32],
+    xo: SharedMut<f32>,
+    round: impl Fn(&mut [f32]),
+) {
+    let Heads {
+        hd,
+        qd,
+        kvd,
+        group,
+        scale,
+        pos,
+        n,
+    } = *hs;
+    let kvh = (h / group) * hd;
+    let mut qh = [0f32; 512];
+    let mut acc = [0f32; 512];
+    let (qh, acc) = (&mut qh[..hd], &mut acc[..hd]);
+    for t in 0..n {
+        let len = pos + t + 1;
+        round_f16(&q[t * qd + h * hd..t * qd + (h + 1) * hd], qh);
+        acc.fill(0.0);
+        let (mut max, mut sum) = (f32::NEG_INFINITY, 0f32);
+        for j in 0..len {
+            let row = j * kvd + kvh;
+            let score = qk_dot(qh, &kc[row..row + hd]) * scale;
+            let (mut rescale, mut weight) = (1f32, 1f32);
+            if score > max {
+                rescale = (max - score).exp();
+                max = score;
+                for a in acc.iter_mut() {
+                    *a *= rescale;
+                }
+                round(acc);
+            } else {
+                weight = (score - max).exp();
+            }
+            for (a, v) in acc.iter_mut().zip(&vc[row..row + hd]) {
+                *a += v * weight;
+            }
+            round(acc);
+            sum = sum * rescale + weight;
+        }
+        // SAFETY: head h owns this slice of row t.
+        let out = unsafe { xo.slice(t * qd + h * hd, hd) };
+        let inv = 1.0 / sum;
+        for (o, a) in out.iter_mut().zip(acc.iter()) {
+            *o = a * inv;
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
