@@ -629,8 +629,16 @@ impl<B: Block32> Kernel for B {
         let mut acc = [[_mm256_setzero_ps(); 2]; NR];
         let mut extra = [[_mm_setzero_ps(); 2]; NR];
         let nb = n / 32;
+        const PF: usize = 2;
         let mut b = 0;
         while b < nb {
+            // The group of rows after next, at this block pair: hardware
+            // prefetch alone leaves the loads of each block's scales
+            // waiting on memory. A prefetch past the end is harmless.
+            for r in 0..NR {
+                let ahead = w.wrapping_add((r + PF * NR) * wrb + b * B::WB);
+                _mm_prefetch::<_MM_HINT_T0>(ahead as *const i8);
+            }
             for k in 0..2 {
                 let i = b + k;
                 if i < nb {
