@@ -404,25 +404,35 @@ unsafe fn run<D: Dot, K: Kernel>(job: Job) {
         }
         return;
     }
-    for (wrow, orow) in w.chunks_exact(wrb).zip(out.chunks_exact_mut(ntok)) {
-        let wp = wrow.as_ptr();
-        let mut t = 0;
-        if K::GROUP >= 4 {
-            while t + 4 <= ntok {
-                let a = [tok(t), tok(t + 1), tok(t + 2), tok(t + 3)];
-                let r = K::row::<D, 4, false>(n, wp, a, [sc(t), sc(t + 1), sc(t + 2), sc(t + 3)]);
-                orow[t..t + 4].copy_from_slice(&r);
-                t += 4;
+    // Tokens in chunks whose activations stay in L1 while every row of the
+    // task passes over them (rather than all tokens streaming from L2 once
+    // per row). Each result does not depend on how tokens are grouped.
+    const CHUNK: usize = 32;
+    let mut t0 = 0;
+    while t0 < ntok {
+        let t1 = (t0 + CHUNK).min(ntok);
+        for (wrow, orow) in w.chunks_exact(wrb).zip(out.chunks_exact_mut(ntok)) {
+            let wp = wrow.as_ptr();
+            let mut t = t0;
+            if K::GROUP >= 4 {
+                while t + 4 <= t1 {
+                    let a = [tok(t), tok(t + 1), tok(t + 2), tok(t + 3)];
+                    let r =
+                        K::row::<D, 4, false>(n, wp, a, [sc(t), sc(t + 1), sc(t + 2), sc(t + 3)]);
+                    orow[t..t + 4].copy_from_slice(&r);
+                    t += 4;
+                }
+            }
+            while t + 2 <= t1 {
+                let r = K::row::<D, 2, false>(n, wp, [tok(t), tok(t + 1)], [sc(t), sc(t + 1)]);
+                orow[t..t + 2].copy_from_slice(&r);
+                t += 2;
+            }
+            if t < t1 {
+                orow[t] = K::row::<D, 1, false>(n, wp, [tok(t)], [sc(t)])[0];
             }
         }
-        while t + 2 <= ntok {
-            let r = K::row::<D, 2, false>(n, wp, [tok(t), tok(t + 1)], [sc(t), sc(t + 1)]);
-            orow[t..t + 2].copy_from_slice(&r);
-            t += 2;
-        }
-        if t < ntok {
-            orow[t] = K::row::<D, 1, false>(n, wp, [tok(t)], [sc(t)])[0];
-        }
+        t0 = t1;
     }
 }
 
