@@ -93,6 +93,8 @@ impl RunState {
             .ok_or_else(|| Error::InvalidArgument(format!("context {ctx} is too large")))?;
         let widest = c.dim.max(c.q_dim()).max(c.ffn_dim);
         let max_rows = widest.max(c.vocab_size);
+        // Fused matmuls write Q, K and V, or gate and up, together.
+        let fused = widest.max(c.q_dim() + 2 * c.kv_dim()).max(2 * c.ffn_dim);
         // Q8_K is the largest activation encoding per element (292 bytes / 256).
         let act_row = (widest / 256 + 1) * 292 + widest * 4;
         Ok(RunState {
@@ -107,7 +109,7 @@ impl RunState {
             delta: vec![0.0; max_batch * c.dim],
             hb: vec![0.0; max_batch * c.ffn_dim],
             hb2: vec![0.0; max_batch * c.ffn_dim],
-            mm: vec![0.0; max_rows.max(max_batch * widest)],
+            mm: vec![0.0; max_rows.max(max_batch * fused)],
             act: vec![0; max_batch * act_row],
             act_ty: None,
             xlast: vec![0.0; c.dim],
@@ -180,9 +182,12 @@ pub fn forward<'s>(
             );
         }
         s.act_ty = None;
-        matmul(s, par, &w.data, &layer.wq, Src::Xb, Dst::Q, n);
-        matmul(s, par, &w.data, &layer.wk, Src::Xb, Dst::K, n);
-        matmul(s, par, &w.data, &layer.wv, Src::Xb, Dst::V, n);
+        let qkv = [
+            (&layer.wq, Dst::Q),
+            (&layer.wk, Dst::K),
+            (&layer.wv, Dst::V),
+        ];
+        matmul(s, par, &w.data, &qkv, Src::Xb, n);
         for t in 0..n {
             if let Some(b) = &layer.bq {
                 add(&mut s.q[t * qd..(t + 1) * qd], b);
@@ -215,7 +220,7 @@ pub fn forward<'s>(
         }
         attention(c, s, par, l, pos, n);
         s.act_ty = None;
-        matmul(s, par, &w.data, &layer.wo, Src::Xo, Dst::Delta, n);
+        matmul(s, par, &w.data, &[(&layer.wo, Dst::Delta)], Src::Xo, n);
         add(&mut s.x[..n * dim], &s.delta[..n * dim]);
 
         // Feed-forward: x += Wdown · (silu(Wgate·xb) * Wup·xb), xb = rmsnorm(x).
@@ -228,13 +233,13 @@ pub fn forward<'s>(
             );
         }
         s.act_ty = None;
-        matmul(s, par, &w.data, &layer.w_gate, Src::Xb, Dst::Hb, n);
-        matmul(s, par, &w.data, &layer.w_up, Src::Xb, Dst::Hb2, n);
+        let gate_up = [(&layer.w_gate, Dst::Hb), (&layer.w_up, Dst::Hb2)];
+        matmul(s, par, &w.data, &gate_up, Src::Xb, n);
         for (g, u) in s.hb[..n * ff].iter_mut().zip(&s.hb2[..n * ff]) {
             *g = silu(*g) * u;
         }
         s.act_ty = None;
-        matmul(s, par, &w.data, &layer.w_down, Src::Hb, Dst::Delta, n);
+        matmul(s, par, &w.data, &[(&layer.w_down, Dst::Delta)], Src::Hb, n);
         add(&mut s.x[..n * dim], &s.delta[..n * dim]);
     }
 
@@ -247,7 +252,7 @@ pub fn forward<'s>(
         c.norm_eps,
     );
     s.act_ty = None;
-    matmul(s, par, &w.data, &w.output, Src::Xlast, Dst::Logits, 1);
+    matmul(s, par, &w.data, &[(&w.output, Dst::Logits)], Src::Xlast, 1);
     Ok(&s.logits)
 }
 
@@ -347,44 +352,117 @@ fn attention(c: &Config, s: &mut RunState, par: &dyn Parallel, layer: usize, pos
     let vc = &s.value_cache[layer * ctx * kvd..(layer + 1) * ctx * kvd];
     let q = &s.q;
     let xo = SharedMut(s.xo.as_mut_ptr());
+    let hs = Heads {
+        hd,
+        qd,
+        kvd,
+        group,
+        scale,
+        pos,
+        n,
+    };
+    #[cfg(target_arch = "x86_64")]
+    let f16c = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c");
     par.for_each(c.n_heads, &|h| {
-        let kvh = (h / group) * hd;
-        let mut qh = [0f32; 512];
-        let mut acc = [0f32; 512];
-        let (qh, acc) = (&mut qh[..hd], &mut acc[..hd]);
-        for t in 0..n {
-            let len = pos + t + 1;
-            round_f16(&q[t * qd + h * hd..t * qd + (h + 1) * hd], qh);
-            acc.fill(0.0);
-            let (mut max, mut sum) = (f32::NEG_INFINITY, 0f32);
-            for j in 0..len {
-                let row = j * kvd + kvh;
-                let score = qk_dot(qh, &kc[row..row + hd]) * scale;
-                let (mut rescale, mut weight) = (1f32, 1f32);
-                if score > max {
-                    rescale = (max - score).exp();
-                    max = score;
-                    for a in acc.iter_mut() {
-                        *a *= rescale;
-                    }
-                    round_f16_in_place(acc);
-                } else {
-                    weight = (score - max).exp();
-                }
-                for (a, v) in acc.iter_mut().zip(&vc[row..row + hd]) {
-                    *a += v * weight;
-                }
-                round_f16_in_place(acc);
-                sum = sum * rescale + weight;
-            }
-            // SAFETY: head h owns this slice of row t.
-            let out = unsafe { xo.slice(t * qd + h * hd, hd) };
-            let inv = 1.0 / sum;
-            for (o, a) in out.iter_mut().zip(acc.iter()) {
-                *o = a * inv;
-            }
+        // SAFETY: head h owns its slices of xo's rows.
+        #[cfg(target_arch = "x86_64")]
+        if f16c {
+            // SAFETY: the CPU has the features `head_f16c` enables.
+            unsafe { head_f16c(&hs, h, q, kc, vc, xo) };
+            return;
         }
+        head_body(&hs, h, q, kc, vc, xo, round_f16_in_place);
     });
+}
+
+/// The shape of one attention call.
+struct Heads {
+    hd: usize,
+    qd: usize,
+    kvd: usize,
+    group: usize,
+    scale: f32,
+    pos: usize,
+    n: usize,
+}
+
+/// `head_body` with AVX2 and F16C: the f16 rounding of the accumulator
+/// after every key, in place with `vcvtps2ph`/`vcvtph2ps`, which round to
+/// nearest even exactly as the portable conversion does.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn head_f16c(hs: &Heads, h: usize, q: &[f32], kc: &[f32], vc: &[f32], xo: SharedMut<f32>) {
+    use std::arch::x86_64::*;
+    #[target_feature(enable = "avx2,f16c")]
+    #[inline]
+    unsafe fn round(x: &mut [f32]) {
+        let mut chunks = x.chunks_exact_mut(8);
+        for c in &mut chunks {
+            let v = _mm256_loadu_ps(c.as_ptr());
+            let r = _mm256_cvtph_ps(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v));
+            _mm256_storeu_ps(c.as_mut_ptr(), r);
+        }
+        round_f16_in_place(chunks.into_remainder());
+    }
+    // SAFETY: the caller has the features `round` enables.
+    head_body(hs, h, q, kc, vc, xo, |x| unsafe { round(x) })
+}
+
+#[inline(always)]
+fn head_body(
+    hs: &Heads,
+    h: usize,
+    q: &[f32],
+    kc: &[f32],
+    vc: &[f32],
+    xo: SharedMut<f32>,
+    round: impl Fn(&mut [f32]),
+) {
+    let Heads {
+        hd,
+        qd,
+        kvd,
+        group,
+        scale,
+        pos,
+        n,
+    } = *hs;
+    let kvh = (h / group) * hd;
+    let mut qh = [0f32; 512];
+    let mut acc = [0f32; 512];
+    let (qh, acc) = (&mut qh[..hd], &mut acc[..hd]);
+    for t in 0..n {
+        let len = pos + t + 1;
+        round_f16(&q[t * qd + h * hd..t * qd + (h + 1) * hd], qh);
+        acc.fill(0.0);
+        let (mut max, mut sum) = (f32::NEG_INFINITY, 0f32);
+        for j in 0..len {
+            let row = j * kvd + kvh;
+            let score = qk_dot(qh, &kc[row..row + hd]) * scale;
+            let (mut rescale, mut weight) = (1f32, 1f32);
+            if score > max {
+                rescale = (max - score).exp();
+                max = score;
+                for a in acc.iter_mut() {
+                    *a *= rescale;
+                }
+                round(acc);
+            } else {
+                weight = (score - max).exp();
+            }
+            for (a, v) in acc.iter_mut().zip(&vc[row..row + hd]) {
+                *a += v * weight;
+            }
+            round(acc);
+            sum = sum * rescale + weight;
+        }
+        // SAFETY: head h owns this slice of row t.
+        let out = unsafe { xo.slice(t * qd + h * hd, hd) };
+        let inv = 1.0 / sum;
+        for (o, a) in out.iter_mut().zip(acc.iter()) {
+            *o = a * inv;
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -406,21 +484,29 @@ enum Dst {
     Logits,
 }
 
-/// dst[t] = W · src[t] for the batch's `n` tokens. The source is encoded
-/// once per weight format and reused by the following matmuls that read the
-/// same input (callers reset `act_ty` when the input changes).
+/// dst[t] = W · src[t] for the batch's `n` tokens, for each `(W, dst)` of
+/// `ms`: matrices of one weight format and width share one parallel region
+/// (fork/join costs microseconds, a decode matvec tens). The source is
+/// encoded once per weight format and reused by the following matmuls that
+/// read the same input (callers reset `act_ty` when the input changes).
 fn matmul(
     s: &mut RunState,
     par: &dyn Parallel,
     data: &[u8],
-    m: &Matrix,
+    ms: &[(&Matrix, Dst)],
     src: Src,
-    dst: Dst,
     n: usize,
 ) {
-    let act_ty = m.ty.vec_dot_type();
+    let m0 = ms[0].0;
+    if ms.iter().any(|(m, _)| m.ty != m0.ty || m.cols != m0.cols) {
+        for &one in ms {
+            matmul(s, par, data, &[one], src, n);
+        }
+        return;
+    }
+    let act_ty = m0.ty.vec_dot_type();
     let act_row = act_ty
-        .row_bytes(m.cols)
+        .row_bytes(m0.cols)
         .expect("weight row length is a multiple of its activation block");
     if s.act_ty != Some(act_ty) {
         let x: &[f32] = match src {
@@ -432,39 +518,56 @@ fn matmul(
         for t in 0..n {
             quant::quantize_row(
                 act_ty,
-                &x[t * m.cols..(t + 1) * m.cols],
+                &x[t * m0.cols..(t + 1) * m0.cols],
                 &mut s.act[t * act_row..(t + 1) * act_row],
             );
         }
         s.act_ty = Some(act_ty);
     }
     let act = &s.act[..n * act_row];
-    let weights = m.bytes(data);
 
-    let out: &mut [f32] = match dst {
-        Dst::Q => &mut s.q,
-        Dst::K => &mut s.k,
-        Dst::V => &mut s.v,
-        Dst::Delta => &mut s.delta,
-        Dst::Hb => &mut s.hb,
-        Dst::Hb2 => &mut s.hb2,
-        Dst::Logits => &mut s.logits,
-    };
-    // Split rows into chunks; each task computes its rows for every token
-    // into its part of `mm` ([rows][n]), then scatters them to `out` ([n][rows]).
-    let rows = m.rows;
-    let tasks = (rows / 16).clamp(1, par.threads() * 8);
-    let per = rows.div_ceil(tasks);
-    let mm = SharedMut(s.mm.as_mut_ptr());
-    let dst = SharedMut(out.as_mut_ptr());
-    par.for_each(tasks, &|i| {
-        let r0 = i * per;
-        let r1 = (r0 + per).min(rows);
-        if r0 >= r1 {
-            return;
+    // Split each matrix's rows into chunks of about `per` rows; each task
+    // computes its rows for every token into its part of `mm` ([rows][n],
+    // the matrices one after another), then scatters them to its `out`
+    // ([n][rows]).
+    const MAX: usize = 4;
+    assert!(ms.len() <= MAX);
+    let total: usize = ms.iter().map(|(m, _)| m.rows).sum();
+    assert!(total * n <= s.mm.len());
+    let per = total.div_ceil((total / 16).clamp(1, par.threads() * 8));
+    let mut first_task = [0usize; MAX + 1];
+    let mut first_row = [0usize; MAX];
+    let mut dsts = [SharedMut(std::ptr::null_mut::<f32>()); MAX];
+    for (j, &(m, dst)) in ms.iter().enumerate() {
+        first_task[j + 1] = first_task[j] + m.rows.div_ceil(per);
+        if j + 1 < ms.len() {
+            first_row[j + 1] = first_row[j] + m.rows;
         }
+        let out: &mut [f32] = match dst {
+            Dst::Q => &mut s.q,
+            Dst::K => &mut s.k,
+            Dst::V => &mut s.v,
+            Dst::Delta => &mut s.delta,
+            Dst::Hb => &mut s.hb,
+            Dst::Hb2 => &mut s.hb2,
+            Dst::Logits => &mut s.logits,
+        };
+        assert!(m.rows * n <= out.len());
+        dsts[j] = SharedMut(out.as_mut_ptr());
+    }
+    let tasks = first_task[ms.len()];
+    let mm = SharedMut(s.mm.as_mut_ptr());
+    par.for_each(tasks, &|i| {
+        let j = (0..ms.len())
+            .find(|&j| i < first_task[j + 1])
+            .expect("task in range");
+        let m = ms[j].0;
+        let rows = m.rows;
+        let r0 = (i - first_task[j]) * per;
+        let r1 = (r0 + per).min(rows);
+        let weights = m.bytes(data);
         // SAFETY: tasks own disjoint row ranges of mm and of every out row.
-        let tile = unsafe { mm.slice(r0 * n, (r1 - r0) * n) };
+        let tile = unsafe { mm.slice((first_row[j] + r0) * n, (r1 - r0) * n) };
         quant::gemm(
             m.ty,
             m.cols,
@@ -474,7 +577,7 @@ fn matmul(
             tile,
         );
         for t in 0..n {
-            let o = unsafe { dst.slice(t * rows + r0, r1 - r0) };
+            let o = unsafe { dsts[j].slice(t * rows + r0, r1 - r0) };
             for (k, v) in o.iter_mut().enumerate() {
                 *v = tile[k * n + t];
             }

@@ -549,7 +549,7 @@ fn gemm_equals_vec_dot_bitwise() {
             .collect();
         let wrb = ty.row_bytes(n).unwrap();
         let arb = at.row_bytes(n).unwrap();
-        for ntok in [1, 2, 3, 4, 5, 8, 9] {
+        for ntok in [1, 2, 3, 4, 5, 8, 9, 37, 70] {
             let a = quant(at, &rng.floats(n * ntok));
             let mut out = vec![f32::NAN; rows * ntok];
             gemm(ty, n, &w, &a, ntok, &mut out);

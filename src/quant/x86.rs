@@ -350,6 +350,23 @@ trait Kernel {
         a: [*const u8; NT],
         s: [*const f32; NT],
     ) -> [f32; NT];
+
+    /// `NR` weight rows, `wrb` bytes apart, against one activation row: the
+    /// decode case. Each result is bit-identical to `row::<D, 1, false>`'s.
+    #[inline(always)]
+    unsafe fn rows<D: Dot, const NR: usize>(
+        n: usize,
+        w: *const u8,
+        wrb: usize,
+        a: *const u8,
+        s: *const f32,
+    ) -> [f32; NR] {
+        let mut out = [0f32; NR];
+        for (r, o) in out.iter_mut().enumerate() {
+            *o = Self::row::<D, 1, false>(n, w.add(r * wrb), [a], [s])[0];
+        }
+        out
+    }
 }
 
 #[inline(always)]
@@ -372,25 +389,50 @@ unsafe fn run<D: Dot, K: Kernel>(job: Job) {
     }
     let tok = |t: usize| act.as_ptr().add(t * arb);
     let sc = |t: usize| scales.as_ptr().add(t * per_tok);
-    for (wrow, orow) in w.chunks_exact(wrb).zip(out.chunks_exact_mut(ntok)) {
-        let wp = wrow.as_ptr();
-        let mut t = 0;
-        if K::GROUP >= 4 {
-            while t + 4 <= ntok {
-                let a = [tok(t), tok(t + 1), tok(t + 2), tok(t + 3)];
-                let r = K::row::<D, 4, false>(n, wp, a, [sc(t), sc(t + 1), sc(t + 2), sc(t + 3)]);
-                orow[t..t + 4].copy_from_slice(&r);
-                t += 4;
+    if ntok == 1 {
+        const NR: usize = 4;
+        let rows = out.len();
+        let mut r = 0;
+        while r + NR <= rows {
+            let v = K::rows::<D, NR>(n, w.as_ptr().add(r * wrb), wrb, tok(0), sc(0));
+            out[r..r + NR].copy_from_slice(&v);
+            r += NR;
+        }
+        while r < rows {
+            out[r] = K::rows::<D, 1>(n, w.as_ptr().add(r * wrb), wrb, tok(0), sc(0))[0];
+            r += 1;
+        }
+        return;
+    }
+    // Tokens in chunks whose activations stay in L1 while every row of the
+    // task passes over them (rather than all tokens streaming from L2 once
+    // per row). Each result does not depend on how tokens are grouped.
+    const CHUNK: usize = 32;
+    let mut t0 = 0;
+    while t0 < ntok {
+        let t1 = (t0 + CHUNK).min(ntok);
+        for (wrow, orow) in w.chunks_exact(wrb).zip(out.chunks_exact_mut(ntok)) {
+            let wp = wrow.as_ptr();
+            let mut t = t0;
+            if K::GROUP >= 4 {
+                while t + 4 <= t1 {
+                    let a = [tok(t), tok(t + 1), tok(t + 2), tok(t + 3)];
+                    let r =
+                        K::row::<D, 4, false>(n, wp, a, [sc(t), sc(t + 1), sc(t + 2), sc(t + 3)]);
+                    orow[t..t + 4].copy_from_slice(&r);
+                    t += 4;
+                }
+            }
+            while t + 2 <= t1 {
+                let r = K::row::<D, 2, false>(n, wp, [tok(t), tok(t + 1)], [sc(t), sc(t + 1)]);
+                orow[t..t + 2].copy_from_slice(&r);
+                t += 2;
+            }
+            if t < t1 {
+                orow[t] = K::row::<D, 1, false>(n, wp, [tok(t)], [sc(t)])[0];
             }
         }
-        while t + 2 <= ntok {
-            let r = K::row::<D, 2, false>(n, wp, [tok(t), tok(t + 1)], [sc(t), sc(t + 1)]);
-            orow[t..t + 2].copy_from_slice(&r);
-            t += 2;
-        }
-        if t < ntok {
-            orow[t] = K::row::<D, 1, false>(n, wp, [tok(t)], [sc(t)])[0];
-        }
+        t0 = t1;
     }
 }
 
@@ -579,6 +621,53 @@ impl<B: Block32> Kernel for B {
         for t in 0..NT {
             let e = _mm_add_ps(extra[t][0], extra[t][1]);
             out[t] = hsum(_mm256_add_ps(acc[t][0], acc[t][1])) + _mm_cvtss_f32(e);
+        }
+        out
+    }
+
+    /// The same blocks into the same accumulators per row as `row` with one
+    /// token, for `NR` rows interleaved: more independent memory streams
+    /// and dependency chains in flight.
+    #[inline(always)]
+    unsafe fn rows<D: Dot, const NR: usize>(
+        n: usize,
+        w: *const u8,
+        wrb: usize,
+        a: *const u8,
+        s: *const f32,
+    ) -> [f32; NR] {
+        let mut acc = [[_mm256_setzero_ps(); 2]; NR];
+        let mut extra = [[_mm_setzero_ps(); 2]; NR];
+        let nb = n / 32;
+        const PF: usize = 2;
+        let mut b = 0;
+        while b < nb {
+            // The group of rows after next, at this block pair: hardware
+            // prefetch alone leaves the loads of each block's scales
+            // waiting on memory. A prefetch past the end is harmless.
+            for r in 0..NR {
+                let ahead = w.wrapping_add((r + PF * NR) * wrb + b * B::WB);
+                _mm_prefetch::<_MM_HINT_T0>(ahead as *const i8);
+            }
+            for k in 0..2 {
+                let i = b + k;
+                if i < nb {
+                    let p = s.add(i * B::AS);
+                    let d = _mm256_broadcast_ss(&*p);
+                    let sum = _mm_broadcast_ss(&*p.add(B::AS - 1));
+                    let q = a.add(i * B::AB + B::AQ);
+                    for r in 0..NR {
+                        let wu = B::unpack(w.add(r * wrb + i * B::WB));
+                        B::token::<D>(wu, q, d, sum, &mut acc[r][k], &mut extra[r][k]);
+                    }
+                }
+            }
+            b += 2;
+        }
+        let mut out = [0f32; NR];
+        for r in 0..NR {
+            let e = _mm_add_ps(extra[r][0], extra[r][1]);
+            out[r] = hsum(_mm256_add_ps(acc[r][0], acc[r][1])) + _mm_cvtss_f32(e);
         }
         out
     }
