@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{forced, references};
+use common::{assert_all_passed, check_forced, references};
 use webgguf::sampler::SamplerParams;
 
 /// Largest |GPU logit - llama.cpp's| allowed on llama.cpp's top-10.
@@ -74,29 +74,9 @@ fn run_file(file: &str, only: &str, exact: bool) {
                 ));
             }
         }
-        let (bad, worst) = forced(&mut e, &r);
-        let b = bound(&r.model);
-        let ok = bad.is_empty() && worst <= b;
-        eprintln!(
-            "{} {} {:?}: forced, max |dlogit| {worst:.4} (bound {b})",
-            if ok { "ok  " } else { "FAIL" },
-            r.model,
-            r.prompt
-        );
-        if !ok {
-            failures.push(format!(
-                "{} {:?}: top-1 disagrees at steps {bad:?}; max |dlogit| {worst} > {b}?",
-                r.model, r.prompt
-            ));
-        }
+        check_forced(&mut e, &r, bound(&r.model), &mut failures);
     }
-    assert!(checked > 0, "no reference could be checked");
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_all_passed(checked, &failures);
 }
 
 #[test]

@@ -370,3 +370,33 @@ pub mod gguf_writer {
         build(&kv, &tensors)
     }
 }
+
+/// Teacher-forced check of one reference against `bound`: prints a line and
+/// records a failure.
+pub fn check_forced(e: &mut Engine, r: &Reference, bound: f32, failures: &mut Vec<String>) {
+    let (bad, worst) = forced(e, r);
+    let ok = bad.is_empty() && worst <= bound;
+    eprintln!(
+        "{} {} {:?}: forced, max |dlogit| {worst:.4} (bound {bound})",
+        if ok { "ok  " } else { "FAIL" },
+        r.model,
+        r.prompt
+    );
+    if !ok {
+        failures.push(format!(
+            "{} {:?}: top-1 disagrees at steps {bad:?}; max |dlogit| {worst} > {bound}?",
+            r.model, r.prompt
+        ));
+    }
+}
+
+/// At least one reference ran, and none failed.
+pub fn assert_all_passed(checked: usize, failures: &[String]) {
+    assert!(checked > 0, "no reference could be checked");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
