@@ -173,14 +173,12 @@ pub fn forward<'s>(
 
     for (l, layer) in w.layers.iter().enumerate() {
         // Attention: x += Wo · attn(rope(Wq·xb), rope(Wk·xb), Wv·xb), xb = rmsnorm(x).
-        for t in 0..n {
-            rmsnorm(
-                &mut s.xb[t * dim..(t + 1) * dim],
-                &s.x[t * dim..(t + 1) * dim],
-                &layer.attn_norm,
-                c.norm_eps,
-            );
-        }
+        rmsnorm(
+            &mut s.xb[..n * dim],
+            &s.x[..n * dim],
+            &layer.attn_norm,
+            c.norm_eps,
+        );
         s.act_ty = None;
         let qkv = [
             (&layer.wq, Dst::Q),
@@ -224,14 +222,12 @@ pub fn forward<'s>(
         add(&mut s.x[..n * dim], &s.delta[..n * dim]);
 
         // Feed-forward: x += Wdown · (silu(Wgate·xb) * Wup·xb), xb = rmsnorm(x).
-        for t in 0..n {
-            rmsnorm(
-                &mut s.xb[t * dim..(t + 1) * dim],
-                &s.x[t * dim..(t + 1) * dim],
-                &layer.ffn_norm,
-                c.norm_eps,
-            );
-        }
+        rmsnorm(
+            &mut s.xb[..n * dim],
+            &s.x[..n * dim],
+            &layer.ffn_norm,
+            c.norm_eps,
+        );
         s.act_ty = None;
         let gate_up = [(&layer.w_gate, Dst::Hb), (&layer.w_up, Dst::Hb2)];
         matmul(s, par, &w.data, &gate_up, Src::Xb, n);
@@ -256,12 +252,17 @@ pub fn forward<'s>(
     Ok(&s.logits)
 }
 
+/// Each `weight.len()`-long row of `x`, RMS-normalised and scaled by
+/// `weight`, into `out` (the sum of squares in f64, as ggml does).
 fn rmsnorm(out: &mut [f32], x: &[f32], weight: &[f32], eps: f32) {
-    let ss: f64 = x.iter().map(|&v| (v * v) as f64).sum();
-    let mean = (ss / x.len() as f64) as f32;
-    let scale = 1.0 / (mean + eps).sqrt();
-    for ((o, &v), &g) in out.iter_mut().zip(x).zip(weight) {
-        *o = (v * scale) * g;
+    let dim = weight.len();
+    for (o, xr) in out.chunks_exact_mut(dim).zip(x.chunks_exact(dim)) {
+        let ss: f64 = xr.iter().map(|&v| (v * v) as f64).sum();
+        let mean = (ss / dim as f64) as f32;
+        let scale = 1.0 / (mean + eps).sqrt();
+        for ((o, &v), &g) in o.iter_mut().zip(xr).zip(weight) {
+            *o = (v * scale) * g;
+        }
     }
 }
 
