@@ -360,21 +360,28 @@ fn attention(c: &Config, s: &mut RunState, par: &dyn Parallel, layer: usize, pos
         group,
         scale,
         pos,
-        n,
     };
     #[cfg(target_arch = "x86_64")]
     let f16c = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c");
-    par.for_each(c.n_heads, &|h| {
-        // SAFETY: head h owns its slices of xo's rows.
+    // Tasks are (head, run of tokens): with only a few heads, one task per
+    // head would leave a thread idle for most of a long prefill.
+    let chunks = n.div_ceil(ATTN_TOKENS);
+    par.for_each(c.n_heads * chunks, &|i| {
+        let (h, chunk) = (i / chunks, i % chunks);
+        let ts = chunk * ATTN_TOKENS..((chunk + 1) * ATTN_TOKENS).min(n);
+        // SAFETY: task (h, ts) owns head h's slices of xo's rows ts.
         #[cfg(target_arch = "x86_64")]
         if f16c {
             // SAFETY: the CPU has the features `head_f16c` enables.
-            unsafe { head_f16c(&hs, h, q, kc, vc, xo) };
+            unsafe { head_f16c(&hs, h, ts, q, kc, vc, xo) };
             return;
         }
-        head_body(&hs, h, q, kc, vc, xo, round_f16_in_place);
+        head_body(&hs, h, ts, q, kc, vc, xo, round_f16_in_place);
     });
 }
+
+/// Query tokens per attention task.
+const ATTN_TOKENS: usize = 16;
 
 /// The shape of one attention call.
 struct Heads {
@@ -384,7 +391,6 @@ struct Heads {
     group: usize,
     scale: f32,
     pos: usize,
-    n: usize,
 }
 
 /// `head_body` with AVX2 and F16C: the f16 rounding of the accumulator
@@ -392,7 +398,15 @@ struct Heads {
 /// nearest even exactly as the portable conversion does.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
-unsafe fn head_f16c(hs: &Heads, h: usize, q: &[f32], kc: &[f32], vc: &[f32], xo: SharedMut<f32>) {
+unsafe fn head_f16c(
+    hs: &Heads,
+    h: usize,
+    ts: std::ops::Range<usize>,
+    q: &[f32],
+    kc: &[f32],
+    vc: &[f32],
+    xo: SharedMut<f32>,
+) {
     use std::arch::x86_64::*;
     #[target_feature(enable = "avx2,f16c")]
     #[inline]
@@ -406,13 +420,15 @@ unsafe fn head_f16c(hs: &Heads, h: usize, q: &[f32], kc: &[f32], vc: &[f32], xo:
         round_f16_in_place(chunks.into_remainder());
     }
     // SAFETY: the caller has the features `round` enables.
-    head_body(hs, h, q, kc, vc, xo, |x| unsafe { round(x) })
+    head_body(hs, h, ts, q, kc, vc, xo, |x| unsafe { round(x) })
 }
 
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn head_body(
     hs: &Heads,
     h: usize,
+    ts: std::ops::Range<usize>,
     q: &[f32],
     kc: &[f32],
     vc: &[f32],
@@ -426,13 +442,13 @@ fn head_body(
         group,
         scale,
         pos,
-        n,
+        ..
     } = *hs;
     let kvh = (h / group) * hd;
     let mut qh = [0f32; 512];
     let mut acc = [0f32; 512];
     let (qh, acc) = (&mut qh[..hd], &mut acc[..hd]);
-    for t in 0..n {
+    for t in ts {
         let len = pos + t + 1;
         round_f16(&q[t * qd + h * hd..t * qd + (h + 1) * hd], qh);
         acc.fill(0.0);
@@ -516,13 +532,17 @@ fn matmul(
             Src::Hb => &s.hb,
             Src::Xlast => &s.xlast,
         };
-        for t in 0..n {
-            quant::quantize_row(
-                act_ty,
-                &x[t * m0.cols..(t + 1) * m0.cols],
-                &mut s.act[t * act_row..(t + 1) * act_row],
-            );
-        }
+        // In prefill this is a few percent of the work: share it out.
+        let cols = m0.cols;
+        let act = SharedMut(s.act.as_mut_ptr());
+        let per = n.div_ceil(par.threads());
+        par.for_each(n.div_ceil(per), &|i| {
+            for t in i * per..((i + 1) * per).min(n) {
+                // SAFETY: each task encodes its own activation rows.
+                let dst = unsafe { act.slice(t * act_row, act_row) };
+                quant::quantize_row(act_ty, &x[t * cols..(t + 1) * cols], dst);
+            }
+        });
         s.act_ty = Some(act_ty);
     }
     let act = &s.act[..n * act_row];
