@@ -549,7 +549,7 @@ fn gemm_equals_vec_dot_bitwise() {
             .collect();
         let wrb = ty.row_bytes(n).unwrap();
         let arb = at.row_bytes(n).unwrap();
-        for ntok in [1, 2, 3, 4, 5, 8, 9, 37, 70] {
+        for ntok in [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 37, 70] {
             let a = quant(at, &rng.floats(n * ntok));
             let mut out = vec![f32::NAN; rows * ntok];
             gemm(ty, n, &w, &a, ntok, &mut out);
@@ -702,7 +702,7 @@ fn every_x86_level_gives_identical_results() {
     for ty in WEIGHT_TYPES {
         let at = ty.vec_dot_type();
         let n = ty.block_len().max(32) * 7;
-        let (rows, ntok) = (5, 6);
+        let (rows, ntok) = (5, 11);
         let w: Vec<u8> = (0..rows)
             .flat_map(|_| random_row(ty, n, &mut rng))
             .collect();

@@ -95,6 +95,8 @@ fn level_name_of(l: Level) -> &'static str {
 
 /// Sum of four adjacent u8 x i8 products per i32 lane, added to `acc`.
 trait Dot {
+    /// 32 vector registers: room for the 8-token groups of `Block32`.
+    const WIDE: bool = false;
     unsafe fn dot(acc: __m256i, u: __m256i, s: __m256i) -> __m256i;
 }
 
@@ -121,6 +123,7 @@ impl Dot for AvxVnni {
 }
 
 impl Dot for Avx512Vnni {
+    const WIDE: bool = true;
     #[inline(always)]
     unsafe fn dot(acc: __m256i, u: __m256i, s: __m256i) -> __m256i {
         _mm256_dpbusd_epi32(acc, u, s)
@@ -171,8 +174,10 @@ fn gemm_at(
         GgmlType::Q8_1 => n / 32 * 2,
         _ => 0,
     };
+    // The same scales again, for each full group of eight tokens transposed
+    // (`per_tok` rows of 8), for the kernels that take eight at a time.
     scales.clear();
-    scales.resize(per_tok * ntok, 0.0);
+    scales.resize(per_tok * ntok * 2, 0.0);
     let job = Job {
         n,
         w,
@@ -351,6 +356,23 @@ trait Kernel {
         s: [*const f32; NT],
     ) -> [f32; NT];
 
+    /// Whether `row8` exists (at `Dot::WIDE` levels only).
+    const GROUP8: bool = false;
+    /// Like `row::<D, 8, false>`, bit for bit, but for the eight activation
+    /// rows `arb` bytes apart from `a`, with their decoded scales transposed:
+    /// scale `c` of token `t` at `s[c * stride + t]`.
+    #[inline(always)]
+    unsafe fn row8<D: Dot>(
+        _n: usize,
+        _w: *const u8,
+        _a: *const u8,
+        _arb: usize,
+        _s: *const f32,
+        _stride: usize,
+    ) -> [f32; 8] {
+        unreachable!()
+    }
+
     /// `NR` weight rows, `wrb` bytes apart, against one activation row: the
     /// decode case. Each result is bit-identical to `row::<D, 1, false>`'s.
     #[inline(always)]
@@ -382,9 +404,20 @@ unsafe fn run<D: Dot, K: Kernel>(job: Job) {
         per_tok,
         out,
     } = job;
+    let (scales, scales_t) = scales.split_at_mut(per_tok * ntok);
     if per_tok > 0 {
         for (t, dst) in scales.chunks_exact_mut(per_tok).enumerate() {
             K::prepare(n, act.as_ptr().add(t * arb), dst);
+        }
+        if K::GROUP8 && D::WIDE && ntok >= 8 {
+            let groups = scales.chunks_exact(per_tok * 8);
+            for (src, dst) in groups.zip(scales_t.chunks_exact_mut(per_tok * 8)) {
+                for (c, d8) in dst.chunks_exact_mut(8).enumerate() {
+                    for (j, d) in d8.iter_mut().enumerate() {
+                        *d = src[j * per_tok + c];
+                    }
+                }
+            }
         }
     }
     let tok = |t: usize| act.as_ptr().add(t * arb);
@@ -414,6 +447,15 @@ unsafe fn run<D: Dot, K: Kernel>(job: Job) {
         for (wrow, orow) in w.chunks_exact(wrb).zip(out.chunks_exact_mut(ntok)) {
             let wp = wrow.as_ptr();
             let mut t = t0;
+            if K::GROUP8 && D::WIDE {
+                while t + 8 <= t1 {
+                    // `t` is a multiple of 8: `t0` is one of `CHUNK`.
+                    let st = scales_t.as_ptr().add(t * per_tok);
+                    let r = K::row8::<D>(n, wp, tok(t), arb, st, 8);
+                    orow[t..t + 8].copy_from_slice(&r);
+                    t += 8;
+                }
+            }
             if K::GROUP >= 4 {
                 while t + 4 <= t1 {
                     let a = [tok(t), tok(t + 1), tok(t + 2), tok(t + 3)];
@@ -538,6 +580,11 @@ trait Block32 {
     /// A weight block unpacked into registers, shared by all tokens.
     type Unpacked: Copy;
     unsafe fn unpack(wb: *const u8) -> Self::Unpacked;
+    /// The weight block's min in lane 0, for formats with one (`AS == 2`).
+    #[inline(always)]
+    unsafe fn min(_: Self::Unpacked) -> __m128 {
+        _mm_setzero_ps()
+    }
     /// Adds one block's contribution for the activation quants at `q`, with
     /// scale `d` (broadcast) and for Q8_1 sum `s` (broadcast), to `acc` (8
     /// lanes) and `extra` (4 lanes, Q4_1's min terms); all lanes of both are
@@ -556,6 +603,60 @@ trait Block32 {
 /// blocks do not wait on each other's FMA.
 impl<B: Block32> Kernel for B {
     const GROUP: usize = 4;
+    const GROUP8: bool = true;
+
+    /// As `row`, except that Q4_1's and Q5_1's min terms accumulate for all
+    /// eight tokens in one register (lane `t` for token `t`, the same FMAs
+    /// as lane 0 of `row`'s `extra[t]`), which leaves room for the sixteen
+    /// `acc` registers.
+    #[inline(always)]
+    unsafe fn row8<D: Dot>(
+        n: usize,
+        w: *const u8,
+        a: *const u8,
+        arb: usize,
+        s: *const f32,
+        stride: usize,
+    ) -> [f32; 8] {
+        const NT: usize = 8;
+        let mut acc = [[_mm256_setzero_ps(); 2]; NT];
+        let mut extra = [_mm256_setzero_ps(); 2];
+        let nb = n / 32;
+        let mut b = 0;
+        while b < nb {
+            for k in 0..2 {
+                // The blocks' pairs, and a last block alone into [0], as
+                // in `row`.
+                let i = b + k;
+                if i >= nb {
+                    break;
+                }
+                let wu = B::unpack(w.add(i * B::WB));
+                let qi = a.add(i * B::AB + B::AQ);
+                let si = s.add(i * B::AS * stride);
+                for t in 0..NT {
+                    let q = qi.add(t * arb);
+                    let d = _mm256_broadcast_ss(&*si.add(t));
+                    // The min term goes to `extra` below; this one is dead.
+                    let mut unused = _mm_setzero_ps();
+                    B::token::<D>(wu, q, d, _mm_setzero_ps(), &mut acc[t][k], &mut unused);
+                }
+                if B::AS == 2 {
+                    let m = _mm256_broadcastss_ps(B::min(wu));
+                    let sa = _mm256_loadu_ps(si.add(stride));
+                    extra[k] = _mm256_fmadd_ps(m, sa, extra[k]);
+                }
+            }
+            b += 2;
+        }
+        let mut e = [0f32; NT];
+        _mm256_storeu_ps(e.as_mut_ptr(), _mm256_add_ps(extra[0], extra[1]));
+        let mut out = [0f32; NT];
+        for t in 0..NT {
+            out[t] = hsum(_mm256_add_ps(acc[t][0], acc[t][1])) + e[t];
+        }
+        out
+    }
 
     #[inline(always)]
     unsafe fn prepare(n: usize, a: *const u8, dst: &mut [f32]) {
@@ -792,6 +893,10 @@ macro_rules! min_format {
                 let dm = f16x2($p);
                 let m = _mm_and_ps(_mm_movehdup_ps(dm), _mm_castsi128_ps(_mm_set_epi32(0, 0, 0, -1)));
                 ($quants, _mm256_broadcastss_ps(dm), m)
+            }
+            #[inline(always)]
+            unsafe fn min(w: Self::Unpacked) -> __m128 {
+                w.2
             }
             /// The min contributes m_w * s_a, where s_a = d_a * sum(q_a).
             #[inline(always)]
