@@ -634,12 +634,12 @@ impl<B: Block32> Kernel for B {
                 let wu = B::unpack(w.add(i * B::WB));
                 let qi = a.add(i * B::AB + B::AQ);
                 let si = s.add(i * B::AS * stride);
-                for t in 0..NT {
+                for (t, acc) in acc.iter_mut().enumerate() {
                     let q = qi.add(t * arb);
                     let d = _mm256_broadcast_ss(&*si.add(t));
                     // The min term goes to `extra` below; this one is dead.
                     let mut unused = _mm_setzero_ps();
-                    B::token::<D>(wu, q, d, _mm_setzero_ps(), &mut acc[t][k], &mut unused);
+                    B::token::<D>(wu, q, d, _mm_setzero_ps(), &mut acc[k], &mut unused);
                 }
                 if B::AS == 2 {
                     let m = _mm256_broadcastss_ps(B::min(wu));
