@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{assert_all_passed, check_forced, references, Reference};
+use common::{assert_all_passed, check_forced, references, report, Reference};
 use webgguf::engine::Engine;
 use webgguf::sampler::SamplerParams;
 
@@ -72,18 +72,11 @@ fn run_file(file: &str, exact: &[&str]) {
         if exact.iter().any(|x| r.model.contains(x)) {
             let (prompt, ids) = greedy(&mut e, r);
             let ok = prompt == r.prompt_ids && ids == r.generated_ids;
-            eprintln!(
-                "{} {} {:?}: exact greedy",
-                if ok { "ok  " } else { "FAIL" },
-                r.model,
-                r.prompt
+            let detail = format!(
+                "prompt {prompt:?} vs {:?}; ids {ids:?} vs {:?}",
+                r.prompt_ids, r.generated_ids
             );
-            if !ok {
-                failures.push(format!(
-                    "{} {:?}: prompt {prompt:?} vs {:?}; ids {ids:?} vs {:?}",
-                    r.model, r.prompt, r.prompt_ids, r.generated_ids
-                ));
-            }
+            report(ok, r, "exact greedy", &detail, &mut failures);
         }
         check_forced(&mut e, r, bound(&r.model), &mut failures);
     }

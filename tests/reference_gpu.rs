@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{assert_all_passed, check_forced, references};
+use common::{assert_all_passed, check_forced, references, report};
 use webgguf::sampler::SamplerParams;
 
 /// Largest |GPU logit - llama.cpp's| allowed on llama.cpp's top-10.
@@ -61,18 +61,8 @@ fn run_file(file: &str, only: &str, exact: bool) {
             ))
             .unwrap_or_else(|err| panic!("{}: {err}", r.model));
             let ok = g.generated_ids == r.generated_ids;
-            eprintln!(
-                "{} {} {:?}: exact greedy",
-                if ok { "ok  " } else { "FAIL" },
-                r.model,
-                r.prompt
-            );
-            if !ok {
-                failures.push(format!(
-                    "{} {:?}: ids {:?} vs {:?}",
-                    r.model, r.prompt, g.generated_ids, r.generated_ids
-                ));
-            }
+            let detail = format!("ids {:?} vs {:?}", g.generated_ids, r.generated_ids);
+            report(ok, &r, "exact greedy", &detail, &mut failures);
         }
         check_forced(&mut e, &r, bound(&r.model), &mut failures);
     }

@@ -375,18 +375,21 @@ pub mod gguf_writer {
 /// records a failure.
 pub fn check_forced(e: &mut Engine, r: &Reference, bound: f32, failures: &mut Vec<String>) {
     let (bad, worst) = forced(e, r);
-    let ok = bad.is_empty() && worst <= bound;
-    eprintln!(
-        "{} {} {:?}: forced, max |dlogit| {worst:.4} (bound {bound})",
-        if ok { "ok  " } else { "FAIL" },
-        r.model,
-        r.prompt
+    report(
+        bad.is_empty() && worst <= bound,
+        r,
+        &format!("forced, max |dlogit| {worst:.4} (bound {bound})"),
+        &format!("top-1 disagrees at steps {bad:?}; max |dlogit| {worst} > {bound}?"),
+        failures,
     );
+}
+
+/// Print one check's line; on failure record `detail` for the final assert.
+pub fn report(ok: bool, r: &Reference, check: &str, detail: &str, failures: &mut Vec<String>) {
+    let mark = if ok { "ok  " } else { "FAIL" };
+    eprintln!("{mark} {} {:?}: {check}", r.model, r.prompt);
     if !ok {
-        failures.push(format!(
-            "{} {:?}: top-1 disagrees at steps {bad:?}; max |dlogit| {worst} > {bound}?",
-            r.model, r.prompt
-        ));
+        failures.push(format!("{} {:?}: {detail}", r.model, r.prompt));
     }
 }
 
