@@ -22,15 +22,35 @@ const WG: u32 = 256u;
 var<workgroup> best_v: array<f32, 256>;
 var<workgroup> best_i: array<u32, 256>;
 
+fn lload(i: u32) -> f32 {
+    return select(-3.4e38, L[min(i, P.n - 1u)], i < P.n);
+}
+
+fn better(v: f32, i: u32, bv: f32, bi: u32) -> bool {
+    return v > bv || (v == bv && i < bi);
+}
+
 @compute @workgroup_size(256)
 fn main(@builtin(local_invocation_index) lid: u32) {
     var bv = -3.4e38;
     var bi = 0xffffffffu;
-    for (var i = lid; i < P.n; i += WG) {
-        let v = L[i];
-        if v > bv {
-            bv = v;
-            bi = i;
+    // Eight loads in flight per thread; each thread's indices rise, so a
+    // strict > keeps the lowest index among its equals.
+    for (var i0 = lid; i0 < P.n; i0 += 8u * WG) {
+        let v0 = lload(i0);
+        let v1 = lload(i0 + WG);
+        let v2 = lload(i0 + 2u * WG);
+        let v3 = lload(i0 + 3u * WG);
+        let v4 = lload(i0 + 4u * WG);
+        let v5 = lload(i0 + 5u * WG);
+        let v6 = lload(i0 + 6u * WG);
+        let v7 = lload(i0 + 7u * WG);
+        let vs = array<f32, 8>(v0, v1, v2, v3, v4, v5, v6, v7);
+        for (var j = 0u; j < 8u; j++) {
+            if vs[j] > bv {
+                bv = vs[j];
+                bi = i0 + j * WG;
+            }
         }
     }
     best_v[lid] = bv;
@@ -40,7 +60,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
         if lid < s {
             let ov = best_v[lid + s];
             let oi = best_i[lid + s];
-            if ov > best_v[lid] || (ov == best_v[lid] && oi < best_i[lid]) {
+            if better(ov, oi, best_v[lid], best_i[lid]) {
                 best_v[lid] = ov;
                 best_i[lid] = oi;
             }

@@ -3,6 +3,8 @@
 //   3 P (Params), 4 S (Step).
 // Dispatch: (tokens, 1, 1) workgroups of 64 threads; with P.last_only one
 //   workgroup that reads token S.n - 1 and writes row 0 (the LM head input).
+// Loads are grouped (8, then 4 per thread) so that a thread waits for few
+// memory round trips: GPU compilers do not overlap successive iterations.
 
 struct Params {
     dim: u32,
@@ -31,6 +33,10 @@ struct Step {
 const WG: u32 = 64u;
 var<workgroup> partial: array<f32, 64>;
 
+fn xload(xb: u32, k: u32) -> f32 {
+    return select(0.0, X[xb + min(k, P.dim - 1u)], k < P.dim);
+}
+
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     var src = wid.x;
@@ -40,10 +46,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         dst = 0u;
     }
     let xb = src * P.dim;
+    // Eight loads in flight per thread (as in matvec.wgsl's norm_scale).
     var ss = 0.0;
-    for (var k = lid; k < P.dim; k += WG) {
-        let v = X[xb + k];
-        ss += v * v;
+    for (var k = lid; k < P.dim; k += 8u * WG) {
+        let v0 = xload(xb, k);
+        let v1 = xload(xb, k + WG);
+        let v2 = xload(xb, k + 2u * WG);
+        let v3 = xload(xb, k + 3u * WG);
+        let v4 = xload(xb, k + 4u * WG);
+        let v5 = xload(xb, k + 5u * WG);
+        let v6 = xload(xb, k + 6u * WG);
+        let v7 = xload(xb, k + 7u * WG);
+        ss += ((v0 * v0 + v1 * v1) + (v2 * v2 + v3 * v3)) + ((v4 * v4 + v5 * v5) + (v6 * v6 + v7 * v7));
     }
     partial[lid] = ss;
     workgroupBarrier();
@@ -55,7 +69,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     let scale = 1.0 / sqrt(partial[0] / f32(P.dim) + P.eps);
     let ob = dst * P.dim;
-    for (var k = lid; k < P.dim; k += WG) {
-        Out[ob + k] = (X[xb + k] * scale) * G[k];
+    for (var k = lid; k < P.dim; k += 4u * WG) {
+        let k1 = k + WG;
+        let k2 = k + 2u * WG;
+        let k3 = k + 3u * WG;
+        let a0 = xload(xb, k);
+        let a1 = xload(xb, k1);
+        let a2 = xload(xb, k2);
+        let a3 = xload(xb, k3);
+        let g0 = G[min(k, P.dim - 1u)];
+        let g1 = G[min(k1, P.dim - 1u)];
+        let g2 = G[min(k2, P.dim - 1u)];
+        let g3 = G[min(k3, P.dim - 1u)];
+        Out[ob + k] = (a0 * scale) * g0;
+        if k1 < P.dim {
+            Out[ob + k1] = (a1 * scale) * g1;
+        }
+        if k2 < P.dim {
+            Out[ob + k2] = (a2 * scale) * g2;
+        }
+        if k3 < P.dim {
+            Out[ob + k3] = (a3 * scale) * g3;
+        }
     }
 }

@@ -28,6 +28,9 @@ commands:
   info     -m MODEL
   gpu-bandwidth [--mib 1024] [-r 10] [--json]
            device memory bandwidth through buffer-to-buffer copies
+  gpu-profile -m MODEL [-n 64]
+           where a GPU decode step's time goes (JSON): CPU encode/submit/wait,
+           GPU time per step and per kernel, bare dispatch cost
 
 common options:
   -m MODEL          GGUF file (default: the SmolLM2-135M-Instruct Q4_1 that setup fetches,
@@ -158,6 +161,7 @@ fn main() -> ExitCode {
         "bench" => cmd_bench(&args),
         "info" => cmd_info(&args),
         "gpu-bandwidth" => cmd_gpu_bandwidth(&args),
+        "gpu-profile" => cmd_gpu_profile(&args),
         other => return usage_error(&format!("unknown command '{other}'")),
     };
     match result {
@@ -410,6 +414,37 @@ fn cmd_bench(args: &Args) -> CliResult {
         println!("| {name} | {be} | pp{p} | {:.1} |", b.pp_tok_s);
         println!("| {name} | {be} | tg{n} | {:.1} |", b.tg_tok_s);
     }
+    Ok(())
+}
+
+fn cmd_gpu_profile(args: &Args) -> CliResult {
+    let mut allowed = COMMON.to_vec();
+    allowed.push("-n");
+    args.check(&allowed)?;
+    let n: usize = args.num(&["-n"], 64)?;
+    let bytes = match args.str(&["--synthetic"]) {
+        Some(spec) => {
+            let (shape, ty) = webgguf::synthetic::parse_spec(spec)?;
+            webgguf::synthetic::build(&shape, ty, 1)?
+        }
+        None => {
+            let path = args
+                .str(&["-m", "--model"])
+                .map(str::to_string)
+                .unwrap_or_else(default_model);
+            webgguf::native::read_file(std::path::Path::new(&path))
+                .map_err(|e| Error::Io(format!("cannot read model '{path}': {e}")))?
+        }
+    };
+    let opts = EngineOptions {
+        context: args.num(&["--ctx"], 0)?,
+        ..EngineOptions::default()
+    };
+    let v = block_on(async {
+        let g = gpu::Gpu::new().await?;
+        gpu::profile::profile_model(g, bytes, opts, n).await
+    })?;
+    println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     Ok(())
 }
 

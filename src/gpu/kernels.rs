@@ -11,7 +11,10 @@ use crate::quant::GgmlType;
 use super::Gpu;
 
 const DEQUANT: &str = include_str!("../../shaders/dequant.wgsl");
+const UNITS: &str = include_str!("../../shaders/units.wgsl");
 const MATVEC: &str = include_str!("../../shaders/matvec.wgsl");
+const REDUCE: &str = include_str!("../../shaders/reduce.wgsl");
+const REDUCE_SUBGROUP: &str = include_str!("../../shaders/reduce_subgroup.wgsl");
 const EMBED: &str = include_str!("../../shaders/embed.wgsl");
 const RMSNORM: &str = include_str!("../../shaders/rmsnorm.wgsl");
 const ROPE: &str = include_str!("../../shaders/rope.wgsl");
@@ -54,10 +57,13 @@ impl Shape {
     }
 }
 
+#[derive(Clone)]
 pub struct Op {
     pub pipeline: Rc<wgpu::ComputePipeline>,
     pub bind: wgpu::BindGroup,
     pub shape: Shape,
+    /// What the op is, for profiles.
+    pub label: &'static str,
 }
 
 pub fn encode(pass: &mut wgpu::ComputePass<'_>, ops: &[Op], n: u32) {
@@ -72,8 +78,88 @@ pub fn encode(pass: &mut wgpu::ComputePass<'_>, ops: &[Op], n: u32) {
     }
 }
 
+/// The entry points of matvec.wgsl.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mv {
+    /// `y (+)= W x`, optionally with the rmsnorm of x folded in.
+    Main,
+    /// Gate and up rows in one matrix: `y = silu(gate x) * (up x)`.
+    Silu,
+    /// q, k and v rows in one matrix: bias, rope, q out, k and v to the cache.
+    Qkv,
+}
+
+impl Mv {
+    fn entry(self) -> &'static str {
+        match self {
+            Mv::Main => "main",
+            Mv::Silu => "silu",
+            Mv::Qkv => "qkv",
+        }
+    }
+}
+
+/// The unit decoder of units.wgsl for `ty` and the matching column
+/// grouping, when one exists whose alignment holds for `cols` columns.
+fn unit_decoder(ty: GgmlType, cols: usize) -> (&'static str, &'static str) {
+    let whole = cols.is_multiple_of(8);
+    match ty {
+        GgmlType::Q4_0 => ("q4_0", "nib"),
+        GgmlType::Q4_1 => ("q4_1", "nib"),
+        GgmlType::IQ4_NL => ("iq4_nl", "nib"),
+        GgmlType::Q8_0 => ("q8_0", "elem"),
+        GgmlType::F16 if whole => ("f16", "elem"),
+        GgmlType::BF16 if whole => ("bf16", "elem"),
+        GgmlType::F32 if whole => ("f32", "elem"),
+        _ => ("elem", "elem"),
+    }
+}
+
+/// matvec.wgsl's `dot_rows` for `r` rows, with the row loop and two units
+/// per iteration written out (see there).
+fn dot_rows_src(r: u32) -> String {
+    let mut s = String::from(
+        "fn dot_rows(lid: u32, xb: u32, scale: f32, norm: bool, rb: array<u32, R>) -> array<f32, R> {
+    var acc: array<f32, R>;
+    let units = P.cols / 8u;
+    for (var u = lid; u < units; u += 2u * WG) {
+        let ok = u + WG < units;
+        let u1 = select(u, u + WG, ok);
+        let k0 = unit_cols(u);
+        let k1 = unit_cols(u1);
+        let xa0 = xvec(xb, k0.x, scale, norm);
+        let xc0 = xvec(xb, k0.y, scale, norm);
+        let xa1 = xvec(xb, k1.x, scale, norm);
+        let xc1 = xvec(xb, k1.y, scale, norm);
+",
+    );
+    for i in 0..r {
+        s += &format!(
+            "        let d{i} = unit_dot(rb[{i}], u, xa0, xc0);\n        \
+             let e{i} = unit_dot(rb[{i}], u1, xa1, xc1);\n"
+        );
+    }
+    for i in 0..r {
+        s += &format!("        acc[{i}] += d{i} + select(0.0, e{i}, ok);\n");
+    }
+    s += "    }
+    // Float formats whose rows are not whole units.
+    for (var k = units * 8u + lid; k < P.cols; k += WG) {
+        let xv = xval(xb, k, scale, norm);
+";
+    for i in 0..r {
+        s += &format!("        acc[{i}] += load_weight(rb[{i}], k) * xv;\n");
+    }
+    s += "    }\n    return acc;\n}\n";
+    s
+}
+
 pub struct Kernels {
-    matvec: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
+    matvec: HashMap<(GgmlType, Mv, u32, u32, &'static str), Rc<wgpu::ComputePipeline>>,
+    /// Sum partial dot products with subgroup operations.
+    pub subgroups: bool,
+    /// Threads per matvec workgroup (64, 128 or 256).
+    pub matvec_wg: u32,
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
     pub rmsnorm: Rc<wgpu::ComputePipeline>,
     pub rope: Rc<wgpu::ComputePipeline>,
@@ -84,7 +170,7 @@ pub struct Kernels {
     pub argmax: Rc<wgpu::ComputePipeline>,
 }
 
-fn pipeline(gpu: &Gpu, label: &str, src: &str, entry: &str) -> Rc<wgpu::ComputePipeline> {
+pub fn pipeline(gpu: &Gpu, label: &str, src: &str, entry: &str) -> Rc<wgpu::ComputePipeline> {
     let module = gpu
         .device
         .create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -118,6 +204,12 @@ impl Kernels {
     pub fn new(gpu: &Gpu) -> Kernels {
         Kernels {
             matvec: HashMap::new(),
+            subgroups: subgroups_usable(gpu),
+            matvec_wg: match std::env::var("WEBGGUF_GPU_MV_WG").as_deref() {
+                Ok("128") => 128,
+                Ok("256") => 256,
+                _ => 64,
+            },
             embed: HashMap::new(),
             rmsnorm: pipeline(gpu, "rmsnorm", RMSNORM, "main"),
             rope: pipeline(gpu, "rope", ROPE, "main"),
@@ -136,14 +228,57 @@ impl Kernels {
         }
     }
 
-    pub fn matvec(&mut self, gpu: &Gpu, ty: GgmlType) -> Result<Rc<wgpu::ComputePipeline>> {
+    /// The matvec pipeline for `ty` matrices of `cols` columns, entry `mv`,
+    /// `rows` rows per workgroup.
+    pub fn matvec(
+        &mut self,
+        gpu: &Gpu,
+        ty: GgmlType,
+        mv: Mv,
+        rows: u32,
+        cols: usize,
+    ) -> Result<Rc<wgpu::ComputePipeline>> {
         if !supported(ty) {
             return Err(Self::unsupported(ty));
         }
+        let (dec, group) = unit_decoder(ty, cols);
+        let sg = self.subgroups;
+        let wg = self.matvec_wg;
         Ok(self
             .matvec
-            .entry(ty)
-            .or_insert_with(|| pipeline(gpu, "matvec", &compose(MATVEC, ty), "main"))
+            .entry((ty, mv, rows, wg, dec))
+            .or_insert_with(|| {
+                let mut src = String::new();
+                if sg && cfg!(target_arch = "wasm32") {
+                    src.push_str("enable subgroups;\n");
+                }
+                src.push_str(&format!(
+                    "const R: u32 = {rows}u;\nconst WG: u32 = {wg}u;\nconst RW: u32 = {}u;\n",
+                    rows * wg
+                ));
+                let body = if sg {
+                    MATVEC
+                        .replace(
+                            "@builtin(local_invocation_index) lid: u32",
+                            "@builtin(local_invocation_index) lid: u32, \
+                             @builtin(subgroup_invocation_id) sgl: u32, \
+                             @builtin(subgroup_size) sgs: u32",
+                        )
+                        .replace("SG_INIT", "SGL = sgl;\n    SGS = sgs;")
+                } else {
+                    MATVEC.replace("SG_INIT", "")
+                };
+                src.push_str(&compose(&body, ty));
+                src.push_str(UNITS);
+                src.push_str(if sg { REDUCE_SUBGROUP } else { REDUCE });
+                src.push_str(&dot_rows_src(rows));
+                src.push_str(&format!(
+                    "fn unit_cols(u: u32) -> vec2<u32> {{\n    return unit_cols_{group}(u);\n}}\n\
+                     fn unit_dot(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {{\n    \
+                     return unit_dot_{dec}(rb, u, xa, xb);\n}}\n"
+                ));
+                pipeline(gpu, mv.entry(), &src, mv.entry())
+            })
             .clone())
     }
 
@@ -157,6 +292,20 @@ impl Kernels {
             .or_insert_with(|| pipeline(gpu, "embed", &compose(EMBED, ty), "main"))
             .clone())
     }
+}
+
+/// Whether matvec.wgsl may sum with subgroup operations: the adapter has
+/// them, every subgroup size it reports divides the 64-thread workgroup,
+/// and WEBGGUF_GPU_SUBGROUPS is not "0" (for comparisons).
+fn subgroups_usable(gpu: &Gpu) -> bool {
+    let (lo, hi) = (gpu.adapter.subgroup_min_size, gpu.adapter.subgroup_max_size);
+    let off = std::env::var("WEBGGUF_GPU_SUBGROUPS").is_ok_and(|v| v == "0");
+    gpu.features.contains(wgpu::Features::SUBGROUP)
+        && lo >= 1
+        && hi <= 64
+        && lo.is_power_of_two()
+        && hi.is_power_of_two()
+        && !off
 }
 
 /// A bind group for group 0 of `pipeline`, binding each buffer whole.

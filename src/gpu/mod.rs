@@ -7,6 +7,8 @@
 //! submit, and a 4-byte readback of the sampled id.
 
 pub mod kernels;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod profile;
 #[cfg(test)]
 mod tests;
 
@@ -23,7 +25,10 @@ use crate::model::{Config, Matrix, RopeStyle, Weights};
 use crate::quant::GgmlType;
 use crate::sampler::Sampler;
 
-pub use kernels::{Kernels, Op, Shape};
+pub use kernels::{Kernels, Mv, Op, Shape};
+
+/// A buffer-to-buffer copy after a pass: (source, destination, bytes).
+pub type Copy<'a> = (&'a wgpu::Buffer, &'a wgpu::Buffer, u64);
 
 #[derive(Debug, Clone, Copy)]
 pub struct GpuOptions {
@@ -204,8 +209,13 @@ impl Gpu {
         self.upload(label, &bytes)
     }
 
-    /// A uniform block of eight 32-bit words (every kernel's `Params`).
+    /// A uniform block of eight 32-bit words (most kernels' `Params`).
     pub fn params(&self, words: [u32; 8]) -> wgpu::Buffer {
+        self.params_words(&words)
+    }
+
+    /// A uniform block of 32-bit words.
+    pub fn params_words(&self, words: &[u32]) -> wgpu::Buffer {
         let bytes: Vec<u8> = words.iter().flat_map(|v| v.to_le_bytes()).collect();
         self.device
             .create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -243,14 +253,26 @@ impl Gpu {
     }
 
     /// Record `ops` for `n` tokens into one pass, then `copies`, and submit.
-    pub fn run(&self, ops: &[&[Op]], n: u32, copies: &[(&wgpu::Buffer, &wgpu::Buffer, u64)]) {
+    pub fn run(&self, ops: &[&[Op]], n: u32, copies: &[Copy]) {
+        self.queue.submit([self.encode(ops, n, copies, None)]);
+    }
+
+    /// Record `ops` for `n` tokens into one pass (with `timestamps` written
+    /// at its start and end), then `copies`.
+    pub fn encode(
+        &self,
+        ops: &[&[Op]],
+        n: u32,
+        copies: &[Copy],
+        timestamps: Option<wgpu::ComputePassTimestampWrites>,
+    ) -> wgpu::CommandBuffer {
         let mut enc = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: None,
-                timestamp_writes: None,
+                timestamp_writes: timestamps,
             });
             for o in ops {
                 kernels::encode(&mut pass, o, n);
@@ -259,7 +281,7 @@ impl Gpu {
         for &(src, dst, bytes) in copies {
             enc.copy_buffer_to_buffer(src, 0, dst, 0, bytes);
         }
-        self.queue.submit([enc.finish()]);
+        enc.finish()
     }
 
     /// Block (natively) or yield (on the web) until the queue is idle.
@@ -491,42 +513,227 @@ impl GpuMatrix {
     }
 }
 
-/// Dispatches for `y[t][..rows] (+)= m . x[t]`, one per part; with
-/// `per_token` the batch runs along z, otherwise only token 0.
+/// Matrices that a fused kernel reads as one: concatenated by rows into one
+/// buffer where they share a format and width and fit one binding (and
+/// WEBGGUF_GPU_FUSE is not "0"), else uploaded apart.
+pub struct MatGroup {
+    pub mats: Vec<GpuMatrix>,
+    /// (index into `mats`, rows) of each member, in the order given.
+    pub segs: Vec<(usize, std::ops::Range<usize>)>,
+}
+
+/// Whether fused kernels may be used (WEBGGUF_GPU_FUSE=0 turns them off for
+/// comparisons; the unfused path is also the fallback for odd shapes).
+pub fn fusion_enabled() -> bool {
+    !std::env::var("WEBGGUF_GPU_FUSE").is_ok_and(|v| v == "0")
+}
+
+impl MatGroup {
+    pub fn upload(
+        gpu: &Gpu,
+        label: &str,
+        w: &Weights,
+        members: &[(&str, &Matrix)],
+        limit: u64,
+    ) -> Result<MatGroup> {
+        let first = members[0].1;
+        let total: usize = members.iter().map(|(_, m)| m.size()).sum();
+        let same = members
+            .iter()
+            .all(|(_, m)| m.ty == first.ty && m.cols == first.cols);
+        if fusion_enabled()
+            && same
+            && kernels::supported(first.ty)
+            && (total as u64) <= (limit & !3)
+            && total <= u32::MAX as usize
+        {
+            let mut bytes = Vec::with_capacity(total);
+            let mut segs = Vec::new();
+            let mut row = 0;
+            for (_, m) in members {
+                bytes.extend_from_slice(m.bytes(&w.data));
+                segs.push((0, row..row + m.rows));
+                row += m.rows;
+            }
+            let m = GpuMatrix::upload(gpu, label, first.ty, row, first.cols, &bytes, limit)?;
+            return Ok(MatGroup {
+                mats: vec![m],
+                segs,
+            });
+        }
+        let mut mats = Vec::new();
+        let mut segs = Vec::new();
+        for (i, (name, m)) in members.iter().enumerate() {
+            mats.push(GpuMatrix::from_weights(gpu, name, w, m, limit)?);
+            segs.push((i, 0..m.rows));
+        }
+        Ok(MatGroup { mats, segs })
+    }
+
+    /// The one matrix that holds every member, if they were concatenated.
+    pub fn fused(&self) -> Option<&GpuMatrix> {
+        (self.mats.len() == 1 && self.segs.len() > 1 && self.mats[0].parts.len() == 1)
+            .then(|| &self.mats[0])
+    }
+
+    pub fn seg(&self, i: usize) -> (&GpuMatrix, std::ops::Range<usize>) {
+        let (m, r) = &self.segs[i];
+        (&self.mats[*m], r.clone())
+    }
+}
+
+/// The rope and KV-cache side of `Mv::Qkv`.
+pub struct QkvArgs<'a> {
+    pub kc: &'a wgpu::Buffer,
+    pub vc: &'a wgpu::Buffer,
+    /// q, k and v biases concatenated like the rows, if any.
+    pub bias: Option<&'a wgpu::Buffer>,
+    /// Rope frequency divisors (a 1-element dummy without `has_ff`).
+    pub ff: &'a wgpu::Buffer,
+    pub has_ff: bool,
+    pub kvd: usize,
+    pub head_dim: usize,
+    pub rope_dim: usize,
+    pub neox: bool,
+    pub theta_scale: f32,
+    pub freq_scale: f32,
+}
+
+/// What one matvec computes (see matvec.wgsl).
+pub struct MatvecArgs<'a> {
+    pub mv: Mv,
+    pub label: &'static str,
+    pub x: &'a wgpu::Buffer,
+    pub y: &'a wgpu::Buffer,
+    pub step: &'a wgpu::Buffer,
+    /// Output element of the first computed row, and the stride between tokens.
+    pub out_off: usize,
+    pub out_stride: usize,
+    pub accumulate: bool,
+    /// Fold rmsnorm(x) * gains (with eps) into the product.
+    pub norm: Option<(&'a wgpu::Buffer, f32)>,
+    /// Read token S.n - 1 only and write token 0 (the LM head).
+    pub last: bool,
+    /// Rows per workgroup (a multiple of 4 for `Mv::Qkv`, of 2 for `Mv::Silu`).
+    pub rows_per_group: u32,
+    /// `Mv::Silu`: the first up row; `Mv::Qkv`: the number of q rows.
+    pub split: usize,
+    pub qkv: Option<QkvArgs<'a>>,
+}
+
+impl<'a> MatvecArgs<'a> {
+    /// A plain `y[t] (+)= m x[t]` over [tokens][rows] buffers.
+    pub fn plain(
+        x: &'a wgpu::Buffer,
+        y: &'a wgpu::Buffer,
+        step: &'a wgpu::Buffer,
+        out_stride: usize,
+        accumulate: bool,
+    ) -> MatvecArgs<'a> {
+        MatvecArgs {
+            mv: Mv::Main,
+            label: "matvec",
+            x,
+            y,
+            step,
+            out_off: 0,
+            out_stride,
+            accumulate,
+            norm: None,
+            last: false,
+            rows_per_group: matvec_rows(),
+            split: 0,
+            qkv: None,
+        }
+    }
+}
+
+/// Rows per workgroup of the plain matvec (WEBGGUF_GPU_MV_ROWS overrides
+/// the default for experiments: 1, 2, 4 or 8).
+pub fn matvec_rows() -> u32 {
+    match std::env::var("WEBGGUF_GPU_MV_ROWS").as_deref() {
+        Ok("1") => 1,
+        Ok("4") => 4,
+        Ok("8") => 8,
+        _ => 2,
+    }
+}
+
+/// Dispatches for rows `rows` of `m` as `a` describes, one per part that
+/// holds some of them; the batch runs along z unless `a.last`.
 pub fn matvec_ops(
     gpu: &Gpu,
     k: &mut Kernels,
     m: &GpuMatrix,
-    x: &wgpu::Buffer,
-    y: &wgpu::Buffer,
-    accumulate: bool,
-    per_token: bool,
+    rows: std::ops::Range<usize>,
+    a: &MatvecArgs,
 ) -> Result<Vec<Op>> {
-    let pipeline = k.matvec(gpu, m.ty)?;
+    let r = a.rows_per_group;
+    if a.mv != Mv::Main && (m.parts.len() != 1 || rows != (0..m.rows)) {
+        return Err(Error::Gpu(
+            "a fused matvec needs the whole matrix in one binding".into(),
+        ));
+    }
+    let pipeline = k.matvec(gpu, m.ty, a.mv, r, m.cols)?;
     let mut ops = Vec::new();
     for p in &m.parts {
-        let nx = (p.rows as u32).min(kernels::NX);
-        let ny = (p.rows as u32).div_ceil(nx);
-        let params = gpu.params([
-            p.rows as u32,
+        let lo = rows.start.max(p.row_off);
+        let hi = rows.end.min(p.row_off + p.rows);
+        if lo >= hi {
+            continue;
+        }
+        let n = (hi - lo) as u32;
+        let groups = n.div_ceil(r);
+        let nx = groups.min(kernels::NX);
+        let ny = groups.div_ceil(nx);
+        let q = a.qkv.as_ref();
+        let flags = a.accumulate as u32
+            | (a.norm.is_some() as u32) << 1
+            | (a.last as u32) << 2
+            | (q.is_some_and(|q| q.bias.is_some()) as u32) << 3
+            | (q.is_some_and(|q| q.neox) as u32) << 4
+            | (q.is_some_and(|q| q.has_ff) as u32) << 5;
+        let params = gpu.params_words(&[
+            n,
             m.cols as u32,
-            p.row_off as u32,
-            m.rows as u32,
+            (lo - p.row_off) as u32,
+            (a.out_off + lo - rows.start) as u32,
+            a.out_stride as u32,
             m.row_bytes as u32,
-            accumulate as u32,
+            flags,
             nx,
+            f(a.norm.map_or(0.0, |n| n.1)),
+            a.split as u32,
+            q.map_or(0, |q| q.kvd as u32),
+            q.map_or(0, |q| q.head_dim as u32),
+            q.map_or(0, |q| q.rope_dim as u32),
+            f(q.map_or(0.0, |q| q.theta_scale)),
+            f(q.map_or(0.0, |q| q.freq_scale)),
             0,
         ]);
-        let bind = kernels::bind(gpu, &pipeline, &[(0, &p.buf), (1, x), (2, y), (3, &params)]);
-        let shape = if per_token {
-            Shape::PerToken([nx, ny, 1], 2)
-        } else {
+        let g = a.norm.map_or(a.x, |n| n.0);
+        let mut entries = vec![
+            (0, &p.buf),
+            (1, a.x),
+            (2, a.y),
+            (3, &params),
+            (4, g),
+            (5, a.step),
+        ];
+        if let Some(q) = q {
+            entries.extend([(6, q.kc), (7, q.vc), (8, q.bias.unwrap_or(a.x)), (9, q.ff)]);
+        }
+        let bind = kernels::bind(gpu, &pipeline, &entries);
+        let shape = if a.last {
             Shape::Fixed([nx, ny, 1])
+        } else {
+            Shape::PerToken([nx, ny, 1], 2)
         };
         ops.push(Op {
             pipeline: pipeline.clone(),
             bind,
             shape,
+            label: a.label,
         });
     }
     Ok(ops)
@@ -562,6 +769,7 @@ pub fn embed_ops(
             pipeline: pipeline.clone(),
             bind,
             shape: Shape::PerToken([(m.cols as u32).div_ceil(64), 1, 1], 1),
+            label: "embed",
         });
     }
     Ok(ops)
@@ -578,7 +786,6 @@ struct Scratch {
     hb: wgpu::Buffer,
     hb2: wgpu::Buffer,
     scores: wgpu::Buffer,
-    xlast: wgpu::Buffer,
     logits: wgpu::Buffer,
     tokens: wgpu::Buffer,
     step: wgpu::Buffer,
@@ -594,10 +801,17 @@ pub struct GpuBackend {
     max_batch: usize,
     s: Scratch,
     embed: Vec<Op>,
+    /// The layers for a batch of tokens (prefill), unfused.
     layers: Vec<Op>,
+    /// The layers for one token (decode), fused where the shapes allow.
+    layers_one: Vec<Op>,
     head: Vec<Op>,
     argmax: Vec<Op>,
     logits: Vec<f32>,
+    /// Record the next decode step while the GPU runs this one.
+    pipeline: bool,
+    /// That step's command buffer, recorded ahead.
+    ahead: Option<wgpu::CommandBuffer>,
     /// Keeps uploads alive for the bind groups that name them.
     _keep: Vec<wgpu::Buffer>,
     _matrices: Vec<GpuMatrix>,
@@ -660,7 +874,6 @@ impl GpuBackend {
             hb: gpu.storage("hb", b * ff as u64 * 4)?,
             hb2: gpu.storage("hb2", b * ff as u64 * 4)?,
             scores: gpu.storage("attention scores", b * (c.n_heads * ctx) as u64 * 4)?,
-            xlast: gpu.storage("xlast", dim as u64 * 4)?,
             logits: gpu.storage("logits", vocab as u64 * 4)?,
             tokens: gpu.storage("tokens", b * 4)?,
             step: gpu.step_buffer(),
@@ -680,13 +893,13 @@ impl GpuBackend {
             None => gpu.upload_f32("rope_freqs", &[1.0]),
         };
         let theta_scale = c.rope_base.powf(-2.0 / c.rope_dim as f32);
-        let neox = (c.rope_style == RopeStyle::Neox) as u32;
+        let neox = c.rope_style == RopeStyle::Neox;
         let rope_params = |heads: usize| {
             gpu.params([
                 heads as u32,
                 c.head_dim as u32,
                 c.rope_dim as u32,
-                neox,
+                neox as u32,
                 f(theta_scale),
                 f(c.rope_freq_scale),
                 w.rope_freqs.is_some() as u32,
@@ -708,8 +921,11 @@ impl GpuBackend {
         ]);
         let ew = |width: usize| gpu.params([width as u32, kernels::NX, 0, 0, 0, 0, 0, 0]);
         let (ew_q, ew_kv, ew_ff) = (ew(qd), ew(kvd), ew(ff));
+        // The fused q/k/v kernel handles rows in quads of two pairs.
+        let quads = c.head_dim.is_multiple_of(4) && c.rope_dim.is_multiple_of(4);
 
         let mut layers = Vec::new();
+        let mut layers_one = Vec::new();
         let norm_op = |k: &Kernels, x: &wgpu::Buffer, g: &wgpu::Buffer, out: &wgpu::Buffer| Op {
             bind: kernels::bind(
                 &gpu,
@@ -718,27 +934,50 @@ impl GpuBackend {
             ),
             pipeline: k.rmsnorm.clone(),
             shape: Shape::PerToken([1, 1, 1], 0),
+            label: "rmsnorm",
         };
         for (l, layer) in w.layers.iter().enumerate() {
+            let qkv = MatGroup::upload(
+                &gpu,
+                &format!("blk.{l}.attn_qkv"),
+                w,
+                &[
+                    (&format!("blk.{l}.attn_q"), &layer.wq),
+                    (&format!("blk.{l}.attn_k"), &layer.wk),
+                    (&format!("blk.{l}.attn_v"), &layer.wv),
+                ],
+                limit,
+            )?;
+            let gate_up = MatGroup::upload(
+                &gpu,
+                &format!("blk.{l}.ffn_gate_up"),
+                w,
+                &[
+                    (&format!("blk.{l}.ffn_gate"), &layer.w_gate),
+                    (&format!("blk.{l}.ffn_up"), &layer.w_up),
+                ],
+                limit,
+            )?;
             let mat = |m: &Matrix, name: &str| {
                 GpuMatrix::from_weights(&gpu, &format!("blk.{l}.{name}"), w, m, limit)
             };
-            let wq = mat(&layer.wq, "attn_q")?;
-            let wk = mat(&layer.wk, "attn_k")?;
-            let wv = mat(&layer.wv, "attn_v")?;
             let wo = mat(&layer.wo, "attn_output")?;
-            let wg = mat(&layer.w_gate, "ffn_gate")?;
-            let wu = mat(&layer.w_up, "ffn_up")?;
             let wd = mat(&layer.w_down, "ffn_down")?;
             let attn_norm = gpu.upload_f32("attn_norm", &layer.attn_norm);
             let ffn_norm = gpu.upload_f32("ffn_norm", &layer.ffn_norm);
             let kc = gpu.storage("key cache", (ctx * kvd * 2) as u64)?;
             let vc = gpu.storage("value cache", (ctx * kvd * 2) as u64)?;
 
-            layers.push(norm_op(&k, &s.x, &attn_norm, &s.xb));
-            layers.extend(matvec_ops(&gpu, &mut k, &wq, &s.xb, &s.q, false, true)?);
-            layers.extend(matvec_ops(&gpu, &mut k, &wk, &s.xb, &s.k, false, true)?);
-            layers.extend(matvec_ops(&gpu, &mut k, &wv, &s.xb, &s.v, false, true)?);
+            // Unfused: norm, q/k/v, biases, rope, store to the cache.
+            let mut qkv_ops = vec![norm_op(&k, &s.x, &attn_norm, &s.xb)];
+            for (i, (dst, width)) in [(&s.q, qd), (&s.k, kvd), (&s.v, kvd)]
+                .into_iter()
+                .enumerate()
+            {
+                let (m, rows) = qkv.seg(i);
+                let a = MatvecArgs::plain(&s.xb, dst, &s.step, width, false);
+                qkv_ops.extend(matvec_ops(&gpu, &mut k, m, rows, &a)?);
+            }
             for (bias, dst, p, width) in [
                 (&layer.bq, &s.q, &ew_q, qd),
                 (&layer.bk, &s.k, &ew_kv, kvd),
@@ -746,7 +985,7 @@ impl GpuBackend {
             ] {
                 if let Some(bias) = bias {
                     let bb = gpu.upload_f32("bias", bias);
-                    layers.push(Op {
+                    qkv_ops.push(Op {
                         bind: kernels::bind(
                             &gpu,
                             &k.add_bias,
@@ -754,12 +993,13 @@ impl GpuBackend {
                         ),
                         pipeline: k.add_bias.clone(),
                         shape: Shape::Flat(width as u32),
+                        label: "add_bias",
                     });
                     keep.push(bb);
                 }
             }
             for (buf, p, heads) in [(&s.q, &rope_q, c.n_heads), (&s.k, &rope_k, c.n_kv_heads)] {
-                layers.push(Op {
+                qkv_ops.push(Op {
                     bind: kernels::bind(
                         &gpu,
                         &k.rope,
@@ -770,9 +1010,10 @@ impl GpuBackend {
                         [((heads * c.rope_dim / 2) as u32).div_ceil(64), 1, 1],
                         1,
                     ),
+                    label: "rope",
                 });
             }
-            layers.push(Op {
+            qkv_ops.push(Op {
                 bind: kernels::bind(
                     &gpu,
                     &k.kv_store,
@@ -787,8 +1028,50 @@ impl GpuBackend {
                 ),
                 pipeline: k.kv_store.clone(),
                 shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
+                label: "kv_store",
             });
-            layers.push(Op {
+
+            // Fused: one kernel from x to q and the cache.
+            let mut qkv_one = None;
+            if let (Some(m), true) = (qkv.fused(), quads) {
+                let bias = if layer.bq.is_some() || layer.bk.is_some() || layer.bv.is_some() {
+                    let mut all = Vec::with_capacity(qd + 2 * kvd);
+                    for (b, n) in [(&layer.bq, qd), (&layer.bk, kvd), (&layer.bv, kvd)] {
+                        match b {
+                            Some(b) => all.extend_from_slice(b),
+                            None => all.extend(std::iter::repeat_n(0.0, n)),
+                        }
+                    }
+                    Some(gpu.upload_f32("qkv bias", &all))
+                } else {
+                    None
+                };
+                let a = MatvecArgs {
+                    mv: Mv::Qkv,
+                    label: "qkv",
+                    norm: Some((&attn_norm, c.norm_eps)),
+                    rows_per_group: 4,
+                    split: qd,
+                    qkv: Some(QkvArgs {
+                        kc: &kc,
+                        vc: &vc,
+                        bias: bias.as_ref(),
+                        ff: &ff_buf,
+                        has_ff: w.rope_freqs.is_some(),
+                        kvd,
+                        head_dim: c.head_dim,
+                        rope_dim: c.rope_dim,
+                        neox,
+                        theta_scale,
+                        freq_scale: c.rope_freq_scale,
+                    }),
+                    ..MatvecArgs::plain(&s.x, &s.q, &s.step, qd, false)
+                };
+                qkv_one = Some(matvec_ops(&gpu, &mut k, m, 0..m.rows, &a)?);
+                keep.extend(bias);
+            }
+
+            let attention = Op {
                 bind: kernels::bind(
                     &gpu,
                     &k.attention,
@@ -804,12 +1087,24 @@ impl GpuBackend {
                 ),
                 pipeline: k.attention.clone(),
                 shape: Shape::PerToken([c.n_heads as u32, 1, 1], 1),
-            });
-            layers.extend(matvec_ops(&gpu, &mut k, &wo, &s.xo, &s.x, true, true)?);
-            layers.push(norm_op(&k, &s.x, &ffn_norm, &s.xb));
-            layers.extend(matvec_ops(&gpu, &mut k, &wg, &s.xb, &s.hb, false, true)?);
-            layers.extend(matvec_ops(&gpu, &mut k, &wu, &s.xb, &s.hb2, false, true)?);
-            layers.push(Op {
+                label: "attention",
+            };
+            let wo_ops = matvec_ops(
+                &gpu,
+                &mut k,
+                &wo,
+                0..dim,
+                &MatvecArgs::plain(&s.xo, &s.x, &s.step, dim, true),
+            )?;
+
+            // Unfused: norm, gate, up, silu * up.
+            let mut ffn_ops = vec![norm_op(&k, &s.x, &ffn_norm, &s.xb)];
+            for (i, dst) in [&s.hb, &s.hb2].into_iter().enumerate() {
+                let (m, rows) = gate_up.seg(i);
+                let a = MatvecArgs::plain(&s.xb, dst, &s.step, ff, false);
+                ffn_ops.extend(matvec_ops(&gpu, &mut k, m, rows, &a)?);
+            }
+            ffn_ops.push(Op {
                 bind: kernels::bind(
                     &gpu,
                     &k.silu_mul,
@@ -817,40 +1112,60 @@ impl GpuBackend {
                 ),
                 pipeline: k.silu_mul.clone(),
                 shape: Shape::Flat(ff as u32),
+                label: "silu_mul",
             });
-            layers.extend(matvec_ops(&gpu, &mut k, &wd, &s.hb, &s.x, true, true)?);
-            mats.extend([wq, wk, wv, wo, wg, wu, wd]);
+            let mut ffn_one = None;
+            if let Some(m) = gate_up.fused() {
+                let a = MatvecArgs {
+                    mv: Mv::Silu,
+                    label: "gate_up",
+                    norm: Some((&ffn_norm, c.norm_eps)),
+                    rows_per_group: 4,
+                    split: ff,
+                    ..MatvecArgs::plain(&s.x, &s.hb, &s.step, ff, false)
+                };
+                ffn_one = Some(matvec_ops(&gpu, &mut k, m, 0..m.rows, &a)?);
+            }
+            let down_ops = matvec_ops(
+                &gpu,
+                &mut k,
+                &wd,
+                0..dim,
+                &MatvecArgs::plain(&s.hb, &s.x, &s.step, dim, true),
+            )?;
+
+            layers_one.extend(qkv_one.unwrap_or_else(|| qkv_ops.clone()));
+            layers_one.push(attention.clone());
+            layers_one.extend(wo_ops.iter().cloned());
+            layers_one.extend(ffn_one.unwrap_or_else(|| ffn_ops.clone()));
+            layers_one.extend(down_ops.iter().cloned());
+
+            layers.extend(qkv_ops);
+            layers.push(attention);
+            layers.extend(wo_ops);
+            layers.extend(ffn_ops);
+            layers.extend(down_ops);
+            mats.extend(qkv.mats);
+            mats.extend(gate_up.mats);
+            mats.extend([wo, wd]);
             keep.extend([attn_norm, ffn_norm, kc, vc]);
         }
 
         let out_norm = gpu.upload_f32("output_norm", &w.output_norm);
-        let last_p = gpu.params([dim as u32, f(c.norm_eps), 1, 0, 0, 0, 0, 0]);
-        let mut head = vec![Op {
-            bind: kernels::bind(
-                &gpu,
-                &k.rmsnorm,
-                &[
-                    (0, &s.x),
-                    (1, &out_norm),
-                    (2, &s.xlast),
-                    (3, &last_p),
-                    (4, &s.step),
-                ],
-            ),
-            pipeline: k.rmsnorm.clone(),
-            shape: Shape::Fixed([1, 1, 1]),
-        }];
-        if w.output == w.token_embd {
-            head.extend(matvec_ops(
-                &gpu, &mut k, &embd, &s.xlast, &s.logits, false, false,
-            )?);
+        let head_args = MatvecArgs {
+            label: "lm_head",
+            norm: Some((&out_norm, c.norm_eps)),
+            last: true,
+            ..MatvecArgs::plain(&s.x, &s.logits, &s.step, vocab, false)
+        };
+        let head = if w.output == w.token_embd {
+            matvec_ops(&gpu, &mut k, &embd, 0..vocab, &head_args)?
         } else {
             let out = GpuMatrix::from_weights(&gpu, "output", w, &w.output, limit)?;
-            head.extend(matvec_ops(
-                &gpu, &mut k, &out, &s.xlast, &s.logits, false, false,
-            )?);
+            let ops = matvec_ops(&gpu, &mut k, &out, 0..vocab, &head_args)?;
             mats.push(out);
-        }
+            ops
+        };
         mats.push(embd);
         let am_p = gpu.params([vocab as u32, 0, 0, 0, 0, 0, 0, 0]);
         let argmax = vec![Op {
@@ -861,6 +1176,7 @@ impl GpuBackend {
             ),
             pipeline: k.argmax.clone(),
             shape: Shape::Fixed([1, 1, 1]),
+            label: "argmax",
         }];
         keep.extend([ff_buf, out_norm]);
         Ok(GpuBackend {
@@ -871,9 +1187,12 @@ impl GpuBackend {
             s,
             embed,
             layers,
+            layers_one,
             head,
             argmax,
             logits: vec![0.0; vocab],
+            pipeline: !std::env::var("WEBGGUF_GPU_PIPELINE").is_ok_and(|v| v == "0"),
+            ahead: None,
             _keep: keep,
             _matrices: mats,
         })
@@ -906,28 +1225,62 @@ impl GpuBackend {
         self.gpu.check()
     }
 
-    /// Submit the layers for `tokens` and, with `tail`, the LM head and what
-    /// follows it, copying `copy` back for reading.
-    fn submit(&self, tokens: &[u32], pos: usize, tail: Tail) -> Result<()> {
+    /// The op lists for `n` tokens and `tail`, and the copy that follows.
+    fn plan(&self, n: u32, tail: Tail) -> (Vec<&[Op]>, Vec<Copy<'_>>) {
+        let layers: &[Op] = if n == 1 {
+            &self.layers_one
+        } else {
+            &self.layers
+        };
+        let mut ops: Vec<&[Op]> = vec![&self.embed, layers];
+        let mut copies = Vec::new();
+        match tail {
+            Tail::None => {}
+            Tail::Logits => {
+                ops.push(&self.head);
+                copies.push((&self.s.logits, &self.s.read_logits, self.vocab as u64 * 4));
+            }
+            Tail::Argmax => {
+                ops.extend([&self.head[..], &self.argmax[..]]);
+                copies.push((&self.s.argmax, &self.s.read_id, 4));
+            }
+        }
+        (ops, copies)
+    }
+
+    /// One command buffer that runs `n` tokens and `tail`; it reads the
+    /// tokens and the position from buffers written just before its submit,
+    /// so it can be recorded ahead of time.
+    fn encode(&self, n: u32, tail: Tail) -> wgpu::CommandBuffer {
+        let (ops, copies) = self.plan(n, tail);
+        self.gpu.encode(&ops, n, &copies, None)
+    }
+
+    /// Write the tokens and position for the next submit.
+    fn write_inputs(&self, tokens: &[u32], pos: usize) -> Result<()> {
         self.validate(tokens, pos)?;
         let bytes: Vec<u8> = tokens.iter().flat_map(|t| t.to_le_bytes()).collect();
         self.gpu.queue.write_buffer(&self.s.tokens, 0, &bytes);
         self.gpu
             .write_step(&self.s.step, pos as u32, tokens.len() as u32);
+        Ok(())
+    }
+
+    /// Submit the layers for `tokens` and, with `tail`, the LM head and what
+    /// follows it. A single-token greedy step uses the command buffer
+    /// recorded during the previous one, if any, and records the next while
+    /// the GPU runs (WEBGGUF_GPU_PIPELINE=0 turns that off).
+    fn submit(&mut self, tokens: &[u32], pos: usize, tail: Tail) -> Result<()> {
+        self.write_inputs(tokens, pos)?;
         let n = tokens.len() as u32;
-        let body: [&[Op]; 2] = [&self.embed, &self.layers];
-        match tail {
-            Tail::None => self.gpu.run(&body, n, &[]),
-            Tail::Logits => self.gpu.run(
-                &[&self.embed, &self.layers, &self.head],
-                n,
-                &[(&self.s.logits, &self.s.read_logits, self.vocab as u64 * 4)],
-            ),
-            Tail::Argmax => self.gpu.run(
-                &[&self.embed, &self.layers, &self.head, &self.argmax],
-                n,
-                &[(&self.s.argmax, &self.s.read_id, 4)],
-            ),
+        let ahead = self.pipeline && n == 1 && matches!(tail, Tail::Argmax);
+        let cb = match self.ahead.take() {
+            Some(cb) if ahead => cb,
+            _ => self.encode(n, tail),
+        };
+        self.gpu.queue.submit([cb]);
+        if ahead {
+            self.ahead = Some(self.encode(1, Tail::Argmax));
         }
         Ok(())
     }
@@ -945,8 +1298,8 @@ impl GpuBackend {
     }
 }
 
-#[derive(Clone, Copy)]
-enum Tail {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tail {
     None,
     Logits,
     Argmax,

@@ -123,7 +123,9 @@ fn gpu_matvec(
         Some(v) => g.upload_f32("y", v),
         None => poisoned(g, n * m.rows),
     };
-    let ops = matvec_ops(g, k, m, &xb, &y, init.is_some(), true).unwrap();
+    let s = step(g, 0, n as u32);
+    let a = MatvecArgs::plain(&xb, &y, &s, m.rows, init.is_some());
+    let ops = matvec_ops(g, k, m, 0..m.rows, &a).unwrap();
     g.run(&[&ops], n as u32, &[]);
     read_f32(g, &y, n * m.rows)
 }
@@ -312,6 +314,7 @@ fn rmsnorm_matches_cpu() {
                 &[(0, &xb), (1, &wb), (2, &out), (3, &p), (4, &s)],
             ),
             pipeline: k.rmsnorm.clone(),
+            label: "test",
             shape: if last == 1 {
                 Shape::Fixed([1, 1, 1])
             } else {
@@ -361,6 +364,7 @@ fn rope_matches_cpu() {
         let op = Op {
             bind: kernels::bind(&g, &k.rope, &[(0, &buf), (1, &ffb), (2, &p), (3, &s)]),
             pipeline: k.rope.clone(),
+            label: "test",
             shape: Shape::PerToken([((heads * rd / 2) as u32).div_ceil(64), 1, 1], 1),
         };
         g.run(&[&[op]], n as u32, &[]);
@@ -443,6 +447,7 @@ fn attention_matches_cpu() {
                 &[(0, &kb), (1, &vb), (2, &kc), (3, &vc), (4, &p), (5, &s)],
             ),
             pipeline: k.kv_store.clone(),
+            label: "test",
             shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
         };
         let att = Op {
@@ -460,6 +465,7 @@ fn attention_matches_cpu() {
                 ],
             ),
             pipeline: k.attention.clone(),
+            label: "test",
             shape: Shape::PerToken([heads as u32, 1, 1], 1),
         };
         g.run(&[&[store, att]], n as u32, &[]);
@@ -521,6 +527,7 @@ fn elementwise_matches_cpu() {
         let op = Op {
             bind: kernels::bind(&g, pipe, &[(0, &ab), (1, &bb), (2, &p), (3, &s)]),
             pipeline: pipe.clone(),
+            label: "test",
             shape: Shape::Flat(width as u32),
         };
         g.run(&[&[op]], n as u32, &[]);
@@ -565,6 +572,7 @@ fn argmax_matches_cpu() {
         let op = Op {
             bind: kernels::bind(&g, &k.argmax, &[(0, &lb), (1, &out), (2, &p)]),
             pipeline: k.argmax.clone(),
+            label: "test",
             shape: Shape::Fixed([1, 1, 1]),
         };
         g.run(&[&[op]], 1, &[]);
@@ -576,5 +584,291 @@ fn argmax_matches_cpu() {
             }
         }
         assert_eq!(got, want, "argmax of {n}");
+    }
+}
+
+/// rmsnorm of `x` times `gains` in f64, as the kernels fold it in.
+fn norm_f64(x: &[f32], gains: &[f32], eps: f32) -> Vec<f64> {
+    let ms = x.iter().map(|&v| v as f64 * v as f64).sum::<f64>() / x.len() as f64;
+    let sc = 1.0 / (ms + eps as f64).sqrt();
+    x.iter()
+        .zip(gains)
+        .map(|(&v, &g)| v as f64 * sc * g as f64)
+        .collect()
+}
+
+/// Dequantized rows of a random matrix.
+fn rows_f32(ty: GgmlType, data: &[u8], rows: usize, cols: usize) -> Vec<Vec<f32>> {
+    let rb = ty.row_bytes(cols).unwrap();
+    (0..rows)
+        .map(|r| {
+            let mut v = vec![0f32; cols];
+            quant::dequantize_row(ty, &data[r * rb..(r + 1) * rb], &mut v);
+            v
+        })
+        .collect()
+}
+
+/// (dot, sum of |terms|) in f64.
+fn dot_mag(w: &[f32], x: &[f64]) -> (f64, f64) {
+    w.iter().zip(x).fold((0.0, 0.0), |(d, m), (&a, &b)| {
+        (d + a as f64 * b, m + (a as f64 * b).abs())
+    })
+}
+
+/// The plain matvec with each rows-per-workgroup and workgroup-size
+/// choice, both reductions (subgroup and shared-memory tree, where the
+/// adapter has subgroups), a row range that starts mid-matrix, and the LM
+/// head's flags (rmsnorm folded in, only the last token read) vs an f64
+/// twin. Rows (29) and the last row group are ragged; 96 columns are 12
+/// units, fewer than the threads, and 1056 columns (132 units) leave the
+/// second unit of an iteration out of range for some threads. Bound: 2e-5
+/// * sum |w x| + 1e-6 * |y| (f32 sums plus the f32 norm scale).
+#[test]
+fn matvec_row_groups_norm_and_last_token() {
+    let Some(g) = gpu() else { return };
+    let mut rng = Rng::new(23);
+    let eps = 1e-5f32;
+    let (rows, n) = (29usize, 3usize);
+    let cases = [
+        (GgmlType::Q4_0, 96, 1u32, 64u32, true),
+        (GgmlType::Q4_0, 1056, 2, 64, true),
+        (GgmlType::Q4_0, 1056, 4, 128, false),
+        (GgmlType::Q4_0, 96, 8, 256, true),
+        (GgmlType::Q8_0, 1056, 2, 256, false),
+        (GgmlType::F16, 96, 4, 64, false),
+        (GgmlType::Q4_K, 256, 2, 128, true),
+    ];
+    for (ty, cols, r, wg, sub) in cases {
+        let mut k = Kernels::new(&g);
+        if sub && !k.subgroups {
+            eprintln!("no subgroups on this adapter: tree reduction only");
+        }
+        k.subgroups &= sub;
+        k.matvec_wg = wg;
+        let data = random_matrix(&mut rng, ty, rows, cols);
+        let m = GpuMatrix::upload(&g, "w", ty, rows, cols, &data, u64::MAX).unwrap();
+        let w = rows_f32(ty, &data, rows, cols);
+        let x = randn(&mut rng, n * cols);
+        let gains = randn(&mut rng, cols);
+        let (xb, gb) = (g.upload_f32("x", &x), g.upload_f32("g", &gains));
+        let s = step(&g, 0, n as u32);
+        let xn = norm_f64(&x[(n - 1) * cols..], &gains, eps);
+        let y = poisoned(&g, rows - 3);
+        let a = MatvecArgs {
+            norm: Some((&gb, eps)),
+            last: true,
+            rows_per_group: r,
+            ..MatvecArgs::plain(&xb, &y, &s, rows - 3, false)
+        };
+        let ops = matvec_ops(&g, &mut k, &m, 3..rows, &a).unwrap();
+        g.run(&[&ops], n as u32, &[]);
+        let got = read_f32(&g, &y, rows - 3);
+        for (i, &o) in got.iter().enumerate() {
+            let (want, mag) = dot_mag(&w[i + 3], &xn);
+            assert!(
+                (o as f64 - want).abs() <= 2e-5 * mag + 1e-6 * want.abs(),
+                "{ty} cols {cols} R={r} WG={wg} subgroups={sub} row {}: {o} vs {want}",
+                i + 3
+            );
+        }
+    }
+}
+
+/// Fused gate/up (rmsnorm folded in, silu(gate) * up) vs an f64 twin, for a
+/// nibble format, Q8_0 and F32 rows that are not whole 8-element units (70
+/// columns); 37 rows, so the last workgroup is ragged. Bound: the two dot
+/// products' 2e-5 * sum |w x| each, carried through silu(g) * u (|silu'| <
+/// 1.1), plus 1e-6 relative.
+#[test]
+fn gate_up_fused_matches_cpu() {
+    let Some(g) = gpu() else { return };
+    let mut k = Kernels::new(&g);
+    let mut rng = Rng::new(29);
+    let (ff, n, eps) = (37usize, 2usize, 1e-5f32);
+    for ty in [GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::F32] {
+        let cols = if ty == GgmlType::F32 { 70 } else { 96 };
+        let data = random_matrix(&mut rng, ty, 2 * ff, cols);
+        let m = GpuMatrix::upload(&g, "gu", ty, 2 * ff, cols, &data, u64::MAX).unwrap();
+        let w = rows_f32(ty, &data, 2 * ff, cols);
+        let x = randn(&mut rng, n * cols);
+        let gains = randn(&mut rng, cols);
+        let (xb, gb) = (g.upload_f32("x", &x), g.upload_f32("g", &gains));
+        let s = step(&g, 0, n as u32);
+        let y = poisoned(&g, n * ff);
+        let a = MatvecArgs {
+            mv: Mv::Silu,
+            norm: Some((&gb, eps)),
+            split: ff,
+            rows_per_group: 4,
+            ..MatvecArgs::plain(&xb, &y, &s, ff, false)
+        };
+        let ops = matvec_ops(&g, &mut k, &m, 0..2 * ff, &a).unwrap();
+        g.run(&[&ops], n as u32, &[]);
+        let got = read_f32(&g, &y, n * ff);
+        for t in 0..n {
+            let xn = norm_f64(&x[t * cols..(t + 1) * cols], &gains, eps);
+            for r in 0..ff {
+                let (gt, mg) = dot_mag(&w[r], &xn);
+                let (up, mu) = dot_mag(&w[ff + r], &xn);
+                let silu = gt / (1.0 + (-gt).exp());
+                let want = silu * up;
+                let tol = 2e-5 * (1.1 * mg * up.abs() + mu * silu.abs()) + 1e-6 * want.abs();
+                let o = got[t * ff + r] as f64;
+                assert!(
+                    (o - want).abs() <= tol,
+                    "{ty} token {t} row {r}: {o} vs {want}"
+                );
+            }
+        }
+    }
+}
+
+/// f32 rope of one head as the CPU engine does it (theta stepped by
+/// repeated f32 multiplication), in f64 after the angle.
+#[allow(clippy::too_many_arguments)]
+fn rope_f64(
+    head: &mut [f64],
+    pos: usize,
+    rd: usize,
+    neox: bool,
+    theta_scale: f32,
+    fscale: f32,
+    ff: Option<&[f32]>,
+) {
+    let mut theta = pos as f32;
+    for i in 0..rd / 2 {
+        let angle = (fscale * theta / ff.map_or(1.0, |f| f[i])) as f64;
+        let (a, b) = if neox {
+            (i, i + rd / 2)
+        } else {
+            (2 * i, 2 * i + 1)
+        };
+        let (x0, x1) = (head[a], head[b]);
+        head[a] = x0 * angle.cos() - x1 * angle.sin();
+        head[b] = x0 * angle.sin() + x1 * angle.cos();
+        theta *= theta_scale;
+    }
+}
+
+/// The fused q/k/v kernel (rmsnorm folded in, bias, rope on q and k, k and
+/// v stored as f16 in the cache at pos + t) vs an f64 twin, for both rope
+/// pairings, full and partial rotation, with and without bias and
+/// frequency divisors, 2 tokens at position 5, GQA (3 heads, 1 kv head).
+/// Bounds: q 2e-5 * sum |w x| + 2e-5 (f32 sums, GPU sin/cos); k, v one f16
+/// rounding (2^-11 relative) on top of that.
+#[test]
+fn qkv_fused_matches_cpu() {
+    let Some(g) = gpu() else { return };
+    let mut k = Kernels::new(&g);
+    let mut rng = Rng::new(31);
+    let (heads, kvh, hd, n, pos, ctx, eps) =
+        (3usize, 1usize, 8usize, 2usize, 5usize, 9usize, 1e-5f32);
+    let (qd, kvd) = (heads * hd, kvh * hd);
+    let rows = qd + 2 * kvd;
+    let (theta_scale, fscale) = (10000f32.powf(-2.0 / 8.0), 0.5f32);
+    for (ty, neox, rd, bias, has_ff) in [
+        (GgmlType::Q8_0, false, 8, false, false),
+        (GgmlType::Q4_0, true, 8, true, true),
+        (GgmlType::F32, true, 4, false, true),
+        (GgmlType::F16, false, 4, true, false),
+    ] {
+        let cols = if ty == GgmlType::F32 { 70 } else { 64 };
+        let data = random_matrix(&mut rng, ty, rows, cols);
+        let m = GpuMatrix::upload(&g, "qkv", ty, rows, cols, &data, u64::MAX).unwrap();
+        let w = rows_f32(ty, &data, rows, cols);
+        let x = randn(&mut rng, n * cols);
+        let gains = randn(&mut rng, cols);
+        let bv = randn(&mut rng, rows);
+        let ffv: Vec<f32> = (0..rd / 2).map(|i| 1.0 + 0.3 * i as f32).collect();
+        let (xb, gb, bb, fb) = (
+            g.upload_f32("x", &x),
+            g.upload_f32("g", &gains),
+            g.upload_f32("b", &bv),
+            g.upload_f32("ff", &ffv),
+        );
+        let s = step(&g, pos as u32, n as u32);
+        let q_out = poisoned(&g, n * qd);
+        // Both f16 halves NaN, so an unwritten cache word shows.
+        let cache = || {
+            let b = g.storage("cache", (ctx * kvd * 2) as u64).unwrap();
+            let nan: Vec<u8> = (0..ctx * kvd / 2)
+                .flat_map(|_| 0x7e00_7e00u32.to_le_bytes())
+                .collect();
+            g.queue.write_buffer(&b, 0, &nan);
+            b
+        };
+        let (kc, vc) = (cache(), cache());
+        let a = MatvecArgs {
+            mv: Mv::Qkv,
+            norm: Some((&gb, eps)),
+            split: qd,
+            rows_per_group: 4,
+            qkv: Some(QkvArgs {
+                kc: &kc,
+                vc: &vc,
+                bias: bias.then_some(&bb),
+                ff: &fb,
+                has_ff,
+                kvd,
+                head_dim: hd,
+                rope_dim: rd,
+                neox,
+                theta_scale,
+                freq_scale: fscale,
+            }),
+            ..MatvecArgs::plain(&xb, &q_out, &s, qd, false)
+        };
+        let ops = matvec_ops(&g, &mut k, &m, 0..rows, &a).unwrap();
+        g.run(&[&ops], n as u32, &[]);
+        let gq = read_f32(&g, &q_out, n * qd);
+        let unpack = |buf: &wgpu::Buffer| -> Vec<f32> {
+            read_f32(&g, buf, ctx * kvd / 2)
+                .iter()
+                .flat_map(|w| {
+                    let b = w.to_bits();
+                    [
+                        half::f16::from_bits(b as u16).to_f32(),
+                        half::f16::from_bits((b >> 16) as u16).to_f32(),
+                    ]
+                })
+                .collect()
+        };
+        let (gk, gv) = (unpack(&kc), unpack(&vc));
+        let what = format!("{ty} neox={neox} rope_dim={rd} bias={bias} ff={has_ff}");
+        for t in 0..n {
+            let xn = norm_f64(&x[t * cols..(t + 1) * cols], &gains, eps);
+            let (mut raw, mut mag) = (Vec::new(), Vec::new());
+            for (r, wr) in w.iter().enumerate() {
+                let (d, mg) = dot_mag(wr, &xn);
+                raw.push(d + if bias { bv[r] as f64 } else { 0.0 });
+                mag.push(mg);
+            }
+            let ffs = has_ff.then_some(&ffv[..]);
+            for h in raw[..qd + kvd].chunks_mut(hd) {
+                rope_f64(h, pos + t, rd, neox, theta_scale, fscale, ffs);
+            }
+            // Rope mixes two rows: bound each output by both rows' terms.
+            let head_mag = |r: usize| -> f64 {
+                let h0 = r - r % hd;
+                mag[h0..h0 + hd].iter().cloned().fold(0.0, f64::max)
+            };
+            for i in 0..qd {
+                let (o, want) = (gq[t * qd + i] as f64, raw[i]);
+                let tol = 4e-5 * head_mag(i) + 2e-5 * (1.0 + want.abs());
+                assert!((o - want).abs() <= tol, "{what} q[{t}][{i}]: {o} vs {want}");
+            }
+            for i in 0..kvd {
+                for (cache, base, name) in [(&gk, qd, "k"), (&gv, qd + kvd, "v")] {
+                    let o = cache[(pos + t) * kvd + i] as f64;
+                    let want = raw[base + i];
+                    let tol = 4e-5 * head_mag(base + i) + 2e-5 + 6e-4 * want.abs();
+                    assert!(
+                        (o - want).abs() <= tol,
+                        "{what} {name}[{t}][{i}]: {o} vs {want}"
+                    );
+                }
+            }
+        }
     }
 }

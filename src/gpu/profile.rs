@@ -1,0 +1,365 @@
+//! `webgguf gpu-profile`: where a decode step's time goes. Per token: CPU
+//! time to record the command buffer, to submit it, and waiting for the id;
+//! GPU time of the pass (timestamp queries) and of each kernel (one pass
+//! per dispatch); the cost of a bare dispatch with and without a barrier;
+//! and the readback round trip. Native only.
+
+use std::time::Instant;
+
+use serde_json::{json, Value};
+
+use super::*;
+
+/// Trivial kernels for the dispatch-cost test: `rw` writes the buffer it
+/// binds read_write (so wgpu puts a barrier between two of them), `ro` only
+/// reads (no barrier). Bindings: 0 A (u32). Dispatch: (1, 1, 1) of 64.
+const BARE: &str = "
+@group(0) @binding(0) var<storage, read_write> A: array<u32>;
+@compute @workgroup_size(64)
+fn rw(@builtin(local_invocation_index) i: u32) {
+    if i == 0u {
+        A[0] = A[0] + 1u;
+    }
+}
+";
+const BARE_RO: &str = "
+@group(0) @binding(0) var<storage, read> A: array<u32>;
+@group(0) @binding(1) var<storage, read_write> O: array<u32>;
+@compute @workgroup_size(64)
+fn ro(@builtin(local_invocation_index) i: u32) {
+    if A[i] == 12345u {
+        O[0] = 1u;
+    }
+}
+";
+
+fn us(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e6
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// Timestamp queries: a set, a resolve buffer and the tick length.
+struct Stamps {
+    set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    read: wgpu::Buffer,
+    n: u32,
+    period_ns: f64,
+}
+
+impl Stamps {
+    fn new(gpu: &Gpu, n: u32) -> Option<Stamps> {
+        if !gpu.features.contains(wgpu::Features::TIMESTAMP_QUERY) || n == 0 {
+            return None;
+        }
+        let set = gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("profile"),
+            ty: wgpu::QueryType::Timestamp,
+            count: n,
+        });
+        let resolve = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("resolve"),
+            size: n as u64 * 8,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        Some(Stamps {
+            set,
+            resolve,
+            read: gpu.readback_buffer(n as u64 * 8),
+            n,
+            period_ns: gpu.queue.get_timestamp_period() as f64,
+        })
+    }
+
+    fn writes(&self, i: u32) -> wgpu::ComputePassTimestampWrites<'_> {
+        wgpu::ComputePassTimestampWrites {
+            query_set: &self.set,
+            beginning_of_pass_write_index: Some(2 * i),
+            end_of_pass_write_index: Some(2 * i + 1),
+        }
+    }
+
+    /// Resolve every query and return the (end - start) of each pair in µs.
+    async fn durations(&self, gpu: &Gpu) -> Result<Vec<f64>> {
+        let mut enc = gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        enc.resolve_query_set(&self.set, 0..self.n, &self.resolve, 0);
+        enc.copy_buffer_to_buffer(&self.resolve, 0, &self.read, 0, self.n as u64 * 8);
+        gpu.queue.submit([enc.finish()]);
+        let b = gpu.read(&self.read, self.n as u64 * 8).await?;
+        let t: Vec<u64> = b
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        Ok(t.chunks_exact(2)
+            .map(|p| p[1].wrapping_sub(p[0]) as f64 * self.period_ns / 1000.0)
+            .collect())
+    }
+}
+
+impl GpuBackend {
+    fn lists(&self, fused: bool) -> Vec<&[Op]> {
+        let layers: &[Op] = if fused {
+            &self.layers_one
+        } else {
+            &self.layers
+        };
+        vec![&self.embed, layers, &self.head, &self.argmax]
+    }
+
+    /// Decode steps with the fused (decode) or unfused (prefill) layer list,
+    /// each step instrumented.
+    async fn profile_steps(&mut self, ids: &[u32], fused: bool) -> Result<Value> {
+        let warm = 4;
+        let n = ids.len();
+        let stamps = Stamps::new(&self.gpu, 2 * n as u32);
+        let (mut enc_us, mut sub_us, mut wait_us, mut tot_us) = (vec![], vec![], vec![], vec![]);
+        let lists = self.lists(fused);
+        let dispatches: usize = lists
+            .iter()
+            .map(|l| {
+                l.iter()
+                    .filter(|o| o.shape.groups(1).iter().all(|&g| g > 0))
+                    .count()
+            })
+            .sum();
+        for (i, &t) in ids.iter().enumerate() {
+            let t0 = Instant::now();
+            self.write_inputs(&[t], i)?;
+            let ts = stamps
+                .as_ref()
+                .filter(|_| i >= warm)
+                .map(|s| s.writes((i - warm) as u32));
+            let cb = self
+                .gpu
+                .encode(&lists, 1, &[(&self.s.argmax, &self.s.read_id, 4)], ts);
+            let e = us(t0);
+            let t1 = Instant::now();
+            self.gpu.queue.submit([cb]);
+            let sb = us(t1);
+            let t2 = Instant::now();
+            self.gpu.read(&self.s.read_id, 4).await?;
+            let w = us(t2);
+            if i >= warm {
+                enc_us.push(e);
+                sub_us.push(sb);
+                wait_us.push(w);
+                tot_us.push(us(t0));
+            }
+        }
+        let mut gpu_us = match &stamps {
+            Some(s) => s.durations(&self.gpu).await?[..n - warm].to_vec(),
+            None => vec![],
+        };
+        Ok(json!({
+            "layers": if fused { "decode (fused)" } else { "prefill (unfused)" },
+            "dispatches_per_token": dispatches,
+            "tokens": n - warm,
+            "median_us": {
+                "encode": median(&mut enc_us), "submit": median(&mut sub_us),
+                "wait": median(&mut wait_us), "total": median(&mut tot_us),
+                "gpu_pass": median(&mut gpu_us),
+            },
+        }))
+    }
+
+    /// Wall time per greedy step through the real path, with and without
+    /// recording the next step ahead.
+    async fn profile_pipeline(&mut self, ids: &[u32]) -> Result<Value> {
+        let mut out = serde_json::Map::new();
+        let saved = self.pipeline;
+        for on in [false, true] {
+            self.pipeline = on;
+            self.ahead = None;
+            let mut v = Vec::new();
+            for (i, &t) in ids.iter().enumerate() {
+                let t0 = Instant::now();
+                self.submit(&[t], i, Tail::Argmax)?;
+                self.gpu.read(&self.s.read_id, 4).await?;
+                if i >= 4 {
+                    v.push(us(t0));
+                }
+            }
+            out.insert(
+                format!("pipeline_{on}"),
+                json!({"median_us": median(&mut v.clone()), "mean_us": mean(&v)}),
+            );
+        }
+        self.pipeline = saved;
+        self.ahead = None;
+        Ok(Value::Object(out))
+    }
+
+    /// GPU time of every dispatch of one step, each in its own pass,
+    /// summed by kernel, averaged over `reps` steps.
+    async fn profile_ops(&mut self, fused: bool, reps: usize) -> Result<Value> {
+        let lists = self.lists(fused);
+        let ops: Vec<&Op> = lists
+            .iter()
+            .flat_map(|l| l.iter())
+            .filter(|o| o.shape.groups(1).iter().all(|&g| g > 0))
+            .collect();
+        let n = ops.len().min(2000);
+        let Some(stamps) = Stamps::new(&self.gpu, 2 * n as u32) else {
+            return Ok(json!("no timestamp queries"));
+        };
+        let mut sums: Vec<f64> = vec![0.0; n];
+        for rep in 0..reps + 1 {
+            self.write_inputs(&[1], rep)?;
+            let mut enc = self
+                .gpu
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+            for (j, op) in ops[..n].iter().enumerate() {
+                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: None,
+                    timestamp_writes: Some(stamps.writes(j as u32)),
+                });
+                kernels::encode(&mut pass, std::slice::from_ref(*op), 1);
+            }
+            self.gpu.queue.submit([enc.finish()]);
+            let d = stamps.durations(&self.gpu).await?;
+            if rep > 0 {
+                for (s, v) in sums.iter_mut().zip(&d) {
+                    *s += v / reps as f64;
+                }
+            }
+        }
+        let mut by: Vec<(&str, usize, f64)> = Vec::new();
+        for (op, &t) in ops[..n].iter().zip(&sums) {
+            match by.iter_mut().find(|b| b.0 == op.label) {
+                Some(b) => {
+                    b.1 += 1;
+                    b.2 += t;
+                }
+                None => by.push((op.label, 1, t)),
+            }
+        }
+        let total: f64 = sums.iter().sum();
+        Ok(json!({
+            "layers": if fused { "decode (fused)" } else { "prefill (unfused)" },
+            "sum_of_kernels_us": total,
+            "by_kernel": by.iter().map(|(l, c, t)| json!({"kernel": l, "count": c, "us": t})).collect::<Vec<_>>(),
+        }))
+    }
+
+    /// Read back 4 bytes after an otherwise empty submit.
+    async fn profile_round_trip(&mut self) -> Result<Value> {
+        let mut v = Vec::new();
+        for _ in 0..20 {
+            let t0 = Instant::now();
+            self.gpu
+                .run(&[], 0, &[(&self.s.argmax, &self.s.read_id, 4)]);
+            self.gpu.read(&self.s.read_id, 4).await?;
+            v.push(us(t0));
+        }
+        Ok(json!({"median_us": median(&mut v)}))
+    }
+
+    /// `count` bare dispatches in one pass, with and without barriers.
+    async fn profile_bare(&mut self, count: u32) -> Result<Value> {
+        let g = &self.gpu;
+        let a = g.storage("bare", 256)?;
+        let o = g.storage("bare out", 4)?;
+        let mut out = serde_json::Map::new();
+        for (name, src, entry) in [("read_write", BARE, "rw"), ("read_only", BARE_RO, "ro")] {
+            let p = kernels::pipeline(g, name, src, entry);
+            let bufs: Vec<(u32, &wgpu::Buffer)> = if entry == "rw" {
+                vec![(0, &a)]
+            } else {
+                vec![(0, &a), (1, &o)]
+            };
+            let op = Op {
+                bind: kernels::bind(g, &p, &bufs),
+                pipeline: p,
+                shape: Shape::Fixed([1, 1, 1]),
+                label: "bare",
+            };
+            let ops = vec![op; count as usize];
+            let stamps = Stamps::new(g, 2);
+            let mut res = json!({});
+            for rep in 0..2 {
+                let t0 = Instant::now();
+                let cb = g.encode(&[&ops], 1, &[], stamps.as_ref().map(|s| s.writes(0)));
+                let e = us(t0);
+                let t1 = Instant::now();
+                g.queue.submit([cb]);
+                let sb = us(t1);
+                g.wait_idle().await?;
+                let total = us(t0);
+                let gpu = match &stamps {
+                    Some(s) => s.durations(g).await?[0],
+                    None => f64::NAN,
+                };
+                if rep == 1 {
+                    res = json!({
+                        "dispatches": count,
+                        "encode_us_per_dispatch": e / count as f64,
+                        "submit_us": sb,
+                        "total_us_per_dispatch": total / count as f64,
+                        "gpu_us_per_dispatch": gpu / count as f64,
+                    });
+                }
+            }
+            out.insert(name.to_string(), res);
+        }
+        Ok(Value::Object(out))
+    }
+
+    /// Everything above, for `tokens` decode steps.
+    pub async fn profile(&mut self, tokens: usize) -> Result<Value> {
+        let mut rng = crate::sampler::Rng::new(1234);
+        let ids: Vec<u32> = (0..tokens.max(8) + 4)
+            .map(|_| (rng.next_u32() as u64 % self.vocab as u64) as u32)
+            .collect();
+        let ids = &ids[..ids.len().min(self.ctx)];
+        Ok(json!({
+            "device": self.gpu.adapter.name,
+            "subgroups": Kernels::new(&self.gpu).subgroups,
+            "steps_fused": self.profile_steps(ids, true).await?,
+            "steps_unfused": self.profile_steps(ids, false).await?,
+            "wall_per_step": self.profile_pipeline(ids).await?,
+            "kernels_fused": self.profile_ops(true, 5).await?,
+            "kernels_unfused": self.profile_ops(false, 5).await?,
+            "round_trip": self.profile_round_trip().await?,
+            "bare_dispatch": self.profile_bare(1000).await?,
+        }))
+    }
+}
+
+/// Load `bytes` onto `gpu` and profile `tokens` decode steps.
+pub async fn profile_model(
+    gpu: Gpu,
+    bytes: Vec<u8>,
+    opts: EngineOptions,
+    tokens: usize,
+) -> Result<Value> {
+    let Loaded {
+        config, weights, ..
+    } = Loaded::from_bytes(bytes, opts.load)?;
+    let ctx = context_for(&config, opts.context);
+    let mut b = GpuBackend::new(
+        gpu,
+        &config,
+        &weights,
+        ctx,
+        opts.max_batch,
+        GpuOptions::default(),
+    )
+    .await?;
+    drop(weights);
+    b.profile(tokens).await
+}
