@@ -9,6 +9,14 @@
 //   Bindings: 8 Q (f32, [tokens][heads * head_dim]), 2 KC, 3 VC, 4 P, 5 S,
 //   6 Out (f32, like Q), 7 Scores (f32, [tokens][heads][ctx] scratch).
 //   Dispatch: (heads, tokens, 1) workgroups of 64 threads.
+// Entry `chunked`: the same result as `main` for head_dim <= 256, in chunks
+//   of C keys (C = min(64, 2048 / (head_dim / 2)), a power of two; the host
+//   prepends `const C` and `const TPK` = 256 / C): the chunk's keys (TPK
+//   threads per key) and its V rows go to shared memory in one round trip,
+//   then thread d replays the same online softmax for dim d over the chunk.
+//   The per-key dot is summed in TPK slices (f32 order differs from `main`).
+//   Bindings: 8 Q, 2 KC, 3 VC, 4 P, 5 S, 6 Out (no scratch).
+//   Dispatch: (heads, tokens, 1) workgroups of 256 threads.
 
 struct Params {
     heads: u32,
@@ -109,5 +117,106 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             total = total * rescale + weight;
         }
         Out[t * qd + h * hd + d] = acc * (1.0 / total);
+    }
+}
+
+const AWG: u32 = 256u;
+
+// Word f of the chunk's V rows (key j0 + f / hw), clamped into the cache.
+fn vload(j0: u32, f: u32, len: u32, kvw: u32, kvh: u32, hw: u32) -> u32 {
+    let j = min(j0 + f / hw, len - 1u);
+    return VC[j * kvw + kvh + f % hw];
+}
+var<workgroup> sc: array<f32, 64>;
+var<workgroup> part: array<f32, 256>;
+var<workgroup> vs: array<u32, 2048>;
+
+@compute @workgroup_size(256)
+fn chunked(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let h = wid.x;
+    let t = wid.y;
+    let hd = P.head_dim;
+    let hw = hd / 2u;
+    let qd = P.heads * hd;
+    let kvw = P.kv_heads * hw;
+    let kvh = (h / (P.heads / P.kv_heads)) * hw;
+    let len = S.pos + t + 1u;
+    for (var d = lid; d < hd; d += AWG) {
+        qs[d] = round_f16(Q[t * qd + h * hd + d]);
+    }
+    workgroupBarrier();
+    var acc = 0.0;
+    var mx = -3.0e38;
+    var total = 0.0;
+    let key = lid / TPK;
+    let w0 = lid % TPK;
+    for (var j0 = 0u; j0 < len; j0 += C) {
+        // This thread's slice of key j0 + key: words w0, w0 + TPK, ... (at
+        // most 8 for the C chosen), and 8 words of the chunk's V rows; all
+        // 16 loads are issued before any is used.
+        let kb = min(j0 + key, len - 1u) * kvw + kvh;
+        let v0 = vload(j0, lid, len, kvw, kvh, hw);
+        let v1 = vload(j0, lid + AWG, len, kvw, kvh, hw);
+        let v2 = vload(j0, lid + 2u * AWG, len, kvw, kvh, hw);
+        let v3 = vload(j0, lid + 3u * AWG, len, kvw, kvh, hw);
+        let v4 = vload(j0, lid + 4u * AWG, len, kvw, kvh, hw);
+        let v5 = vload(j0, lid + 5u * AWG, len, kvw, kvh, hw);
+        let v6 = vload(j0, lid + 6u * AWG, len, kvw, kvh, hw);
+        let v7 = vload(j0, lid + 7u * AWG, len, kvw, kvh, hw);
+        let k0 = KC[kb + min(w0, hw - 1u)];
+        let k1 = KC[kb + min(w0 + TPK, hw - 1u)];
+        let k2 = KC[kb + min(w0 + 2u * TPK, hw - 1u)];
+        let k3 = KC[kb + min(w0 + 3u * TPK, hw - 1u)];
+        let k4 = KC[kb + min(w0 + 4u * TPK, hw - 1u)];
+        let k5 = KC[kb + min(w0 + 5u * TPK, hw - 1u)];
+        let k6 = KC[kb + min(w0 + 6u * TPK, hw - 1u)];
+        let k7 = KC[kb + min(w0 + 7u * TPK, hw - 1u)];
+        let kw = array<u32, 8>(k0, k1, k2, k3, k4, k5, k6, k7);
+        let vw = array<u32, 8>(v0, v1, v2, v3, v4, v5, v6, v7);
+        var dot = 0.0;
+        for (var i = 0u; i < 8u; i++) {
+            let w = w0 + i * TPK;
+            if w < hw {
+                let kk = unpack2x16float(kw[i]);
+                dot += qs[2u * w] * kk.x;
+                dot += qs[2u * w + 1u] * kk.y;
+            }
+            let f = lid + i * AWG;
+            if f < C * hw {
+                vs[f] = vw[i];
+            }
+        }
+        part[lid] = dot;
+        workgroupBarrier();
+        if lid < C {
+            var sum = 0.0;
+            for (var i = 0u; i < TPK; i++) {
+                sum += part[lid * TPK + i];
+            }
+            sc[lid] = sum * P.scale;
+        }
+        workgroupBarrier();
+        if lid < hd {
+            let cn = min(C, len - j0);
+            for (var c = 0u; c < cn; c++) {
+                let s = sc[c];
+                var rescale = 1.0;
+                var weight = 1.0;
+                if s > mx {
+                    rescale = exp(mx - s);
+                    mx = s;
+                    acc = round_f16(acc * rescale);
+                } else {
+                    weight = exp(s - mx);
+                }
+                let vv = unpack2x16float(vs[c * hw + lid / 2u]);
+                acc = round_f16(acc + select(vv.x, vv.y, (lid & 1u) == 1u) * weight);
+                total = total * rescale + weight;
+            }
+        }
+        workgroupBarrier();
+    }
+    if lid < hd {
+        Out[t * qd + h * hd + lid] = acc * (1.0 / total);
     }
 }

@@ -161,6 +161,7 @@ pub struct Kernels {
     /// Threads per matvec workgroup (64, 128 or 256).
     pub matvec_wg: u32,
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
+    chunked: HashMap<u32, Rc<wgpu::ComputePipeline>>,
     pub rmsnorm: Rc<wgpu::ComputePipeline>,
     pub rope: Rc<wgpu::ComputePipeline>,
     pub kv_store: Rc<wgpu::ComputePipeline>,
@@ -190,6 +191,22 @@ pub fn pipeline(gpu: &Gpu, label: &str, src: &str, entry: &str) -> Rc<wgpu::Comp
     )
 }
 
+/// attention.wgsl with `C` (keys per chunk of `chunked`) for heads of
+/// `head_dim` dims: 2048 words of V per chunk at most, at most 64 keys.
+fn attention_src(head_dim: usize) -> String {
+    let c = chunk_keys(head_dim);
+    format!(
+        "const C: u32 = {c}u;\nconst TPK: u32 = {}u;\n{ATTENTION}",
+        256 / c
+    )
+}
+
+/// Keys per chunk of attention.wgsl's `chunked` (a power of two <= 64).
+pub fn chunk_keys(head_dim: usize) -> u32 {
+    let fit = (2048 / (head_dim / 2).max(1)).clamp(1, 64) as u32;
+    1 << (31 - fit.leading_zeros())
+}
+
 /// A kernel file followed by the decoders and the alias that picks `ty`'s.
 fn compose(kernel: &str, ty: GgmlType) -> String {
     format!(
@@ -211,10 +228,11 @@ impl Kernels {
                 _ => 64,
             },
             embed: HashMap::new(),
+            chunked: HashMap::new(),
             rmsnorm: pipeline(gpu, "rmsnorm", RMSNORM, "main"),
             rope: pipeline(gpu, "rope", ROPE, "main"),
-            kv_store: pipeline(gpu, "kv_store", ATTENTION, "store"),
-            attention: pipeline(gpu, "attention", ATTENTION, "main"),
+            kv_store: pipeline(gpu, "kv_store", &attention_src(64), "store"),
+            attention: pipeline(gpu, "attention", &attention_src(64), "main"),
             silu_mul: pipeline(gpu, "silu_mul", ELEMENTWISE, "silu_mul"),
             add_bias: pipeline(gpu, "add_bias", ELEMENTWISE, "add_bias"),
             argmax: pipeline(gpu, "argmax", ARGMAX, "main"),
@@ -280,6 +298,14 @@ impl Kernels {
                 pipeline(gpu, mv.entry(), &src, mv.entry())
             })
             .clone())
+    }
+
+    /// attention.wgsl's `chunked` for heads of `head_dim` (<= 256) dims.
+    pub fn attention_chunked(&mut self, gpu: &Gpu, head_dim: usize) -> Rc<wgpu::ComputePipeline> {
+        self.chunked
+            .entry(chunk_keys(head_dim))
+            .or_insert_with(|| pipeline(gpu, "attention", &attention_src(head_dim), "chunked"))
+            .clone()
     }
 
     pub fn embed(&mut self, gpu: &Gpu, ty: GgmlType) -> Result<Rc<wgpu::ComputePipeline>> {

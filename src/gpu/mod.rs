@@ -648,6 +648,12 @@ impl<'a> MatvecArgs<'a> {
     }
 }
 
+/// Whether attention uses the chunked kernel where it applies
+/// (WEBGGUF_GPU_ATTENTION=simple keeps the one-key-at-a-time kernel).
+pub fn chunked_attention() -> bool {
+    !std::env::var("WEBGGUF_GPU_ATTENTION").is_ok_and(|v| v == "simple")
+}
+
 /// Rows per workgroup of the plain matvec (WEBGGUF_GPU_MV_ROWS overrides
 /// the default for experiments: 1, 2, 4 or 8).
 pub fn matvec_rows() -> u32 {
@@ -1071,23 +1077,44 @@ impl GpuBackend {
                 keep.extend(bias);
             }
 
-            let attention = Op {
-                bind: kernels::bind(
-                    &gpu,
-                    &k.attention,
-                    &[
-                        (8, &s.q),
-                        (2, &kc),
-                        (3, &vc),
-                        (4, &att_p),
-                        (5, &s.step),
-                        (6, &s.xo),
-                        (7, &s.scores),
-                    ],
-                ),
-                pipeline: k.attention.clone(),
-                shape: Shape::PerToken([c.n_heads as u32, 1, 1], 1),
-                label: "attention",
+            let attention = if c.head_dim <= 256 && chunked_attention() {
+                let p = k.attention_chunked(&gpu, c.head_dim);
+                Op {
+                    bind: kernels::bind(
+                        &gpu,
+                        &p,
+                        &[
+                            (8, &s.q),
+                            (2, &kc),
+                            (3, &vc),
+                            (4, &att_p),
+                            (5, &s.step),
+                            (6, &s.xo),
+                        ],
+                    ),
+                    pipeline: p,
+                    shape: Shape::PerToken([c.n_heads as u32, 1, 1], 1),
+                    label: "attention",
+                }
+            } else {
+                Op {
+                    bind: kernels::bind(
+                        &gpu,
+                        &k.attention,
+                        &[
+                            (8, &s.q),
+                            (2, &kc),
+                            (3, &vc),
+                            (4, &att_p),
+                            (5, &s.step),
+                            (6, &s.xo),
+                            (7, &s.scores),
+                        ],
+                    ),
+                    pipeline: k.attention.clone(),
+                    shape: Shape::PerToken([c.n_heads as u32, 1, 1], 1),
+                    label: "attention",
+                }
             };
             let wo_ops = matvec_ops(
                 &gpu,

@@ -398,16 +398,25 @@ fn rope_matches_cpu() {
     }
 }
 
-/// KV store + attention (GQA, more keys than threads, a batch of queries
-/// at different positions) vs a CPU twin over the same f16-rounded keys,
-/// values and queries (f64 scores, then the kernel's f16-accumulated online
-/// softmax); bound one f16 ulp plus 1e-4 on outputs of magnitude <= 1.
+/// KV store + attention (GQA, more keys than threads and than a chunk, a
+/// batch of queries at different positions) vs a CPU twin over the same
+/// f16-rounded keys, values and queries (f64 scores, then the kernel's
+/// f16-accumulated online softmax), for the one-key-at-a-time kernel and
+/// the chunked one at head sizes 6 (64-key chunks, a ragged last chunk),
+/// 64 and 128 (32-key chunks); bound one f16 ulp plus 1e-4 on outputs of
+/// magnitude <= 1.
 #[test]
 fn attention_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let k = Kernels::new(&g);
+    let mut k = Kernels::new(&g);
     let mut rng = Rng::new(13);
-    let (heads, kvh, hd, ctx) = (4usize, 2usize, 6usize, 80usize);
+    for (hd, chunked) in [(6usize, false), (6, true), (64, true), (128, true)] {
+        check_attention(&g, &mut k, &mut rng, hd, chunked);
+    }
+}
+
+fn check_attention(g: &Gpu, k: &mut Kernels, rng: &mut Rng, hd: usize, chunked: bool) {
+    let (heads, kvh, ctx) = (4usize, 2usize, 80usize);
     let (qd, kvd) = (heads * hd, kvh * hd);
     let f16r = |v: f32| half::f16::from_f32(v).to_f32() as f64;
     let kc = g.storage("kc", (ctx * kvd * 2) as u64).unwrap();
@@ -427,9 +436,9 @@ fn attention_matches_cpu() {
     let mut vals = Vec::new();
     // Fill 67 positions in two batches, then attend with 3 queries.
     for (pos, n) in [(0usize, 40usize), (40, 27), (67, 3)] {
-        let kx = randn(&mut rng, n * kvd);
-        let vx = randn(&mut rng, n * kvd);
-        let q = randn(&mut rng, n * qd);
+        let kx = randn(rng, n * kvd);
+        let vx = randn(rng, n * kvd);
+        let q = randn(rng, n * qd);
         keys.extend(kx.iter().map(|&v| f16r(v)));
         vals.extend(vx.iter().map(|&v| f16r(v)));
         let (kb, vb, qb) = (
@@ -437,12 +446,12 @@ fn attention_matches_cpu() {
             g.upload_f32("v", &vx),
             g.upload_f32("q", &q),
         );
-        let out = poisoned(&g, n * qd);
+        let out = poisoned(g, n * qd);
         let scores = g.storage("scores", (n * heads * ctx * 4) as u64).unwrap();
-        let s = step(&g, pos as u32, n as u32);
+        let s = step(g, pos as u32, n as u32);
         let store = Op {
             bind: kernels::bind(
-                &g,
+                g,
                 &k.kv_store,
                 &[(0, &kb), (1, &vb), (2, &kc), (3, &vc), (4, &p), (5, &s)],
             ),
@@ -450,26 +459,23 @@ fn attention_matches_cpu() {
             label: "test",
             shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
         };
+        let pipe = if chunked {
+            k.attention_chunked(g, hd)
+        } else {
+            k.attention.clone()
+        };
+        let mut bufs = vec![(8, &qb), (2, &kc), (3, &vc), (4, &p), (5, &s), (6, &out)];
+        if !chunked {
+            bufs.push((7, &scores));
+        }
         let att = Op {
-            bind: kernels::bind(
-                &g,
-                &k.attention,
-                &[
-                    (8, &qb),
-                    (2, &kc),
-                    (3, &vc),
-                    (4, &p),
-                    (5, &s),
-                    (6, &out),
-                    (7, &scores),
-                ],
-            ),
-            pipeline: k.attention.clone(),
+            bind: kernels::bind(g, &pipe, &bufs),
+            pipeline: pipe,
             label: "test",
             shape: Shape::PerToken([heads as u32, 1, 1], 1),
         };
         g.run(&[&[store, att]], n as u32, &[]);
-        let got = read_f32(&g, &out, n * qd);
+        let got = read_f32(g, &out, n * qd);
         let mut want = vec![0f64; n * qd];
         for t in 0..n {
             let len = pos + t + 1;
@@ -505,7 +511,13 @@ fn attention_matches_cpu() {
         }
         // One f16 ulp (2^-10 relative): f64 vs f32 scores can put a sum on
         // the other side of an f16 rounding boundary.
-        close("attention", &got, &want, 1e-3, 1e-4);
+        close(
+            &format!("attention hd {hd} chunked {chunked}"),
+            &got,
+            &want,
+            1e-3,
+            1e-4,
+        );
     }
 }
 
