@@ -108,18 +108,35 @@ impl Sampler {
         self.params
     }
 
+    /// The tokens the repetition penalty applies to: each distinct token of
+    /// the last `repeat_last_n` of `recent` once, as llama.cpp does.
+    pub fn penalized(&self, recent: &[u32]) -> Vec<u32> {
+        if self.params.repeat_penalty == 1.0 {
+            return Vec::new();
+        }
+        let start = recent.len().saturating_sub(self.params.repeat_last_n);
+        let window = &recent[start..];
+        let mut out = Vec::new();
+        for (i, &tok) in window.iter().enumerate() {
+            if !window[..i].contains(&tok) {
+                out.push(tok);
+            }
+        }
+        out
+    }
+
+    /// The next random number of the draw, for a sampler that runs the
+    /// chain elsewhere (the GPU) but keeps this one's random sequence.
+    pub fn draw(&mut self) -> f32 {
+        self.rng.next_f32()
+    }
+
     /// Pick the next token. `logits` is modified in place by the penalty;
     /// `recent` are the tokens seen so far (prompt and generated).
     pub fn sample(&mut self, logits: &mut [f32], recent: &[u32]) -> u32 {
         let p = self.params;
         if p.repeat_penalty != 1.0 {
-            let start = recent.len().saturating_sub(p.repeat_last_n);
-            let window = &recent[start..];
-            for (i, &tok) in window.iter().enumerate() {
-                // Each distinct token is penalised once, as llama.cpp does.
-                if window[..i].contains(&tok) {
-                    continue;
-                }
+            for tok in self.penalized(recent) {
                 if let Some(l) = logits.get_mut(tok as usize) {
                     *l = if *l > 0.0 {
                         *l / p.repeat_penalty

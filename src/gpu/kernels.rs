@@ -21,6 +21,7 @@ const ROPE: &str = include_str!("../../shaders/rope.wgsl");
 const ATTENTION: &str = include_str!("../../shaders/attention.wgsl");
 const ELEMENTWISE: &str = include_str!("../../shaders/elementwise.wgsl");
 const ARGMAX: &str = include_str!("../../shaders/argmax.wgsl");
+const SAMPLE: &str = include_str!("../../shaders/sample.wgsl");
 
 /// Workgroups along x for flattened and row-indexed dispatches; kept under
 /// WebGPU's guaranteed 65535 per dimension, the rest goes to y.
@@ -169,6 +170,9 @@ pub struct Kernels {
     pub silu_mul: Rc<wgpu::ComputePipeline>,
     pub add_bias: Rc<wgpu::ComputePipeline>,
     pub argmax: Rc<wgpu::ComputePipeline>,
+    pub sample_first: Rc<wgpu::ComputePipeline>,
+    pub sample_merge: Rc<wgpu::ComputePipeline>,
+    pub sample_last: Rc<wgpu::ComputePipeline>,
 }
 
 pub fn pipeline(gpu: &Gpu, label: &str, src: &str, entry: &str) -> Rc<wgpu::ComputePipeline> {
@@ -236,6 +240,9 @@ impl Kernels {
             silu_mul: pipeline(gpu, "silu_mul", ELEMENTWISE, "silu_mul"),
             add_bias: pipeline(gpu, "add_bias", ELEMENTWISE, "add_bias"),
             argmax: pipeline(gpu, "argmax", ARGMAX, "main"),
+            sample_first: pipeline(gpu, "sample", SAMPLE, "first"),
+            sample_merge: pipeline(gpu, "sample", SAMPLE, "merge"),
+            sample_last: pipeline(gpu, "sample", SAMPLE, "last"),
         }
     }
 

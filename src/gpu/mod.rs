@@ -23,7 +23,7 @@ use crate::engine::{context_for, Backend, Engine, EngineOptions, Loaded, LocalFu
 use crate::error::{Error, Result};
 use crate::model::{Config, Matrix, RopeStyle, Weights};
 use crate::quant::GgmlType;
-use crate::sampler::Sampler;
+use crate::sampler::{Sampler, SamplerParams};
 
 pub use kernels::{Kernels, Mv, Op, Shape};
 
@@ -781,6 +781,133 @@ pub fn embed_ops(
     Ok(ops)
 }
 
+/// Most distinct tokens the GPU applies the repetition penalty to; a longer
+/// window is sampled on the CPU.
+pub const PEN_CAP: usize = 1024;
+
+/// Buffers of the GPU sampler (sample.wgsl).
+pub struct SampleBufs {
+    /// The per-step `Sampling` uniform.
+    pub params: wgpu::Buffer,
+    /// Penalized tokens.
+    pub pen: wgpu::Buffer,
+    /// Candidate pairs between levels.
+    pub cand: [wgpu::Buffer; 2],
+    /// Per-chunk (max, sum of exp) of the first level.
+    pub stat: wgpu::Buffer,
+}
+
+impl SampleBufs {
+    pub fn new(gpu: &Gpu, vocab: usize) -> Result<SampleBufs> {
+        let pairs = vocab.div_ceil(1024) as u64 * 128;
+        Ok(SampleBufs {
+            params: gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("sampling"),
+                size: 48,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
+            pen: gpu.storage("penalized tokens", PEN_CAP as u64 * 4)?,
+            cand: [
+                gpu.storage("candidates", pairs * 8)?,
+                gpu.storage("candidates", pairs * 8)?,
+            ],
+            stat: gpu.storage("chunk stats", vocab.div_ceil(1024) as u64 * 8)?,
+        })
+    }
+
+    /// Write one step's parameters: `pen` the penalized tokens (at most
+    /// PEN_CAP), `r` the draw's random number; temperature 0 is greedy.
+    pub fn write(&self, gpu: &Gpu, vocab: usize, p: &SamplerParams, pen: &[u32], r: f32) {
+        if !pen.is_empty() {
+            let b: Vec<u8> = pen.iter().flat_map(|t| t.to_le_bytes()).collect();
+            gpu.queue.write_buffer(&self.pen, 0, &b);
+        }
+        let greedy = p.temperature <= 0.0;
+        let words = [
+            vocab as u32,
+            p.top_k.min(u32::MAX as usize) as u32,
+            f(p.top_p),
+            f(p.min_p),
+            f(if greedy { 1.0 } else { 1.0 / p.temperature }),
+            f(p.repeat_penalty),
+            pen.len() as u32,
+            f(r),
+            greedy as u32,
+            0,
+            0,
+            0,
+        ];
+        let b: Vec<u8> = words.iter().flat_map(|v| v.to_le_bytes()).collect();
+        gpu.queue.write_buffer(&self.params, 0, &b);
+    }
+}
+
+/// Dispatches that sample a token from `logits` (`vocab` of them) into
+/// `out[0]` with the parameters last written to `b` (sample.wgsl).
+pub fn sample_ops(
+    gpu: &Gpu,
+    k: &Kernels,
+    logits: &wgpu::Buffer,
+    out: &wgpu::Buffer,
+    b: &SampleBufs,
+    vocab: usize,
+) -> Vec<Op> {
+    let level = |n: usize| gpu.params_words(&[n as u32, 0, 0, 0]);
+    let groups = vocab.div_ceil(1024);
+    let mut ops = vec![Op {
+        bind: kernels::bind(
+            gpu,
+            &k.sample_first,
+            &[
+                (0, logits),
+                (2, &b.cand[0]),
+                (4, &b.params),
+                (6, &b.pen),
+                (7, &b.stat),
+            ],
+        ),
+        pipeline: k.sample_first.clone(),
+        shape: Shape::Fixed([groups as u32, 1, 1]),
+        label: "sample",
+    }];
+    let (mut n, mut cur) = (groups * 128, 0);
+    while n > 1024 {
+        let groups = n.div_ceil(1024);
+        let l = level(n);
+        ops.push(Op {
+            bind: kernels::bind(
+                gpu,
+                &k.sample_merge,
+                &[(1, &b.cand[cur]), (2, &b.cand[1 - cur]), (5, &l)],
+            ),
+            pipeline: k.sample_merge.clone(),
+            shape: Shape::Fixed([groups as u32, 1, 1]),
+            label: "sample",
+        });
+        n = groups * 128;
+        cur = 1 - cur;
+    }
+    let l = level(n);
+    ops.push(Op {
+        bind: kernels::bind(
+            gpu,
+            &k.sample_last,
+            &[
+                (1, &b.cand[cur]),
+                (3, out),
+                (4, &b.params),
+                (5, &l),
+                (7, &b.stat),
+            ],
+        ),
+        pipeline: k.sample_last.clone(),
+        shape: Shape::Fixed([1, 1, 1]),
+        label: "sample",
+    });
+    ops
+}
+
 /// Activations for up to `batch` tokens, reused by every layer.
 struct Scratch {
     x: wgpu::Buffer,
@@ -798,6 +925,7 @@ struct Scratch {
     argmax: wgpu::Buffer,
     read_id: wgpu::Buffer,
     read_logits: wgpu::Buffer,
+    sample: SampleBufs,
 }
 
 pub struct GpuBackend {
@@ -813,11 +941,12 @@ pub struct GpuBackend {
     layers_one: Vec<Op>,
     head: Vec<Op>,
     argmax: Vec<Op>,
+    sample: Vec<Op>,
     logits: Vec<f32>,
     /// Record the next decode step while the GPU runs this one.
     pipeline: bool,
-    /// That step's command buffer, recorded ahead.
-    ahead: Option<wgpu::CommandBuffer>,
+    /// That step's command buffer, recorded ahead, and its tail.
+    ahead: Option<(Tail, wgpu::CommandBuffer)>,
     /// Keeps uploads alive for the bind groups that name them.
     _keep: Vec<wgpu::Buffer>,
     _matrices: Vec<GpuMatrix>,
@@ -886,6 +1015,7 @@ impl GpuBackend {
             argmax: gpu.storage("argmax", 4)?,
             read_id: gpu.readback_buffer(4),
             read_logits: gpu.readback_buffer(vocab as u64 * 4),
+            sample: SampleBufs::new(&gpu, vocab)?,
         };
         let mut k = Kernels::new(&gpu);
         let mut keep = Vec::new();
@@ -1205,6 +1335,7 @@ impl GpuBackend {
             shape: Shape::Fixed([1, 1, 1]),
             label: "argmax",
         }];
+        let sample = sample_ops(&gpu, &k, &s.logits, &s.argmax, &s.sample, vocab);
         keep.extend([ff_buf, out_norm]);
         Ok(GpuBackend {
             gpu,
@@ -1217,6 +1348,7 @@ impl GpuBackend {
             layers_one,
             head,
             argmax,
+            sample,
             logits: vec![0.0; vocab],
             pipeline: !std::env::var("WEBGGUF_GPU_PIPELINE").is_ok_and(|v| v == "0"),
             ahead: None,
@@ -1271,6 +1403,10 @@ impl GpuBackend {
                 ops.extend([&self.head[..], &self.argmax[..]]);
                 copies.push((&self.s.argmax, &self.s.read_id, 4));
             }
+            Tail::Sample => {
+                ops.extend([&self.head[..], &self.sample[..]]);
+                copies.push((&self.s.argmax, &self.s.read_id, 4));
+            }
         }
         (ops, copies)
     }
@@ -1300,14 +1436,14 @@ impl GpuBackend {
     fn submit(&mut self, tokens: &[u32], pos: usize, tail: Tail) -> Result<()> {
         self.write_inputs(tokens, pos)?;
         let n = tokens.len() as u32;
-        let ahead = self.pipeline && n == 1 && matches!(tail, Tail::Argmax);
+        let ahead = self.pipeline && n == 1 && matches!(tail, Tail::Argmax | Tail::Sample);
         let cb = match self.ahead.take() {
-            Some(cb) if ahead => cb,
+            Some((t, cb)) if ahead && t == tail => cb,
             _ => self.encode(n, tail),
         };
         self.gpu.queue.submit([cb]);
         if ahead {
-            self.ahead = Some(self.encode(1, Tail::Argmax));
+            self.ahead = Some((tail, self.encode(1, tail)));
         }
         Ok(())
     }
@@ -1330,6 +1466,8 @@ pub enum Tail {
     None,
     Logits,
     Argmax,
+    /// The GPU sampler, with parameters written before the submit.
+    Sample,
 }
 
 impl Backend for GpuBackend {
@@ -1354,16 +1492,27 @@ impl Backend for GpuBackend {
     ) -> LocalFuture<'a, Result<u32>> {
         Box::pin(async move {
             let p = sampler.params();
-            if p.temperature <= 0.0 && p.repeat_penalty == 1.0 {
-                self.submit(tokens, pos, Tail::Argmax)?;
-                let b = self.gpu.read(&self.s.read_id, 4).await?;
-                return Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-            }
-            // TODO: sample on the GPU (penalty, top-k, top-p, min-p,
-            // temperature) so that only the id comes back; for now the
-            // logits are read back and the CPU sampler picks.
-            self.logits_after(tokens, pos).await?;
-            Ok(sampler.sample(&mut self.logits, history))
+            let tail = if p.temperature <= 0.0 && p.repeat_penalty == 1.0 {
+                Tail::Argmax
+            } else {
+                let pen = sampler.penalized(history);
+                if pen.len() > PEN_CAP {
+                    // Too long a penalty window for the GPU's list.
+                    self.logits_after(tokens, pos).await?;
+                    return Ok(sampler.sample(&mut self.logits, history));
+                }
+                // The CPU sampler draws only when not greedy; so does this.
+                let r = if p.temperature > 0.0 {
+                    sampler.draw()
+                } else {
+                    0.0
+                };
+                self.s.sample.write(&self.gpu, self.vocab, &p, &pen, r);
+                Tail::Sample
+            };
+            self.submit(tokens, pos, tail)?;
+            let b = self.gpu.read(&self.s.read_id, 4).await?;
+            Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         })
     }
     fn forward_logits<'a>(
