@@ -117,3 +117,61 @@ fn unit_dot_f32(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {
     let b = bitcast<vec4<f32>>(vec4<u32>(W[w + 4u], W[w + 5u], W[w + 6u], W[w + 7u]));
     return dot(a, xa) + dot(b, xb);
 }
+
+// The unit's weights themselves, for kernels that stage them in shared
+// memory: column 0 holds the elements at unit_cols(u).x .. + 3, column 1
+// those at unit_cols(u).y .. + 3. Same preconditions as unit_dot_<fmt>.
+fn unit_w_elem(rb: u32, u: u32) -> mat2x4<f32> {
+    let k = 8u * u;
+    return mat2x4<f32>(
+        vec4<f32>(load_weight(rb, k), load_weight(rb, k + 1u), load_weight(rb, k + 2u), load_weight(rb, k + 3u)),
+        vec4<f32>(load_weight(rb, k + 4u), load_weight(rb, k + 5u), load_weight(rb, k + 6u), load_weight(rb, k + 7u)));
+}
+
+fn unit_w_q4_0(rb: u32, u: u32) -> mat2x4<f32> {
+    let blk = rb + (u >> 2u) * 18u;
+    let q = rd_w2(blk + 2u + 4u * (u & 3u));
+    let d = rd_f16(blk);
+    let m = vec4<f32>(8.0);
+    return mat2x4<f32>((nib_lo(q) - m) * d, (nib_hi(q) - m) * d);
+}
+
+fn unit_w_q4_1(rb: u32, u: u32) -> mat2x4<f32> {
+    let blk = rb + (u >> 2u) * 20u;
+    let dm = unpack2x16float(W[blk >> 2u]);
+    let q = W[(blk >> 2u) + 1u + (u & 3u)];
+    return mat2x4<f32>(nib_lo(q) * dm.x + dm.y, nib_hi(q) * dm.x + dm.y);
+}
+
+fn unit_w_iq4_nl(rb: u32, u: u32) -> mat2x4<f32> {
+    let blk = rb + (u >> 2u) * 18u;
+    let q = rd_w2(blk + 2u + 4u * (u & 3u));
+    let d = rd_f16(blk);
+    let lo = vec4<f32>(IQ4_VALUES[q & 15u], IQ4_VALUES[(q >> 8u) & 15u], IQ4_VALUES[(q >> 16u) & 15u], IQ4_VALUES[(q >> 24u) & 15u]);
+    let hi = vec4<f32>(IQ4_VALUES[(q >> 4u) & 15u], IQ4_VALUES[(q >> 12u) & 15u], IQ4_VALUES[(q >> 20u) & 15u], IQ4_VALUES[q >> 28u]);
+    return mat2x4<f32>(lo * d, hi * d);
+}
+
+fn unit_w_q8_0(rb: u32, u: u32) -> mat2x4<f32> {
+    let blk = rb + (u >> 2u) * 34u;
+    let b = blk + 2u + 8u * (u & 3u);
+    let d = rd_f16(blk);
+    return mat2x4<f32>(i8x4(rd_w2(b)) * d, i8x4(rd_w2(b + 4u)) * d);
+}
+
+fn unit_w_f16(rb: u32, u: u32) -> mat2x4<f32> {
+    let w = (rb >> 2u) + 4u * u;
+    return mat2x4<f32>(f16x4(W[w], W[w + 1u]), f16x4(W[w + 2u], W[w + 3u]));
+}
+
+fn unit_w_bf16(rb: u32, u: u32) -> mat2x4<f32> {
+    let w = (rb >> 2u) + 4u * u;
+    return mat2x4<f32>(bf16x4(W[w], W[w + 1u]), bf16x4(W[w + 2u], W[w + 3u]));
+}
+
+fn unit_w_f32(rb: u32, u: u32) -> mat2x4<f32> {
+    let w = (rb >> 2u) + 8u * u;
+    return mat2x4<f32>(
+        bitcast<vec4<f32>>(vec4<u32>(W[w], W[w + 1u], W[w + 2u], W[w + 3u])),
+        bitcast<vec4<f32>>(vec4<u32>(W[w + 4u], W[w + 5u], W[w + 6u], W[w + 7u])));
+}

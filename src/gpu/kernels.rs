@@ -12,7 +12,9 @@ use super::Gpu;
 
 const DEQUANT: &str = include_str!("../../shaders/dequant.wgsl");
 const UNITS: &str = include_str!("../../shaders/units.wgsl");
+const MATRIX: &str = include_str!("../../shaders/matrix.wgsl");
 const MATVEC: &str = include_str!("../../shaders/matvec.wgsl");
+const MATMUL: &str = include_str!("../../shaders/matmul.wgsl");
 const REDUCE: &str = include_str!("../../shaders/reduce.wgsl");
 const REDUCE_SUBGROUP: &str = include_str!("../../shaders/reduce_subgroup.wgsl");
 const EMBED: &str = include_str!("../../shaders/embed.wgsl");
@@ -40,6 +42,8 @@ pub enum Shape {
     PerToken([u32; 3], usize),
     /// `n * width` elements, 64 per workgroup, spread over x then y.
     Flat(u32),
+    /// The given x, and the tokens in tiles of the given size along y.
+    TokenTiles(u32, u32),
 }
 
 impl Shape {
@@ -54,6 +58,7 @@ impl Shape {
                 let groups = (n * width).div_ceil(64);
                 [groups.min(NX), groups.div_ceil(NX), 1]
             }
+            Shape::TokenTiles(x, tile) => [x, n.div_ceil(tile), 1],
         }
     }
 }
@@ -163,6 +168,7 @@ pub struct Kernels {
     pub matvec_wg: u32,
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
     chunked: HashMap<u32, Rc<wgpu::ComputePipeline>>,
+    matmul: HashMap<(GgmlType, Mv), Rc<wgpu::ComputePipeline>>,
     pub rmsnorm: Rc<wgpu::ComputePipeline>,
     pub rope: Rc<wgpu::ComputePipeline>,
     pub kv_store: Rc<wgpu::ComputePipeline>,
@@ -233,6 +239,7 @@ impl Kernels {
             },
             embed: HashMap::new(),
             chunked: HashMap::new(),
+            matmul: HashMap::new(),
             rmsnorm: pipeline(gpu, "rmsnorm", RMSNORM, "main"),
             rope: pipeline(gpu, "rope", ROPE, "main"),
             kv_store: pipeline(gpu, "kv_store", &attention_src(64), "store"),
@@ -293,6 +300,7 @@ impl Kernels {
                 } else {
                     MATVEC.replace("SG_INIT", "")
                 };
+                src.push_str(MATRIX);
                 src.push_str(&compose(&body, ty));
                 src.push_str(UNITS);
                 src.push_str(if sg { REDUCE_SUBGROUP } else { REDUCE });
@@ -313,6 +321,65 @@ impl Kernels {
             .entry(chunk_keys(head_dim))
             .or_insert_with(|| pipeline(gpu, "attention", &attention_src(head_dim), "chunked"))
             .clone()
+    }
+
+    /// The tiled (prefill) pipeline of matmul.wgsl for `ty`, entry `mv`.
+    pub fn matmul(&mut self, gpu: &Gpu, ty: GgmlType, mv: Mv) -> Result<Rc<wgpu::ComputePipeline>> {
+        if !supported(ty) {
+            return Err(Self::unsupported(ty));
+        }
+        // Tiles need cols % 32 == 0, so every fast decoder's alignment holds.
+        let (dec, group) = unit_decoder(ty, 32);
+        Ok(self
+            .matmul
+            .entry((ty, mv))
+            .or_insert_with(|| {
+                let mut src = String::from(MATRIX);
+                src.push_str(&compose(MATMUL, ty));
+                src.push_str(UNITS);
+                src.push_str(&format!(
+                    "fn unit_cols(u: u32) -> vec2<u32> {{\n    return unit_cols_{group}(u);\n}}\n\
+                     fn unit_w(rb: u32, u: u32) -> mat2x4<f32> {{\n    return unit_w_{dec}(rb, u);\n}}\n"
+                ));
+                src.push_str(match mv {
+                    Mv::Main => {
+                        "fn phys_row(l: u32) -> u32 {
+    return l;
+}
+fn epilogue(t: u32, l0: u32, v: vec4<f32>) {
+    for (var i = 0u; i < 4u; i++) {
+        if l0 + i < P.rows {
+            store_row(t, l0 + i, v[i]);
+        }
+    }
+}
+"
+                    }
+                    Mv::Silu => {
+                        "fn phys_row(l: u32) -> u32 {
+    return silu_row(l);
+}
+fn epilogue(t: u32, l0: u32, v: vec4<f32>) {
+    store_silu(t, l0, v.x, v.y);
+    if l0 + 2u < P.rows {
+        store_silu(t, l0 + 2u, v.z, v.w);
+    }
+}
+"
+                    }
+                    Mv::Qkv => {
+                        "fn phys_row(l: u32) -> u32 {
+    return qkv_row(l);
+}
+fn epilogue(t: u32, l0: u32, v: vec4<f32>) {
+    store_qkv(t, l0, v);
+}
+"
+                    }
+                });
+                pipeline(gpu, "matmul", &src, "main")
+            })
+            .clone())
     }
 
     pub fn embed(&mut self, gpu: &Gpu, ty: GgmlType) -> Result<Rc<wgpu::ComputePipeline>> {

@@ -42,7 +42,10 @@ pub struct GpuOptions {
 impl Default for GpuOptions {
     fn default() -> Self {
         GpuOptions {
-            max_batch: 64,
+            max_batch: std::env::var("WEBGGUF_GPU_BATCH")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(512),
             max_binding: None,
         }
     }
@@ -619,6 +622,9 @@ pub struct MatvecArgs<'a> {
     /// `Mv::Silu`: the first up row; `Mv::Qkv`: the number of q rows.
     pub split: usize,
     pub qkv: Option<QkvArgs<'a>>,
+    /// Use the tiled kernel (matmul.wgsl) where it applies: a batch of
+    /// tokens, columns a multiple of 32, no norm, not `last`.
+    pub tiled: bool,
 }
 
 impl<'a> MatvecArgs<'a> {
@@ -644,8 +650,15 @@ impl<'a> MatvecArgs<'a> {
             rows_per_group: matvec_rows(),
             split: 0,
             qkv: None,
+            tiled: false,
         }
     }
+}
+
+/// Whether prefill uses the tiled matrix kernel (WEBGGUF_GPU_TILED=0 runs
+/// the matvec kernels per token instead, for comparisons).
+pub fn tiled_prefill() -> bool {
+    !std::env::var("WEBGGUF_GPU_TILED").is_ok_and(|v| v == "0")
 }
 
 /// Whether attention uses the chunked kernel where it applies
@@ -680,7 +693,12 @@ pub fn matvec_ops(
             "a fused matvec needs the whole matrix in one binding".into(),
         ));
     }
-    let pipeline = k.matvec(gpu, m.ty, a.mv, r, m.cols)?;
+    let tiled = a.tiled && m.cols.is_multiple_of(32) && a.norm.is_none() && !a.last;
+    let pipeline = if tiled {
+        k.matmul(gpu, m.ty, a.mv)?
+    } else {
+        k.matvec(gpu, m.ty, a.mv, r, m.cols)?
+    };
     let mut ops = Vec::new();
     for p in &m.parts {
         let lo = rows.start.max(p.row_off);
@@ -718,19 +736,17 @@ pub fn matvec_ops(
             0,
         ]);
         let g = a.norm.map_or(a.x, |n| n.0);
-        let mut entries = vec![
-            (0, &p.buf),
-            (1, a.x),
-            (2, a.y),
-            (3, &params),
-            (4, g),
-            (5, a.step),
-        ];
+        let mut entries = vec![(0, &p.buf), (1, a.x), (2, a.y), (3, &params), (5, a.step)];
+        if !tiled {
+            entries.push((4, g));
+        }
         if let Some(q) = q {
             entries.extend([(6, q.kc), (7, q.vc), (8, q.bias.unwrap_or(a.x)), (9, q.ff)]);
         }
         let bind = kernels::bind(gpu, &pipeline, &entries);
-        let shape = if a.last {
+        let shape = if tiled {
+            Shape::TokenTiles(n.div_ceil(64), 64)
+        } else if a.last {
             Shape::Fixed([nx, ny, 1])
         } else {
             Shape::PerToken([nx, ny, 1], 2)
@@ -739,7 +755,7 @@ pub fn matvec_ops(
             pipeline: pipeline.clone(),
             bind,
             shape,
-            label: a.label,
+            label: if tiled { "matmul" } else { a.label },
         });
     }
     Ok(ops)
@@ -994,8 +1010,11 @@ impl GpuBackend {
         let (dim, qd, kvd, ff, vocab) = (c.dim, c.q_dim(), c.kv_dim(), c.ffn_dim, c.vocab_size);
         // The attention scratch grows with batch x heads x context.
         let mut batch = max_batch.min(opts.max_batch).clamp(1, ctx);
+        // The one-key-at-a-time attention kernel needs a score scratch that
+        // grows with batch x heads x context; the chunked one needs none.
+        let simple_attention = c.head_dim > 256 || !chunked_attention();
         let score_cap = gpu.binding_limit().min(256 << 20);
-        while batch > 1 && (batch * c.n_heads * ctx * 4) as u64 > score_cap {
+        while simple_attention && batch > 1 && (batch * c.n_heads * ctx * 4) as u64 > score_cap {
             batch /= 2;
         }
         let b = batch as u64;
@@ -1008,7 +1027,14 @@ impl GpuBackend {
             xo: gpu.storage("xo", b * qd as u64 * 4)?,
             hb: gpu.storage("hb", b * ff as u64 * 4)?,
             hb2: gpu.storage("hb2", b * ff as u64 * 4)?,
-            scores: gpu.storage("attention scores", b * (c.n_heads * ctx) as u64 * 4)?,
+            scores: gpu.storage(
+                "attention scores",
+                if simple_attention {
+                    b * (c.n_heads * ctx) as u64 * 4
+                } else {
+                    4
+                },
+            )?,
             logits: gpu.storage("logits", vocab as u64 * 4)?,
             tokens: gpu.storage("tokens", b * 4)?,
             step: gpu.step_buffer(),
@@ -1104,94 +1130,101 @@ impl GpuBackend {
             let kc = gpu.storage("key cache", (ctx * kvd * 2) as u64)?;
             let vc = gpu.storage("value cache", (ctx * kvd * 2) as u64)?;
 
-            // Unfused: norm, q/k/v, biases, rope, store to the cache.
-            let mut qkv_ops = vec![norm_op(&k, &s.x, &attn_norm, &s.xb)];
-            for (i, (dst, width)) in [(&s.q, qd), (&s.k, kvd), (&s.v, kvd)]
-                .into_iter()
-                .enumerate()
-            {
-                let (m, rows) = qkv.seg(i);
-                let a = MatvecArgs::plain(&s.xb, dst, &s.step, width, false);
-                qkv_ops.extend(matvec_ops(&gpu, &mut k, m, rows, &a)?);
-            }
-            for (bias, dst, p, width) in [
-                (&layer.bq, &s.q, &ew_q, qd),
-                (&layer.bk, &s.k, &ew_kv, kvd),
-                (&layer.bv, &s.v, &ew_kv, kvd),
-            ] {
-                if let Some(bias) = bias {
-                    let bb = gpu.upload_f32("bias", bias);
-                    qkv_ops.push(Op {
+            // q/k/v bias, concatenated like the fused rows.
+            let qkv_bias = if layer.bq.is_some() || layer.bk.is_some() || layer.bv.is_some() {
+                let mut all = Vec::with_capacity(qd + 2 * kvd);
+                for (b, n) in [(&layer.bq, qd), (&layer.bk, kvd), (&layer.bv, kvd)] {
+                    match b {
+                        Some(b) => all.extend_from_slice(b),
+                        None => all.extend(std::iter::repeat_n(0.0, n)),
+                    }
+                }
+                Some(gpu.upload_f32("qkv bias", &all))
+            } else {
+                None
+            };
+            // Products are tiled for a batch (prefill), matvec for one token.
+            // Unfused q/k/v: norm, products, biases, rope, store to the cache.
+            let qkv_unfused = |k: &mut Kernels, tiled: bool| -> Result<Vec<Op>> {
+                let mut ops = vec![norm_op(k, &s.x, &attn_norm, &s.xb)];
+                for (i, (dst, width)) in [(&s.q, qd), (&s.k, kvd), (&s.v, kvd)]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let (m, rows) = qkv.seg(i);
+                    let a = MatvecArgs {
+                        tiled,
+                        ..MatvecArgs::plain(&s.xb, dst, &s.step, width, false)
+                    };
+                    ops.extend(matvec_ops(&gpu, k, m, rows, &a)?);
+                }
+                for (bias, dst, p, width) in [
+                    (&layer.bq, &s.q, &ew_q, qd),
+                    (&layer.bk, &s.k, &ew_kv, kvd),
+                    (&layer.bv, &s.v, &ew_kv, kvd),
+                ] {
+                    if let Some(bias) = bias {
+                        let bb = gpu.upload_f32("bias", bias);
+                        ops.push(Op {
+                            bind: kernels::bind(
+                                &gpu,
+                                &k.add_bias,
+                                &[(0, dst), (1, &bb), (2, p), (3, &s.step)],
+                            ),
+                            pipeline: k.add_bias.clone(),
+                            shape: Shape::Flat(width as u32),
+                            label: "add_bias",
+                        });
+                    }
+                }
+                for (buf, p, heads) in [(&s.q, &rope_q, c.n_heads), (&s.k, &rope_k, c.n_kv_heads)] {
+                    ops.push(Op {
                         bind: kernels::bind(
                             &gpu,
-                            &k.add_bias,
-                            &[(0, dst), (1, &bb), (2, p), (3, &s.step)],
+                            &k.rope,
+                            &[(0, buf), (1, &ff_buf), (2, p), (3, &s.step)],
                         ),
-                        pipeline: k.add_bias.clone(),
-                        shape: Shape::Flat(width as u32),
-                        label: "add_bias",
+                        pipeline: k.rope.clone(),
+                        shape: Shape::PerToken(
+                            [((heads * c.rope_dim / 2) as u32).div_ceil(64), 1, 1],
+                            1,
+                        ),
+                        label: "rope",
                     });
-                    keep.push(bb);
                 }
-            }
-            for (buf, p, heads) in [(&s.q, &rope_q, c.n_heads), (&s.k, &rope_k, c.n_kv_heads)] {
-                qkv_ops.push(Op {
+                ops.push(Op {
                     bind: kernels::bind(
                         &gpu,
-                        &k.rope,
-                        &[(0, buf), (1, &ff_buf), (2, p), (3, &s.step)],
+                        &k.kv_store,
+                        &[
+                            (0, &s.k),
+                            (1, &s.v),
+                            (2, &kc),
+                            (3, &vc),
+                            (4, &att_p),
+                            (5, &s.step),
+                        ],
                     ),
-                    pipeline: k.rope.clone(),
-                    shape: Shape::PerToken(
-                        [((heads * c.rope_dim / 2) as u32).div_ceil(64), 1, 1],
-                        1,
-                    ),
-                    label: "rope",
+                    pipeline: k.kv_store.clone(),
+                    shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
+                    label: "kv_store",
                 });
-            }
-            qkv_ops.push(Op {
-                bind: kernels::bind(
-                    &gpu,
-                    &k.kv_store,
-                    &[
-                        (0, &s.k),
-                        (1, &s.v),
-                        (2, &kc),
-                        (3, &vc),
-                        (4, &att_p),
-                        (5, &s.step),
-                    ],
-                ),
-                pipeline: k.kv_store.clone(),
-                shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
-                label: "kv_store",
-            });
-
-            // Fused: one kernel from x to q and the cache.
-            let mut qkv_one = None;
-            if let (Some(m), true) = (qkv.fused(), quads) {
-                let bias = if layer.bq.is_some() || layer.bk.is_some() || layer.bv.is_some() {
-                    let mut all = Vec::with_capacity(qd + 2 * kvd);
-                    for (b, n) in [(&layer.bq, qd), (&layer.bk, kvd), (&layer.bv, kvd)] {
-                        match b {
-                            Some(b) => all.extend_from_slice(b),
-                            None => all.extend(std::iter::repeat_n(0.0, n)),
-                        }
-                    }
-                    Some(gpu.upload_f32("qkv bias", &all))
-                } else {
-                    None
-                };
+                Ok(ops)
+            };
+            // Fused: one kernel from x to q and the cache (tiled: from xb,
+            // normalised by a separate rmsnorm).
+            let qkv_fused = |k: &mut Kernels, m: &GpuMatrix, tiled: bool| -> Result<Vec<Op>> {
                 let a = MatvecArgs {
                     mv: Mv::Qkv,
                     label: "qkv",
-                    norm: Some((&attn_norm, c.norm_eps)),
+                    norm: (!tiled).then_some((&attn_norm, c.norm_eps)),
                     rows_per_group: 4,
                     split: qd,
+                    tiled,
                     qkv: Some(QkvArgs {
                         kc: &kc,
                         vc: &vc,
-                        bias: bias.as_ref(),
+                        bias: qkv_bias.as_ref(),
                         ff: &ff_buf,
                         has_ff: w.rope_freqs.is_some(),
                         kvd,
@@ -1201,12 +1234,15 @@ impl GpuBackend {
                         theta_scale,
                         freq_scale: c.rope_freq_scale,
                     }),
-                    ..MatvecArgs::plain(&s.x, &s.q, &s.step, qd, false)
+                    ..MatvecArgs::plain(if tiled { &s.xb } else { &s.x }, &s.q, &s.step, qd, false)
                 };
-                qkv_one = Some(matvec_ops(&gpu, &mut k, m, 0..m.rows, &a)?);
-                keep.extend(bias);
-            }
-
+                let mut ops = Vec::new();
+                if tiled {
+                    ops.push(norm_op(k, &s.x, &attn_norm, &s.xb));
+                }
+                ops.extend(matvec_ops(&gpu, k, m, 0..m.rows, &a)?);
+                Ok(ops)
+            };
             let attention = if c.head_dim <= 256 && chunked_attention() {
                 let p = k.attention_chunked(&gpu, c.head_dim);
                 Op {
@@ -1246,62 +1282,73 @@ impl GpuBackend {
                     label: "attention",
                 }
             };
-            let wo_ops = matvec_ops(
-                &gpu,
-                &mut k,
-                &wo,
-                0..dim,
-                &MatvecArgs::plain(&s.xo, &s.x, &s.step, dim, true),
-            )?;
-
+            let plain = |k: &mut Kernels,
+                         m: &GpuMatrix,
+                         x: &wgpu::Buffer,
+                         tiled: bool|
+             -> Result<Vec<Op>> {
+                let a = MatvecArgs {
+                    tiled,
+                    ..MatvecArgs::plain(x, &s.x, &s.step, dim, true)
+                };
+                matvec_ops(&gpu, k, m, 0..dim, &a)
+            };
             // Unfused: norm, gate, up, silu * up.
-            let mut ffn_ops = vec![norm_op(&k, &s.x, &ffn_norm, &s.xb)];
-            for (i, dst) in [&s.hb, &s.hb2].into_iter().enumerate() {
-                let (m, rows) = gate_up.seg(i);
-                let a = MatvecArgs::plain(&s.xb, dst, &s.step, ff, false);
-                ffn_ops.extend(matvec_ops(&gpu, &mut k, m, rows, &a)?);
-            }
-            ffn_ops.push(Op {
-                bind: kernels::bind(
-                    &gpu,
-                    &k.silu_mul,
-                    &[(0, &s.hb), (1, &s.hb2), (2, &ew_ff), (3, &s.step)],
-                ),
-                pipeline: k.silu_mul.clone(),
-                shape: Shape::Flat(ff as u32),
-                label: "silu_mul",
-            });
-            let mut ffn_one = None;
-            if let Some(m) = gate_up.fused() {
+            let ffn_unfused = |k: &mut Kernels, tiled: bool| -> Result<Vec<Op>> {
+                let mut ops = vec![norm_op(k, &s.x, &ffn_norm, &s.xb)];
+                for (i, dst) in [&s.hb, &s.hb2].into_iter().enumerate() {
+                    let (m, rows) = gate_up.seg(i);
+                    let a = MatvecArgs {
+                        tiled,
+                        ..MatvecArgs::plain(&s.xb, dst, &s.step, ff, false)
+                    };
+                    ops.extend(matvec_ops(&gpu, k, m, rows, &a)?);
+                }
+                ops.push(Op {
+                    bind: kernels::bind(
+                        &gpu,
+                        &k.silu_mul,
+                        &[(0, &s.hb), (1, &s.hb2), (2, &ew_ff), (3, &s.step)],
+                    ),
+                    pipeline: k.silu_mul.clone(),
+                    shape: Shape::Flat(ff as u32),
+                    label: "silu_mul",
+                });
+                Ok(ops)
+            };
+            // Fused: norm (tiled: separate), gate and up, silu * up.
+            let ffn_fused = |k: &mut Kernels, m: &GpuMatrix, tiled: bool| -> Result<Vec<Op>> {
                 let a = MatvecArgs {
                     mv: Mv::Silu,
                     label: "gate_up",
-                    norm: Some((&ffn_norm, c.norm_eps)),
+                    norm: (!tiled).then_some((&ffn_norm, c.norm_eps)),
                     rows_per_group: 4,
                     split: ff,
-                    ..MatvecArgs::plain(&s.x, &s.hb, &s.step, ff, false)
+                    tiled,
+                    ..MatvecArgs::plain(if tiled { &s.xb } else { &s.x }, &s.hb, &s.step, ff, false)
                 };
-                ffn_one = Some(matvec_ops(&gpu, &mut k, m, 0..m.rows, &a)?);
+                let mut ops = Vec::new();
+                if tiled {
+                    ops.push(norm_op(k, &s.x, &ffn_norm, &s.xb));
+                }
+                ops.extend(matvec_ops(&gpu, k, m, 0..m.rows, &a)?);
+                Ok(ops)
+            };
+            for (one, list) in [(true, &mut layers_one), (false, &mut layers)] {
+                let tiled = !one && tiled_prefill();
+                list.extend(match qkv.fused().filter(|_| quads) {
+                    Some(m) => qkv_fused(&mut k, m, tiled)?,
+                    None => qkv_unfused(&mut k, tiled)?,
+                });
+                list.push(attention.clone());
+                list.extend(plain(&mut k, &wo, &s.xo, tiled)?);
+                list.extend(match gate_up.fused() {
+                    Some(m) => ffn_fused(&mut k, m, tiled)?,
+                    None => ffn_unfused(&mut k, tiled)?,
+                });
+                list.extend(plain(&mut k, &wd, &s.hb, tiled)?);
             }
-            let down_ops = matvec_ops(
-                &gpu,
-                &mut k,
-                &wd,
-                0..dim,
-                &MatvecArgs::plain(&s.hb, &s.x, &s.step, dim, true),
-            )?;
-
-            layers_one.extend(qkv_one.unwrap_or_else(|| qkv_ops.clone()));
-            layers_one.push(attention.clone());
-            layers_one.extend(wo_ops.iter().cloned());
-            layers_one.extend(ffn_one.unwrap_or_else(|| ffn_ops.clone()));
-            layers_one.extend(down_ops.iter().cloned());
-
-            layers.extend(qkv_ops);
-            layers.push(attention);
-            layers.extend(wo_ops);
-            layers.extend(ffn_ops);
-            layers.extend(down_ops);
+            keep.extend(qkv_bias);
             mats.extend(qkv.mats);
             mats.extend(gate_up.mats);
             mats.extend([wo, wd]);

@@ -689,7 +689,8 @@ fn matvec_row_groups_norm_and_last_token() {
 
 /// Fused gate/up (rmsnorm folded in, silu(gate) * up) vs an f64 twin, for a
 /// nibble format, Q8_0 and F32 rows that are not whole 8-element units (70
-/// columns); 37 rows, so the last workgroup is ragged. Bound: the two dot
+/// columns), and the tiled (prefill) kernel's silu epilogue; 37 rows, so the
+/// last workgroup (tile) is ragged. Bound: the two dot
 /// products' 2e-5 * sum |w x| each, carried through silu(g) * u (|silu'| <
 /// 1.1), plus 1e-6 relative.
 #[test]
@@ -698,28 +699,50 @@ fn gate_up_fused_matches_cpu() {
     let mut k = Kernels::new(&g);
     let mut rng = Rng::new(29);
     let (ff, n, eps) = (37usize, 2usize, 1e-5f32);
-    for ty in [GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::F32] {
+    for (ty, tiled) in [
+        (GgmlType::Q4_1, false),
+        (GgmlType::Q8_0, false),
+        (GgmlType::F32, false),
+        (GgmlType::Q4_0, true),
+        (GgmlType::F16, true),
+    ] {
         let cols = if ty == GgmlType::F32 { 70 } else { 96 };
         let data = random_matrix(&mut rng, ty, 2 * ff, cols);
         let m = GpuMatrix::upload(&g, "gu", ty, 2 * ff, cols, &data, u64::MAX).unwrap();
         let w = rows_f32(ty, &data, 2 * ff, cols);
         let x = randn(&mut rng, n * cols);
         let gains = randn(&mut rng, cols);
-        let (xb, gb) = (g.upload_f32("x", &x), g.upload_f32("g", &gains));
+        // The tiled kernel takes x already normalised (prefill runs rmsnorm
+        // first): give it the twin's normalised x, rounded to f32.
+        let xn: Vec<Vec<f64>> = (0..n)
+            .map(|t| norm_f64(&x[t * cols..(t + 1) * cols], &gains, eps))
+            .collect();
+        let xin: Vec<f32> = if tiled {
+            xn.iter().flatten().map(|&v| v as f32).collect()
+        } else {
+            x.clone()
+        };
+        let (xb, gb) = (g.upload_f32("x", &xin), g.upload_f32("g", &gains));
         let s = step(&g, 0, n as u32);
         let y = poisoned(&g, n * ff);
         let a = MatvecArgs {
             mv: Mv::Silu,
-            norm: Some((&gb, eps)),
+            norm: (!tiled).then_some((&gb, eps)),
             split: ff,
             rows_per_group: 4,
+            tiled,
             ..MatvecArgs::plain(&xb, &y, &s, ff, false)
         };
         let ops = matvec_ops(&g, &mut k, &m, 0..2 * ff, &a).unwrap();
+        assert_eq!(ops[0].label == "matmul", tiled);
         g.run(&[&ops], n as u32, &[]);
         let got = read_f32(&g, &y, n * ff);
-        for t in 0..n {
-            let xn = norm_f64(&x[t * cols..(t + 1) * cols], &gains, eps);
+        for (t, xn) in xn.iter().enumerate() {
+            let xn: Vec<f64> = if tiled {
+                xn.iter().map(|&v| v as f32 as f64).collect()
+            } else {
+                xn.clone()
+            };
             for r in 0..ff {
                 let (gt, mg) = dot_mag(&w[r], &xn);
                 let (up, mu) = dot_mag(&w[ff + r], &xn);
@@ -729,7 +752,7 @@ fn gate_up_fused_matches_cpu() {
                 let o = got[t * ff + r] as f64;
                 assert!(
                     (o - want).abs() <= tol,
-                    "{ty} token {t} row {r}: {o} vs {want}"
+                    "{ty} tiled {tiled} token {t} row {r}: {o} vs {want}"
                 );
             }
         }
@@ -766,7 +789,8 @@ fn rope_f64(
 /// The fused q/k/v kernel (rmsnorm folded in, bias, rope on q and k, k and
 /// v stored as f16 in the cache at pos + t) vs an f64 twin, for both rope
 /// pairings, full and partial rotation, with and without bias and
-/// frequency divisors, 2 tokens at position 5, GQA (3 heads, 1 kv head).
+/// frequency divisors, 2 tokens at position 5, GQA (3 heads, 1 kv head),
+/// in the matvec (decode) and tiled (prefill) kernels.
 /// Bounds: q 2e-5 * sum |w x| + 2e-5 (f32 sums, GPU sin/cos); k, v one f16
 /// rounding (2^-11 relative) on top of that.
 #[test]
@@ -779,11 +803,13 @@ fn qkv_fused_matches_cpu() {
     let (qd, kvd) = (heads * hd, kvh * hd);
     let rows = qd + 2 * kvd;
     let (theta_scale, fscale) = (10000f32.powf(-2.0 / 8.0), 0.5f32);
-    for (ty, neox, rd, bias, has_ff) in [
-        (GgmlType::Q8_0, false, 8, false, false),
-        (GgmlType::Q4_0, true, 8, true, true),
-        (GgmlType::F32, true, 4, false, true),
-        (GgmlType::F16, false, 4, true, false),
+    for (ty, neox, rd, bias, has_ff, tiled) in [
+        (GgmlType::Q8_0, false, 8, false, false, false),
+        (GgmlType::Q4_0, true, 8, true, true, false),
+        (GgmlType::F32, true, 4, false, true, false),
+        (GgmlType::F16, false, 4, true, false, false),
+        (GgmlType::Q4_1, true, 4, true, true, true),
+        (GgmlType::Q8_0, false, 8, false, false, true),
     ] {
         let cols = if ty == GgmlType::F32 { 70 } else { 64 };
         let data = random_matrix(&mut rng, ty, rows, cols);
@@ -791,10 +817,26 @@ fn qkv_fused_matches_cpu() {
         let w = rows_f32(ty, &data, rows, cols);
         let x = randn(&mut rng, n * cols);
         let gains = randn(&mut rng, cols);
+        let xn: Vec<Vec<f64>> = (0..n)
+            .map(|t| {
+                let v = norm_f64(&x[t * cols..(t + 1) * cols], &gains, eps);
+                // The tiled kernel gets x normalised already, in f32.
+                if tiled {
+                    v.iter().map(|&e| e as f32 as f64).collect()
+                } else {
+                    v
+                }
+            })
+            .collect();
+        let xin: Vec<f32> = if tiled {
+            xn.iter().flatten().map(|&v| v as f32).collect()
+        } else {
+            x.clone()
+        };
         let bv = randn(&mut rng, rows);
         let ffv: Vec<f32> = (0..rd / 2).map(|i| 1.0 + 0.3 * i as f32).collect();
         let (xb, gb, bb, fb) = (
-            g.upload_f32("x", &x),
+            g.upload_f32("x", &xin),
             g.upload_f32("g", &gains),
             g.upload_f32("b", &bv),
             g.upload_f32("ff", &ffv),
@@ -813,7 +855,8 @@ fn qkv_fused_matches_cpu() {
         let (kc, vc) = (cache(), cache());
         let a = MatvecArgs {
             mv: Mv::Qkv,
-            norm: Some((&gb, eps)),
+            norm: (!tiled).then_some((&gb, eps)),
+            tiled,
             split: qd,
             rows_per_group: 4,
             qkv: Some(QkvArgs {
@@ -847,12 +890,11 @@ fn qkv_fused_matches_cpu() {
                 .collect()
         };
         let (gk, gv) = (unpack(&kc), unpack(&vc));
-        let what = format!("{ty} neox={neox} rope_dim={rd} bias={bias} ff={has_ff}");
-        for t in 0..n {
-            let xn = norm_f64(&x[t * cols..(t + 1) * cols], &gains, eps);
+        let what = format!("{ty} neox={neox} rope_dim={rd} bias={bias} ff={has_ff} tiled={tiled}");
+        for (t, xn) in xn.iter().enumerate() {
             let (mut raw, mut mag) = (Vec::new(), Vec::new());
             for (r, wr) in w.iter().enumerate() {
-                let (d, mg) = dot_mag(wr, &xn);
+                let (d, mg) = dot_mag(wr, xn);
                 raw.push(d + if bias { bv[r] as f64 } else { 0.0 });
                 mag.push(mg);
             }
@@ -1000,5 +1042,57 @@ fn sampling_matches_cpu_sampler() {
             same * 100 >= draws * 98,
             "vocab {vocab}: {same}/{draws} identical"
         );
+    }
+}
+
+/// The tiled (prefill) kernel for every format vs dequantize_row + an f64
+/// dot: 70 rows and 67 tokens (two tiles each way, both ragged), columns a
+/// multiple of 32 (2 blocks, or 1 super-block for the K-quants, 96 for the
+/// float formats), accumulating onto random values, and a row range that
+/// starts mid-matrix. Bound as for the matvec: 2e-5 * sum |w x| + 1e-6 *
+/// |y|.
+#[test]
+fn matmul_every_format_matches_cpu() {
+    let Some(g) = gpu() else { return };
+    let mut k = Kernels::new(&g);
+    let mut rng = Rng::new(41);
+    let (rows, n, r0) = (70usize, 67usize, 3usize);
+    for ty in BLOCK_TYPES {
+        let cols = match ty.block_len() {
+            1 => 96,
+            32 => 64,
+            b => b,
+        };
+        let data = random_matrix(&mut rng, ty, rows, cols);
+        let m = GpuMatrix::upload(&g, "w", ty, rows, cols, &data, u64::MAX).unwrap();
+        let w = rows_f32(ty, &data, rows, cols);
+        let x = randn(&mut rng, n * cols);
+        let init = randn(&mut rng, n * (rows - r0));
+        let (xb, yb) = (g.upload_f32("x", &x), g.upload_f32("y", &init));
+        let s = step(&g, 0, n as u32);
+        let a = MatvecArgs {
+            tiled: true,
+            ..MatvecArgs::plain(&xb, &yb, &s, rows - r0, true)
+        };
+        let ops = matvec_ops(&g, &mut k, &m, r0..rows, &a).unwrap();
+        assert_eq!(ops[0].label, "matmul");
+        g.run(&[&ops], n as u32, &[]);
+        let got = read_f32(&g, &yb, n * (rows - r0));
+        for t in 0..n {
+            let xt: Vec<f64> = x[t * cols..(t + 1) * cols]
+                .iter()
+                .map(|&v| v as f64)
+                .collect();
+            for r in r0..rows {
+                let (d, mag) = dot_mag(&w[r], &xt);
+                let i = t * (rows - r0) + r - r0;
+                let want = d + init[i] as f64;
+                let o = got[i] as f64;
+                assert!(
+                    (o - want).abs() <= 2e-5 * mag + 1e-6 * want.abs() + 1e-7,
+                    "{ty} token {t} row {r}: {o} vs {want}"
+                );
+            }
+        }
     }
 }

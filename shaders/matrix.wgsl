@@ -1,0 +1,176 @@
+// Declarations and epilogues shared by the matrix kernels (matvec.wgsl,
+// matmul.wgsl): one Params layout, one set of bindings, and what happens to
+// a computed row: plain (= or += with ACC), gate/up pairs (silu(gate) * up),
+// q/k/v quads (bias, rope, q out, k and v into the f16 cache).
+// Logical row L of the dispatch reads weight row w_row0 + phys(L):
+//   plain: L; gate/up (up rows from `split`): (L & 1) * split + L / 2;
+//   q/k/v ([Wq; Wk; Wv], q rows `split`, k and v rows `kvd`): quads of two
+//   adjacent-dim pairs (a, a + 1), (b, b + 1) of one head: b = a + 2, or
+//   for neox inside the rotated dims a = e / 2, b = a + rope_dim / 2 for
+//   the quad's head dim e, so that rope pairs lie in one quad.
+// Bindings: 0 W (array<u32>), 1 X (f32, [tokens][cols]), 2 Y (f32), 3 P
+//   (Params), 4 G (norm gains), 5 S (Step); q/k/v also 6 KC, 7 VC (u32),
+//   8 B (bias, like the concatenated rows), 9 FF (rope frequency divisors).
+// Dispatch: none (a library).
+
+struct Params {
+    rows: u32,
+    cols: u32,
+    w_row0: u32,
+    out_off: u32,
+    out_stride: u32,
+    row_bytes: u32,
+    flags: u32,
+    nx: u32,
+    eps: f32,
+    split: u32,
+    kvd: u32,
+    head_dim: u32,
+    rope_dim: u32,
+    theta_scale: f32,
+    freq_scale: f32,
+    _pad: u32,
+}
+
+struct Step {
+    pos: u32,
+    n: u32,
+    _p0: u32,
+    _p1: u32,
+}
+
+const F_ACC: u32 = 1u;
+const F_NORM: u32 = 2u;
+const F_LAST: u32 = 4u;
+const F_BIAS: u32 = 8u;
+const F_NEOX: u32 = 16u;
+const F_FF: u32 = 32u;
+
+@group(0) @binding(0) var<storage, read> W: array<u32>;
+@group(0) @binding(1) var<storage, read> X: array<f32>;
+@group(0) @binding(2) var<storage, read_write> Y: array<f32>;
+@group(0) @binding(3) var<uniform> P: Params;
+@group(0) @binding(4) var<storage, read> G: array<f32>;
+@group(0) @binding(5) var<uniform> S: Step;
+@group(0) @binding(6) var<storage, read_write> KC: array<u32>;
+@group(0) @binding(7) var<storage, read_write> VC: array<u32>;
+@group(0) @binding(8) var<storage, read> B: array<f32>;
+@group(0) @binding(9) var<storage, read> FF: array<f32>;
+
+// (section 0/1/2 = q/k/v, first row of the section, first row of the
+// head, head dim e of the quad's first logical row, then a and b).
+struct Quad {
+    sec: u32,
+    start: u32,
+    base: u32,
+    e: u32,
+    a: u32,
+    b: u32,
+}
+
+fn qkv_quad(l0: u32) -> Quad {
+    var q: Quad;
+    q.sec = 0u;
+    q.start = 0u;
+    if l0 >= P.split {
+        q.sec = 1u;
+        q.start = P.split;
+    }
+    if l0 >= P.split + P.kvd {
+        q.sec = 2u;
+        q.start = P.split + P.kvd;
+    }
+    let j = l0 - q.start;
+    q.e = j % P.head_dim;
+    q.base = l0 - q.e;
+    q.a = q.e;
+    q.b = q.e + 2u;
+    if (P.flags & F_NEOX) != 0u && q.e < P.rope_dim {
+        q.a = q.e / 2u;
+        q.b = q.a + P.rope_dim / 2u;
+    }
+    return q;
+}
+
+fn qkv_row(l: u32) -> u32 {
+    let q = qkv_quad(l & ~3u);
+    let i = l & 3u;
+    return q.base + select(q.b, q.a, i < 2u) + (i & 1u);
+}
+
+fn rope_pair(x0: f32, x1: f32, i: u32, pos: u32) -> vec2<f32> {
+    var theta = f32(pos);
+    for (var j = 0u; j < i; j++) {
+        theta *= P.theta_scale;
+    }
+    var ff = 1.0;
+    if (P.flags & F_FF) != 0u {
+        ff = FF[i];
+    }
+    let angle = P.freq_scale * theta / ff;
+    let c = cos(angle);
+    let s = sin(angle);
+    return vec2<f32>(x0 * c - x1 * s, x0 * s + x1 * c);
+}
+
+// The silu(gate) * up of logical rows l (gate) and l + 1 (up) of token t.
+fn store_silu(t: u32, l: u32, gt: f32, up: f32) {
+    Y[t * P.out_stride + P.out_off + (l >> 1u)] = gt / (1.0 + exp(-gt)) * up;
+}
+
+fn silu_row(l: u32) -> u32 {
+    return (l & 1u) * P.split + (l >> 1u);
+}
+
+// Logical row l of token t: Y (= or += with ACC).
+fn store_row(t: u32, l: u32, v: f32) {
+    let o = t * P.out_stride + P.out_off + l;
+    var y = v;
+    if (P.flags & F_ACC) != 0u {
+        y += Y[o];
+    }
+    Y[o] = y;
+}
+
+// The quad at logical rows l0 .. l0 + 3 of token t: bias, rope exactly as
+// rope.wgsl, then q to Y ([t][split]) or k, v as f16 pairs into KC, VC at
+// position S.pos + t (as attention.wgsl's `store`).
+fn store_qkv(t: u32, l0: u32, vin: vec4<f32>) {
+    let q = qkv_quad(l0);
+    let ra = q.base + q.a;
+    let rbb = q.base + q.b;
+    var v = vin;
+    if (P.flags & F_BIAS) != 0u {
+        v += vec4<f32>(B[ra], B[ra + 1u], B[rbb], B[rbb + 1u]);
+    }
+    let pos = S.pos + t;
+    if q.sec < 2u && q.e < P.rope_dim {
+        if (P.flags & F_NEOX) != 0u {
+            let p0 = rope_pair(v.x, v.z, q.a, pos);
+            let p1 = rope_pair(v.y, v.w, q.a + 1u, pos);
+            v = vec4<f32>(p0.x, p1.x, p0.y, p1.y);
+        } else {
+            let p0 = rope_pair(v.x, v.y, q.a / 2u, pos);
+            let p1 = rope_pair(v.z, v.w, q.a / 2u + 1u, pos);
+            v = vec4<f32>(p0, p1);
+        }
+    }
+    if q.sec == 0u {
+        let o = t * P.out_stride + P.out_off;
+        Y[o + ra] = v.x;
+        Y[o + ra + 1u] = v.y;
+        Y[o + rbb] = v.z;
+        Y[o + rbb + 1u] = v.w;
+    } else {
+        let o = pos * (P.kvd / 2u) + (q.base - q.start) / 2u;
+        let wa = pack2x16float(v.xy);
+        let wb = pack2x16float(v.zw);
+        if q.sec == 1u {
+            KC[o + q.a / 2u] = wa;
+            KC[o + q.b / 2u] = wb;
+        } else {
+            VC[o + q.a / 2u] = wa;
+            VC[o + q.b / 2u] = wb;
+        }
+    }
+}
