@@ -607,6 +607,19 @@ impl Engine {
     /// tokens run one at a time, each waited for. Token ids are fixed
     /// pseudo-random values.
     pub async fn bench(&mut self, p: usize, n: usize, reps: usize) -> Result<BenchResult> {
+        self.bench_sampled(p, n, reps, SamplerParams::default())
+            .await
+    }
+
+    /// `bench` with each decoded token picked by a sampler with `params`
+    /// (greedy by default) instead of argmax.
+    pub async fn bench_sampled(
+        &mut self,
+        p: usize,
+        n: usize,
+        reps: usize,
+        params: SamplerParams,
+    ) -> Result<BenchResult> {
         let ctx = self.backend.context_len();
         if p.max(n) > ctx {
             return Err(Error::ContextOverflow {
@@ -619,7 +632,7 @@ impl Engine {
         let ids: Vec<u32> = (0..p.max(n).max(1))
             .map(|_| (rng.next_u32() as u64 % vocab) as u32)
             .collect();
-        let mut sampler = Sampler::new(SamplerParams::default(), self.config.vocab_size)?;
+        let mut sampler = Sampler::new(params, self.config.vocab_size)?;
         // Warm-up, untimed: first-touch page faults and pipeline creation.
         self.backend
             .forward_sample(&ids[..1], 0, &mut sampler, &[])

@@ -24,7 +24,8 @@ commands:
            --repeat-penalty R --seed S] [--json]
   logits   -m MODEL --tokens ID,ID,... --start S [--top K] --json
   tokenize -m MODEL --text T [--no-special] --json
-  bench    -m MODEL [-p 512] [-n 128] [-r 3] [--json]
+  bench    -m MODEL [-p 512] [-n 128] [-r 3] [--json] [--temp T ...]
+           (decode greedy unless --temp > 0: then the sampler options apply)
   info     -m MODEL
   gpu-bandwidth [--mib 1024] [-r 10] [--json]
            device memory bandwidth through buffer-to-buffer copies
@@ -389,20 +390,31 @@ fn cmd_tokenize(args: &Args) -> CliResult {
 
 fn cmd_bench(args: &Args) -> CliResult {
     let mut allowed = COMMON.to_vec();
-    allowed.extend(["-p", "-n", "-r"]);
+    allowed.extend([
+        "-p",
+        "-n",
+        "-r",
+        "--temp",
+        "--top-k",
+        "--top-p",
+        "--min-p",
+        "--repeat-penalty",
+        "--seed",
+    ]);
     args.check(&allowed)?;
     let p: usize = args.num(&["-p"], 512)?;
     let n: usize = args.num(&["-n"], 128)?;
     let reps: usize = args.num(&["-r"], 3)?.max(1);
+    let params = sampler_params(args)?;
     let mut engine = load(args)?;
-    let b = block_on(engine.bench(p, n, reps))?;
+    let b = block_on(engine.bench_sampled(p, n, reps, params))?;
     if args.flag("--json") {
         println!(
             "{}",
             json!({
                 "pp_tok_s": b.pp_tok_s, "tg_tok_s": b.tg_tok_s, "backend": engine.backend_name(),
                 "threads": args.num(&["--threads", "-t"], ThreadPool::available())?,
-                "pp": p, "tg": n, "reps": reps,
+                "pp": p, "tg": n, "reps": reps, "temp": params.temperature,
                 "model": engine.info.name, "weight_bytes_per_token": engine.info.weight_bytes_per_token,
             })
         );

@@ -203,22 +203,25 @@ impl GpuBackend {
         Ok(Value::Object(out))
     }
 
-    /// GPU time of every dispatch of one step, each in its own pass,
-    /// summed by kernel, averaged over `reps` steps.
-    async fn profile_ops(&mut self, fused: bool, reps: usize) -> Result<Value> {
+    /// GPU time of every dispatch of one step of `n` tokens (1: the decode
+    /// list, else the prefill list), each in its own pass, summed by
+    /// kernel, averaged over `reps` steps.
+    async fn profile_ops(&mut self, n_tok: usize, reps: usize) -> Result<Value> {
+        let fused = n_tok == 1;
         let lists = self.lists(fused);
         let ops: Vec<&Op> = lists
             .iter()
             .flat_map(|l| l.iter())
-            .filter(|o| o.shape.groups(1).iter().all(|&g| g > 0))
+            .filter(|o| o.shape.groups(n_tok as u32).iter().all(|&g| g > 0))
             .collect();
         let n = ops.len().min(2000);
         let Some(stamps) = Stamps::new(&self.gpu, 2 * n as u32) else {
             return Ok(json!("no timestamp queries"));
         };
         let mut sums: Vec<f64> = vec![0.0; n];
+        let toks: Vec<u32> = (0..n_tok as u32).map(|i| i % self.vocab as u32).collect();
         for rep in 0..reps + 1 {
-            self.write_inputs(&[1], rep)?;
+            self.write_inputs(&toks, 0)?;
             let mut enc = self
                 .gpu
                 .device
@@ -228,7 +231,7 @@ impl GpuBackend {
                     label: None,
                     timestamp_writes: Some(stamps.writes(j as u32)),
                 });
-                kernels::encode(&mut pass, std::slice::from_ref(*op), 1);
+                kernels::encode(&mut pass, std::slice::from_ref(*op), n_tok as u32);
             }
             self.gpu.queue.submit([enc.finish()]);
             let d = stamps.durations(&self.gpu).await?;
@@ -250,7 +253,7 @@ impl GpuBackend {
         }
         let total: f64 = sums.iter().sum();
         Ok(json!({
-            "layers": if fused { "decode (fused)" } else { "prefill (unfused)" },
+            "tokens": n_tok,
             "sum_of_kernels_us": total,
             "by_kernel": by.iter().map(|(l, c, t)| json!({"kernel": l, "count": c, "us": t})).collect::<Vec<_>>(),
         }))
@@ -326,14 +329,14 @@ impl GpuBackend {
             .map(|_| (rng.next_u32() as u64 % self.vocab as u64) as u32)
             .collect();
         let ids = &ids[..ids.len().min(self.ctx)];
+        let batch = self.max_batch.min(512).min(self.ctx);
         Ok(json!({
             "device": self.gpu.adapter.name,
             "subgroups": Kernels::new(&self.gpu).subgroups,
-            "steps_fused": self.profile_steps(ids, true).await?,
-            "steps_unfused": self.profile_steps(ids, false).await?,
+            "steps": self.profile_steps(ids, true).await?,
             "wall_per_step": self.profile_pipeline(ids).await?,
-            "kernels_fused": self.profile_ops(true, 5).await?,
-            "kernels_unfused": self.profile_ops(false, 5).await?,
+            "kernels_decode": self.profile_ops(1, 5).await?,
+            "kernels_prefill": self.profile_ops(batch, 3).await?,
             "round_trip": self.profile_round_trip().await?,
             "bare_dispatch": self.profile_bare(1000).await?,
         }))
