@@ -1,11 +1,15 @@
 // Greedy sampling: Out[0] = the index of the largest of L[0..n] (the lowest
 // index among equals; NaNs never win).
-// Bindings: 0 L (f32 logits), 1 Out (u32), 2 P (Params).
+// Entry `main` reads the P.n logits L; entry `pairs` reads P.n (logit
+// bits, index) pairs Pairs (the LM head's per-workgroup bests, matvec.wgsl
+// `head`) and returns the index of the best pair.
+// Bindings: 0 L (f32 logits) or 3 Pairs (vec2<u32>), 1 Out (u32), 2 P.
 // Dispatch: (1, 1, 1): one workgroup of 256 threads.
 
 struct Params {
     n: u32,
-    _p0: u32,
+    // The logits' count, for `pairs` (the index is clamped below it).
+    vocab: u32,
     _p1: u32,
     _p2: u32,
     _p3: u32,
@@ -17,6 +21,7 @@ struct Params {
 @group(0) @binding(0) var<storage, read> L: array<f32>;
 @group(0) @binding(1) var<storage, read_write> Out: array<u32>;
 @group(0) @binding(2) var<uniform> P: Params;
+@group(0) @binding(3) var<storage, read> Pairs: array<vec2<u32>>;
 
 const WG: u32 = 256u;
 var<workgroup> best_v: array<f32, 256>;
@@ -69,5 +74,47 @@ fn main(@builtin(local_invocation_index) lid: u32) {
     }
     if lid == 0u {
         Out[0] = min(best_i[0], P.n - 1u);
+    }
+}
+
+fn pload(i: u32) -> vec2<u32> {
+    let p = Pairs[min(i, P.n - 1u)];
+    return select(vec2<u32>(bitcast<u32>(-3.4e38), 0xffffffffu), p, i < P.n);
+}
+
+@compute @workgroup_size(256)
+fn pairs(@builtin(local_invocation_index) lid: u32) {
+    var bv = -3.4e38;
+    var bi = 0xffffffffu;
+    for (var i0 = lid; i0 < P.n; i0 += 4u * WG) {
+        let p0 = pload(i0);
+        let p1 = pload(i0 + WG);
+        let p2 = pload(i0 + 2u * WG);
+        let p3 = pload(i0 + 3u * WG);
+        let ps = array<vec2<u32>, 4>(p0, p1, p2, p3);
+        for (var j = 0u; j < 4u; j++) {
+            let v = bitcast<f32>(ps[j].x);
+            if better(v, ps[j].y, bv, bi) {
+                bv = v;
+                bi = ps[j].y;
+            }
+        }
+    }
+    best_v[lid] = bv;
+    best_i[lid] = bi;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s >>= 1u) {
+        if lid < s {
+            let ov = best_v[lid + s];
+            let oi = best_i[lid + s];
+            if better(ov, oi, best_v[lid], best_i[lid]) {
+                best_v[lid] = ov;
+                best_i[lid] = oi;
+            }
+        }
+        workgroupBarrier();
+    }
+    if lid == 0u {
+        Out[0] = min(best_i[0], P.vocab - 1u);
     }
 }

@@ -10,7 +10,8 @@
 //   the quad's head dim e, so that rope pairs lie in one quad.
 // Bindings: 0 W (array<u32>), 1 X (f32, [tokens][cols]), 2 Y (f32), 3 P
 //   (Params), 4 G (norm gains), 5 S (Step); q/k/v also 6 KC, 7 VC (u32),
-//   8 B (bias, like the concatenated rows), 9 FF (rope frequency divisors).
+//   8 B (bias, like the concatenated rows), 9 FF (rope frequency divisors);
+//   the LM head's argmax partials 10 Part (vec2<u32>: logit bits, row).
 // Dispatch: none (a library).
 
 struct Params {
@@ -29,7 +30,8 @@ struct Params {
     rope_dim: u32,
     theta_scale: f32,
     freq_scale: f32,
-    _pad: u32,
+    // First slot of this dispatch's argmax partials (entry `head`).
+    part_base: u32,
 }
 
 struct Step {
@@ -56,6 +58,7 @@ const F_FF: u32 = 32u;
 @group(0) @binding(7) var<storage, read_write> VC: array<u32>;
 @group(0) @binding(8) var<storage, read> B: array<f32>;
 @group(0) @binding(9) var<storage, read> FF: array<f32>;
+@group(0) @binding(10) var<storage, read_write> Part: array<vec2<u32>>;
 
 // (section 0/1/2 = q/k/v, first row of the section, first row of the
 // head, head dim e of the quad's first logical row, then a and b).

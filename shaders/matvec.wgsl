@@ -9,7 +9,10 @@
 // x[t] = X row t, or with flag NORM rmsnorm(X row t) * G, computed in every
 // workgroup; with flag LAST the one token read is S.n - 1 and it writes
 // token 0 (the LM head). Rows and epilogues are matrix.wgsl's:
-// Entry `main`: plain rows, store_row. Entry `silu`: gate/up pairs,
+// Entry `main`: plain rows, store_row. Entry `head`: the same, and the
+//   best of the group's rows (largest logit, lowest row among equals, NaN
+//   never) to Part[part_base + group] for argmax.wgsl's `pairs`.
+// Entry `silu`: gate/up pairs,
 //   store_silu (R even). Entry `qkv`: q/k/v quads, store_qkv (R a multiple
 //   of 4).
 // Bindings: matrix.wgsl's (G: any buffer without NORM).
@@ -117,6 +120,37 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let L = g * R + lid;
     if lid < R && L < P.rows {
         store_row(dst_token(wid.z), L, red[lid * WG]);
+    }
+}
+
+@compute @workgroup_size(WG)
+fn head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    SG_INIT
+    let g = wid.x + wid.y * P.nx;
+    if g * R >= P.rows {
+        return;
+    }
+    let pr = prologue(lid, wid.z);
+    var rb: array<u32, R>;
+    for (var r = 0u; r < R; r++) {
+        rb[r] = (P.w_row0 + min(g * R + r, P.rows - 1u)) * P.row_bytes;
+    }
+    reduce(lid, dot_rows(lid, pr.xb, pr.scale, (P.flags & F_NORM) != 0u, rb));
+    let L = g * R + lid;
+    if lid < R && L < P.rows {
+        store_row(dst_token(wid.z), L, red[lid * WG]);
+    }
+    if lid == 0u {
+        var bv = -3.4e38;
+        var bi = 0xffffffffu;
+        for (var r = 0u; r < R; r++) {
+            let v = red[r * WG];
+            if g * R + r < P.rows && v > bv {
+                bv = v;
+                bi = P.out_off + g * R + r;
+            }
+        }
+        Part[P.part_base + g] = vec2<u32>(bitcast<u32>(bv), bi);
     }
 }
 

@@ -93,6 +93,8 @@ pub enum Mv {
     Silu,
     /// q, k and v rows in one matrix: bias, rope, q out, k and v to the cache.
     Qkv,
+    /// `Main` plus per-workgroup argmax partials (the LM head).
+    Head,
 }
 
 impl Mv {
@@ -101,6 +103,7 @@ impl Mv {
             Mv::Main => "main",
             Mv::Silu => "silu",
             Mv::Qkv => "qkv",
+            Mv::Head => "head",
         }
     }
 }
@@ -124,6 +127,27 @@ fn unit_decoder(ty: GgmlType, cols: usize) -> (&'static str, &'static str) {
 /// matvec.wgsl's `dot_rows` for `r` rows, with the row loop and two units
 /// per iteration written out (see there).
 fn dot_rows_src(r: u32) -> String {
+    // Two units per iteration for few rows; with many rows one unit's loads
+    // for all rows already keep enough memory requests in flight.
+    if r > 4 {
+        let mut s = String::from(
+            "fn dot_rows(lid: u32, xb: u32, scale: f32, norm: bool, rb: array<u32, R>) -> array<f32, R> {
+    var acc: array<f32, R>;
+    let units = P.cols / 8u;
+    for (var u = lid; u < units; u += WG) {
+        let k0 = unit_cols(u);
+        let xa0 = xvec(xb, k0.x, scale, norm);
+        let xc0 = xvec(xb, k0.y, scale, norm);
+",
+        );
+        for i in 0..r {
+            s += &format!("        let d{i} = unit_dot(rb[{i}], u, xa0, xc0);\n");
+        }
+        for i in 0..r {
+            s += &format!("        acc[{i}] += d{i};\n");
+        }
+        return s + &dot_rows_tail(r);
+    }
     let mut s = String::from(
         "fn dot_rows(lid: u32, xb: u32, scale: f32, norm: bool, rb: array<u32, R>) -> array<f32, R> {
     var acc: array<f32, R>;
@@ -148,11 +172,17 @@ fn dot_rows_src(r: u32) -> String {
     for i in 0..r {
         s += &format!("        acc[{i}] += d{i} + select(0.0, e{i}, ok);\n");
     }
-    s += "    }
-    // Float formats whose rows are not whole units.
+    s + &dot_rows_tail(r)
+}
+
+/// The end of `dot_rows`: float formats whose rows are not whole units.
+fn dot_rows_tail(r: u32) -> String {
+    let mut s = String::from(
+        "    }
     for (var k = units * 8u + lid; k < P.cols; k += WG) {
         let xv = xval(xb, k, scale, norm);
-";
+",
+    );
     for i in 0..r {
         s += &format!("        acc[{i}] += load_weight(rb[{i}], k) * xv;\n");
     }
@@ -176,6 +206,7 @@ pub struct Kernels {
     pub silu_mul: Rc<wgpu::ComputePipeline>,
     pub add_bias: Rc<wgpu::ComputePipeline>,
     pub argmax: Rc<wgpu::ComputePipeline>,
+    pub argmax_pairs: Rc<wgpu::ComputePipeline>,
     pub sample_first: Rc<wgpu::ComputePipeline>,
     pub sample_merge: Rc<wgpu::ComputePipeline>,
     pub sample_last: Rc<wgpu::ComputePipeline>,
@@ -247,6 +278,7 @@ impl Kernels {
             silu_mul: pipeline(gpu, "silu_mul", ELEMENTWISE, "silu_mul"),
             add_bias: pipeline(gpu, "add_bias", ELEMENTWISE, "add_bias"),
             argmax: pipeline(gpu, "argmax", ARGMAX, "main"),
+            argmax_pairs: pipeline(gpu, "argmax", ARGMAX, "pairs"),
             sample_first: pipeline(gpu, "sample", SAMPLE, "first"),
             sample_merge: pipeline(gpu, "sample", SAMPLE, "merge"),
             sample_last: pipeline(gpu, "sample", SAMPLE, "last"),
@@ -367,6 +399,7 @@ fn epilogue(t: u32, l0: u32, v: vec4<f32>) {
 }
 "
                     }
+                    Mv::Head => unreachable!("the LM head is never tiled"),
                     Mv::Qkv => {
                         "fn phys_row(l: u32) -> u32 {
     return qkv_row(l);

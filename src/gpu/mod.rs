@@ -617,8 +617,11 @@ pub struct MatvecArgs<'a> {
     pub norm: Option<(&'a wgpu::Buffer, f32)>,
     /// Read token S.n - 1 only and write token 0 (the LM head).
     pub last: bool,
-    /// Rows per workgroup (a multiple of 4 for `Mv::Qkv`, of 2 for `Mv::Silu`).
+    /// Rows per workgroup (a multiple of 4 for `Mv::Qkv`, of 2 for
+    /// `Mv::Silu`); 0 picks one from the shape (`auto_rows`).
     pub rows_per_group: u32,
+    /// `Mv::Head`: where the argmax partials go.
+    pub partials: Option<&'a wgpu::Buffer>,
     /// `Mv::Silu`: the first up row; `Mv::Qkv`: the number of q rows.
     pub split: usize,
     pub qkv: Option<QkvArgs<'a>>,
@@ -648,6 +651,7 @@ impl<'a> MatvecArgs<'a> {
             norm: None,
             last: false,
             rows_per_group: matvec_rows(),
+            partials: None,
             split: 0,
             qkv: None,
             tiled: false,
@@ -667,14 +671,31 @@ pub fn chunked_attention() -> bool {
     !std::env::var("WEBGGUF_GPU_ATTENTION").is_ok_and(|v| v == "simple")
 }
 
-/// Rows per workgroup of the plain matvec (WEBGGUF_GPU_MV_ROWS overrides
-/// the default for experiments: 1, 2, 4 or 8).
+/// Rows per matvec workgroup: 0, the default, lets `auto_rows` pick from
+/// the shape; WEBGGUF_GPU_MV_ROWS (1, 2, 4, 8 or 16) fixes it for
+/// experiments.
 pub fn matvec_rows() -> u32 {
     match std::env::var("WEBGGUF_GPU_MV_ROWS").as_deref() {
         Ok("1") => 1,
+        Ok("2") => 2,
         Ok("4") => 4,
         Ok("8") => 8,
-        _ => 2,
+        Ok("16") => 16,
+        _ => 0,
+    }
+}
+
+/// Rows per matvec workgroup for a matrix of `rows` rows: enough workgroups
+/// to spread over the GPU (about 256), and otherwise as many rows as
+/// possible (up to 16), since every workgroup reads the whole activation
+/// row (f32, twice with the folded norm), which for 4-bit weights costs as
+/// much L2 traffic as 14 rows of weights.
+pub fn auto_rows(rows: usize, mv: Mv) -> u32 {
+    let r = (rows / 256).clamp(1, 16) as u32;
+    let r = 1 << (31 - r.leading_zeros());
+    match mv {
+        Mv::Qkv => r.max(4),
+        _ => r.max(2),
     }
 }
 
@@ -687,8 +708,13 @@ pub fn matvec_ops(
     rows: std::ops::Range<usize>,
     a: &MatvecArgs,
 ) -> Result<Vec<Op>> {
-    let r = a.rows_per_group;
-    if a.mv != Mv::Main && (m.parts.len() != 1 || rows != (0..m.rows)) {
+    let r = match (a.rows_per_group, a.mv) {
+        (0, mv) => auto_rows(rows.len(), mv),
+        (r, Mv::Qkv) => r.max(4),
+        (r, Mv::Silu) => r.max(2),
+        (r, _) => r,
+    };
+    if !matches!(a.mv, Mv::Main | Mv::Head) && (m.parts.len() != 1 || rows != (0..m.rows)) {
         return Err(Error::Gpu(
             "a fused matvec needs the whole matrix in one binding".into(),
         ));
@@ -700,6 +726,7 @@ pub fn matvec_ops(
         k.matvec(gpu, m.ty, a.mv, r, m.cols)?
     };
     let mut ops = Vec::new();
+    let mut part_base = 0;
     for p in &m.parts {
         let lo = rows.start.max(p.row_off);
         let hi = rows.end.min(p.row_off + p.rows);
@@ -733,12 +760,19 @@ pub fn matvec_ops(
             q.map_or(0, |q| q.rope_dim as u32),
             f(q.map_or(0.0, |q| q.theta_scale)),
             f(q.map_or(0.0, |q| q.freq_scale)),
-            0,
+            part_base,
         ]);
+        part_base += groups;
         let g = a.norm.map_or(a.x, |n| n.0);
         let mut entries = vec![(0, &p.buf), (1, a.x), (2, a.y), (3, &params), (5, a.step)];
         if !tiled {
             entries.push((4, g));
+        }
+        if a.mv == Mv::Head {
+            let part = a
+                .partials
+                .ok_or_else(|| Error::Gpu("LM head without partials".into()))?;
+            entries.push((10, part));
         }
         if let Some(q) = q {
             entries.extend([(6, q.kc), (7, q.vc), (8, q.bias.unwrap_or(a.x)), (9, q.ff)]);
@@ -939,6 +973,8 @@ struct Scratch {
     tokens: wgpu::Buffer,
     step: wgpu::Buffer,
     argmax: wgpu::Buffer,
+    /// The LM head's per-workgroup (logit, row) bests.
+    partials: wgpu::Buffer,
     read_id: wgpu::Buffer,
     read_logits: wgpu::Buffer,
     sample: SampleBufs,
@@ -1039,6 +1075,7 @@ impl GpuBackend {
             tokens: gpu.storage("tokens", b * 4)?,
             step: gpu.step_buffer(),
             argmax: gpu.storage("argmax", 4)?,
+            partials: gpu.storage("argmax partials", vocab as u64 * 8)?,
             read_id: gpu.readback_buffer(4),
             read_logits: gpu.readback_buffer(vocab as u64 * 4),
             sample: SampleBufs::new(&gpu, vocab)?,
@@ -1218,7 +1255,7 @@ impl GpuBackend {
                     mv: Mv::Qkv,
                     label: "qkv",
                     norm: (!tiled).then_some((&attn_norm, c.norm_eps)),
-                    rows_per_group: 4,
+                    rows_per_group: matvec_rows(),
                     split: qd,
                     tiled,
                     qkv: Some(QkvArgs {
@@ -1322,7 +1359,7 @@ impl GpuBackend {
                     mv: Mv::Silu,
                     label: "gate_up",
                     norm: (!tiled).then_some((&ffn_norm, c.norm_eps)),
-                    rows_per_group: 4,
+                    rows_per_group: matvec_rows(),
                     split: ff,
                     tiled,
                     ..MatvecArgs::plain(if tiled { &s.xb } else { &s.x }, &s.hb, &s.step, ff, false)
@@ -1356,29 +1393,42 @@ impl GpuBackend {
         }
 
         let out_norm = gpu.upload_f32("output_norm", &w.output_norm);
+        // The LM head also leaves the best row of each workgroup, so that
+        // argmax scans those instead of the whole vocabulary.
+        let head_rows = auto_rows(vocab, Mv::Head);
         let head_args = MatvecArgs {
+            mv: Mv::Head,
             label: "lm_head",
             norm: Some((&out_norm, c.norm_eps)),
             last: true,
+            rows_per_group: head_rows,
+            partials: Some(&s.partials),
             ..MatvecArgs::plain(&s.x, &s.logits, &s.step, vocab, false)
         };
-        let head = if w.output == w.token_embd {
-            matvec_ops(&gpu, &mut k, &embd, 0..vocab, &head_args)?
+        let out = if w.output == w.token_embd {
+            None
         } else {
-            let out = GpuMatrix::from_weights(&gpu, "output", w, &w.output, limit)?;
-            let ops = matvec_ops(&gpu, &mut k, &out, 0..vocab, &head_args)?;
-            mats.push(out);
-            ops
+            Some(GpuMatrix::from_weights(
+                &gpu, "output", w, &w.output, limit,
+            )?)
         };
+        let out_m = out.as_ref().unwrap_or(&embd);
+        let head = matvec_ops(&gpu, &mut k, out_m, 0..vocab, &head_args)?;
+        let groups: usize = out_m
+            .parts
+            .iter()
+            .map(|p| p.rows.div_ceil(head_rows as usize))
+            .sum();
+        mats.extend(out);
         mats.push(embd);
-        let am_p = gpu.params([vocab as u32, 0, 0, 0, 0, 0, 0, 0]);
+        let am_p = gpu.params([groups as u32, vocab as u32, 0, 0, 0, 0, 0, 0]);
         let argmax = vec![Op {
             bind: kernels::bind(
                 &gpu,
-                &k.argmax,
-                &[(0, &s.logits), (1, &s.argmax), (2, &am_p)],
+                &k.argmax_pairs,
+                &[(3, &s.partials), (1, &s.argmax), (2, &am_p)],
             ),
-            pipeline: k.argmax.clone(),
+            pipeline: k.argmax_pairs.clone(),
             shape: Shape::Fixed([1, 1, 1]),
             label: "argmax",
         }];

@@ -650,6 +650,8 @@ fn matvec_row_groups_norm_and_last_token() {
         (GgmlType::Q8_0, 1056, 2, 256, false),
         (GgmlType::F16, 96, 4, 64, false),
         (GgmlType::Q4_K, 256, 2, 128, true),
+        (GgmlType::Q4_0, 1056, 16, 64, true),
+        (GgmlType::Q8_0, 96, 16, 128, false),
     ];
     for (ty, cols, r, wg, sub) in cases {
         let mut k = Kernels::new(&g);
@@ -1094,5 +1096,66 @@ fn matmul_every_format_matches_cpu() {
                 );
             }
         }
+    }
+}
+
+/// The LM head's argmax partials (matvec `head`) and argmax `pairs`: the
+/// id equals the CPU argmax of the GPU's own logits, including the lowest
+/// of two tied maxima in different workgroups and, with the matrix split
+/// into parts, in different parts; for each rows-per-workgroup choice.
+#[test]
+fn head_argmax_matches_logits() {
+    let Some(g) = gpu() else { return };
+    let mut k = Kernels::new(&g);
+    let mut rng = Rng::new(43);
+    let (rows, cols) = (1003usize, 64usize);
+    let mut w = randn(&mut rng, rows * cols);
+    for r in [300usize, 700] {
+        w[r * cols..(r + 1) * cols].fill(1.0);
+    }
+    let data: Vec<u8> = w.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let x: Vec<f32> = (0..2 * cols)
+        .map(|_| uniform(&mut rng).abs() + 0.1)
+        .collect();
+    let gains = vec![1.0f32; cols];
+    let (xb, gb) = (g.upload_f32("x", &x), g.upload_f32("g", &gains));
+    let s = step(&g, 0, 2);
+    for (r, limit) in [
+        (2u32, u64::MAX),
+        (16, u64::MAX),
+        (16, 512 * 4 * cols as u64),
+    ] {
+        let m = GpuMatrix::upload(&g, "head", GgmlType::F32, rows, cols, &data, limit).unwrap();
+        let logits = poisoned(&g, rows);
+        let part = g.storage("partials", rows as u64 * 8).unwrap();
+        let out = g.storage("id", 4).unwrap();
+        let a = MatvecArgs {
+            mv: Mv::Head,
+            norm: Some((&gb, 1e-5)),
+            last: true,
+            rows_per_group: r,
+            partials: Some(&part),
+            ..MatvecArgs::plain(&xb, &logits, &s, rows, false)
+        };
+        let mut ops = matvec_ops(&g, &mut k, &m, 0..rows, &a).unwrap();
+        let groups: usize = m.parts.iter().map(|p| p.rows.div_ceil(r as usize)).sum();
+        let p = g.params([groups as u32, rows as u32, 0, 0, 0, 0, 0, 0]);
+        ops.push(Op {
+            bind: kernels::bind(&g, &k.argmax_pairs, &[(3, &part), (1, &out), (2, &p)]),
+            pipeline: k.argmax_pairs.clone(),
+            shape: Shape::Fixed([1, 1, 1]),
+            label: "test",
+        });
+        g.run(&[&ops], 2, &[]);
+        let l = read_f32(&g, &logits, rows);
+        let got = read_f32(&g, &out, 1)[0].to_bits();
+        assert_eq!(l[300], l[700], "tied rows");
+        assert_eq!(
+            got,
+            crate::sampler::argmax(&l),
+            "R={r} parts={}",
+            m.parts.len()
+        );
+        assert_eq!(got, 300, "R={r} parts={}", m.parts.len());
     }
 }
