@@ -9,14 +9,19 @@
 //   Bindings: 8 Q (f32, [tokens][heads * head_dim]), 2 KC, 3 VC, 4 P, 5 S,
 //   6 Out (f32, like Q), 7 Scores (f32, [tokens][heads][ctx] scratch).
 //   Dispatch: (heads, tokens, 1) workgroups of 64 threads.
-// Entry `chunked`: the same result as `main` for head_dim <= 256, in chunks
-//   of C keys (C = min(64, 2048 / (head_dim / 2)), a power of two; the host
-//   prepends `const C` and `const TPK` = 256 / C): the chunk's keys (TPK
-//   threads per key) and its V rows go to shared memory in one round trip,
-//   then thread d replays the same online softmax for dim d over the chunk.
-//   The per-key dot is summed in TPK slices (f32 order differs from `main`).
+// Entry `chunked`: `main`'s result for head_dim <= 256 (the same operations
+//   on the same values in the same order), faster:
+//   a workgroup serves QS query heads that share a kv head (slots), in
+//   chunks of C keys. Per chunk the keys and V rows go to shared memory in
+//   one round trip (for all slots), thread (slot, key) computes the score
+//   in `main`'s order, a max-scan over the chunk gives each key's running
+//   max before it and so its rescale and weight (what `main` computes one
+//   key at a time), and thread (slot, d) replays only the f16-rounded
+//   accumulation. The host prepends `const C` (a power of two, C * head_dim
+//   / 2 <= 1024) and `const QS` (QS * head_dim <= 256, QS * C <= 256).
 //   Bindings: 8 Q, 2 KC, 3 VC, 4 P, 5 S, 6 Out (no scratch).
-//   Dispatch: (heads, tokens, 1) workgroups of 256 threads.
+//   Dispatch: (kv_heads * ceil(heads / kv_heads / QS), tokens, 1)
+//   workgroups of 256 threads.
 
 struct Params {
     heads: u32,
@@ -121,102 +126,163 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 }
 
 const AWG: u32 = 256u;
+var<workgroup> kch: array<u32, 1024>;
+var<workgroup> vch: array<u32, 1024>;
+var<workgroup> qsl: array<f32, 256>;
+var<workgroup> sc: array<f32, 256>;
+var<workgroup> pm: array<f32, 256>;
+var<workgroup> rs: array<f32, 256>;
+var<workgroup> wt: array<f32, 256>;
+var<workgroup> run_max: array<f32, 256>;
 
-// Word f of the chunk's V rows (key j0 + f / hw), clamped into the cache.
-fn vload(j0: u32, f: u32, len: u32, kvw: u32, kvh: u32, hw: u32) -> u32 {
+// Word f of the chunk's rows starting at key j0 (clamped into the cache).
+fn kvload(buf: u32, j0: u32, f: u32, len: u32, kvw: u32, kvh: u32, hw: u32) -> u32 {
     let j = min(j0 + f / hw, len - 1u);
-    return VC[j * kvw + kvh + f % hw];
+    let i = j * kvw + kvh + f % hw;
+    if buf == 0u {
+        return KC[i];
+    }
+    return VC[i];
 }
-var<workgroup> sc: array<f32, 64>;
-var<workgroup> part: array<f32, 256>;
-var<workgroup> vs: array<u32, 2048>;
 
 @compute @workgroup_size(256)
 fn chunked(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let h = wid.x;
     let t = wid.y;
     let hd = P.head_dim;
     let hw = hd / 2u;
     let qd = P.heads * hd;
     let kvw = P.kv_heads * hw;
-    let kvh = (h / (P.heads / P.kv_heads)) * hw;
+    let grp = P.heads / P.kv_heads;
+    let per = (grp + QS - 1u) / QS;
+    let kvi = wid.x / per;
+    let h0 = kvi * grp + (wid.x % per) * QS;
+    let nslot = min(QS, kvi * grp + grp - h0);
+    let kvh = kvi * hw;
     let len = S.pos + t + 1u;
-    for (var d = lid; d < hd; d += AWG) {
-        qs[d] = round_f16(Q[t * qd + h * hd + d]);
+    // Replay role: slot lid / hd, dim lid % hd.
+    let rslot = lid / hd;
+    let d = lid % hd;
+    let replays = rslot < nslot;
+    if replays {
+        qsl[lid] = round_f16(Q[t * qd + (h0 + rslot) * hd + d]);
     }
-    workgroupBarrier();
+    if lid < QS {
+        run_max[lid] = -3.0e38;
+    }
+    // Score role: slot lid / C, key lid % C.
+    let sslot = lid / C;
+    let key = lid % C;
     var acc = 0.0;
-    var mx = -3.0e38;
     var total = 0.0;
-    let key = lid / TPK;
-    let w0 = lid % TPK;
     for (var j0 = 0u; j0 < len; j0 += C) {
-        // This thread's slice of key j0 + key: words w0, w0 + TPK, ... (at
-        // most 8 for the C chosen), and 8 words of the chunk's V rows; all
-        // 16 loads are issued before any is used.
-        let kb = min(j0 + key, len - 1u) * kvw + kvh;
-        let v0 = vload(j0, lid, len, kvw, kvh, hw);
-        let v1 = vload(j0, lid + AWG, len, kvw, kvh, hw);
-        let v2 = vload(j0, lid + 2u * AWG, len, kvw, kvh, hw);
-        let v3 = vload(j0, lid + 3u * AWG, len, kvw, kvh, hw);
-        let v4 = vload(j0, lid + 4u * AWG, len, kvw, kvh, hw);
-        let v5 = vload(j0, lid + 5u * AWG, len, kvw, kvh, hw);
-        let v6 = vload(j0, lid + 6u * AWG, len, kvw, kvh, hw);
-        let v7 = vload(j0, lid + 7u * AWG, len, kvw, kvh, hw);
-        let k0 = KC[kb + min(w0, hw - 1u)];
-        let k1 = KC[kb + min(w0 + TPK, hw - 1u)];
-        let k2 = KC[kb + min(w0 + 2u * TPK, hw - 1u)];
-        let k3 = KC[kb + min(w0 + 3u * TPK, hw - 1u)];
-        let k4 = KC[kb + min(w0 + 4u * TPK, hw - 1u)];
-        let k5 = KC[kb + min(w0 + 5u * TPK, hw - 1u)];
-        let k6 = KC[kb + min(w0 + 6u * TPK, hw - 1u)];
-        let k7 = KC[kb + min(w0 + 7u * TPK, hw - 1u)];
-        let kw = array<u32, 8>(k0, k1, k2, k3, k4, k5, k6, k7);
-        let vw = array<u32, 8>(v0, v1, v2, v3, v4, v5, v6, v7);
-        var dot = 0.0;
-        for (var i = 0u; i < 8u; i++) {
-            let w = w0 + i * TPK;
-            if w < hw {
-                let kk = unpack2x16float(kw[i]);
-                dot += qs[2u * w] * kk.x;
-                dot += qs[2u * w + 1u] * kk.y;
-            }
-            let f = lid + i * AWG;
-            if f < C * hw {
-                vs[f] = vw[i];
-            }
+        // The chunk's C keys and V rows: 4 words of each per thread.
+        let kw0 = kvload(0u, j0, lid, len, kvw, kvh, hw);
+        let kw1 = kvload(0u, j0, lid + AWG, len, kvw, kvh, hw);
+        let kw2 = kvload(0u, j0, lid + 2u * AWG, len, kvw, kvh, hw);
+        let kw3 = kvload(0u, j0, lid + 3u * AWG, len, kvw, kvh, hw);
+        let vw0 = kvload(1u, j0, lid, len, kvw, kvh, hw);
+        let vw1 = kvload(1u, j0, lid + AWG, len, kvw, kvh, hw);
+        let vw2 = kvload(1u, j0, lid + 2u * AWG, len, kvw, kvh, hw);
+        let vw3 = kvload(1u, j0, lid + 3u * AWG, len, kvw, kvh, hw);
+        let n = C * hw;
+        if lid < n {
+            kch[lid] = kw0;
+            vch[lid] = vw0;
         }
-        part[lid] = dot;
-        workgroupBarrier();
-        if lid < C {
-            var sum = 0.0;
-            for (var i = 0u; i < TPK; i++) {
-                sum += part[lid * TPK + i];
-            }
-            sc[lid] = sum * P.scale;
+        if lid + AWG < n {
+            kch[lid + AWG] = kw1;
+            vch[lid + AWG] = vw1;
+        }
+        if lid + 2u * AWG < n {
+            kch[lid + 2u * AWG] = kw2;
+            vch[lid + 2u * AWG] = vw2;
+        }
+        if lid + 3u * AWG < n {
+            kch[lid + 3u * AWG] = kw3;
+            vch[lid + 3u * AWG] = vw3;
         }
         workgroupBarrier();
-        if lid < hd {
-            let cn = min(C, len - j0);
-            for (var c = 0u; c < cn; c++) {
-                let s = sc[c];
-                var rescale = 1.0;
-                var weight = 1.0;
-                if s > mx {
-                    rescale = exp(mx - s);
-                    mx = s;
-                    acc = round_f16(acc * rescale);
-                } else {
-                    weight = exp(s - mx);
-                }
-                let vv = unpack2x16float(vs[c * hw + lid / 2u]);
-                acc = round_f16(acc + select(vv.x, vv.y, (lid & 1u) == 1u) * weight);
-                total = total * rescale + weight;
+        let cn = min(C, len - j0);
+        // Scores, summed over d in `main`'s order; keys past the end -inf.
+        var s = -3.4e38;
+        if sslot < nslot && key < cn {
+            var dot = 0.0;
+            let qb = sslot * hd;
+            for (var e = 0u; e < hd; e += 2u) {
+                let kk = unpack2x16float(kch[key * hw + e / 2u]);
+                dot += qsl[qb + e] * kk.x;
+                dot += qsl[qb + e + 1u] * kk.y;
             }
+            s = dot * P.scale;
+        }
+        sc[lid] = s;
+        pm[lid] = s;
+        workgroupBarrier();
+        // Inclusive max-scan of each slot's scores.
+        for (var o = 1u; o < C; o <<= 1u) {
+            var m = -3.4e38;
+            if key >= o {
+                m = pm[lid - o];
+            }
+            workgroupBarrier();
+            pm[lid] = max(pm[lid], m);
+            workgroupBarrier();
+        }
+        // Key `key`'s rescale and weight, as `main` computes them with the
+        // running max before it.
+        if sslot < nslot {
+            var prev = run_max[sslot];
+            if key > 0u {
+                prev = max(prev, pm[lid - 1u]);
+            }
+            if s > prev {
+                rs[lid] = exp(prev - s);
+                wt[lid] = 1.0;
+            } else {
+                rs[lid] = 1.0;
+                wt[lid] = exp(s - prev);
+            }
+        }
+        workgroupBarrier();
+        if replays {
+            let b = rslot * C;
+            let hi = (d & 1u) == 1u;
+            var c = 0u;
+            for (; c + 4u <= cn; c += 4u) {
+                let r0 = rs[b + c];
+                let r1 = rs[b + c + 1u];
+                let r2 = rs[b + c + 2u];
+                let r3 = rs[b + c + 3u];
+                let w0 = wt[b + c];
+                let w1 = wt[b + c + 1u];
+                let w2 = wt[b + c + 2u];
+                let w3 = wt[b + c + 3u];
+                let v0 = unpack2x16float(vch[c * hw + d / 2u]);
+                let v1 = unpack2x16float(vch[(c + 1u) * hw + d / 2u]);
+                let v2 = unpack2x16float(vch[(c + 2u) * hw + d / 2u]);
+                let v3 = unpack2x16float(vch[(c + 3u) * hw + d / 2u]);
+                acc = round_f16(round_f16(acc * r0) + select(v0.x, v0.y, hi) * w0);
+                total = total * r0 + w0;
+                acc = round_f16(round_f16(acc * r1) + select(v1.x, v1.y, hi) * w1);
+                total = total * r1 + w1;
+                acc = round_f16(round_f16(acc * r2) + select(v2.x, v2.y, hi) * w2);
+                total = total * r2 + w2;
+                acc = round_f16(round_f16(acc * r3) + select(v3.x, v3.y, hi) * w3);
+                total = total * r3 + w3;
+            }
+            for (; c < cn; c++) {
+                let vv = unpack2x16float(vch[c * hw + d / 2u]);
+                acc = round_f16(round_f16(acc * rs[b + c]) + select(vv.x, vv.y, hi) * wt[b + c]);
+                total = total * rs[b + c] + wt[b + c];
+            }
+        }
+        workgroupBarrier();
+        if lid < nslot {
+            run_max[lid] = max(run_max[lid], pm[lid * C + C - 1u]);
         }
         workgroupBarrier();
     }
-    if lid < hd {
-        Out[t * qd + h * hd + lid] = acc * (1.0 / total);
+    if replays {
+        Out[t * qd + (h0 + rslot) * hd + d] = acc * (1.0 / total);
     }
 }

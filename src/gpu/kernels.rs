@@ -197,7 +197,7 @@ pub struct Kernels {
     /// Threads per matvec workgroup (64, 128 or 256).
     pub matvec_wg: u32,
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
-    chunked: HashMap<u32, Rc<wgpu::ComputePipeline>>,
+    chunked: HashMap<(u32, u32), Rc<wgpu::ComputePipeline>>,
     matmul: HashMap<(GgmlType, Mv), Rc<wgpu::ComputePipeline>>,
     pub rmsnorm: Rc<wgpu::ComputePipeline>,
     pub rope: Rc<wgpu::ComputePipeline>,
@@ -232,20 +232,23 @@ pub fn pipeline(gpu: &Gpu, label: &str, src: &str, entry: &str) -> Rc<wgpu::Comp
     )
 }
 
-/// attention.wgsl with `C` (keys per chunk of `chunked`) for heads of
-/// `head_dim` dims: 2048 words of V per chunk at most, at most 64 keys.
-fn attention_src(head_dim: usize) -> String {
-    let c = chunk_keys(head_dim);
-    format!(
-        "const C: u32 = {c}u;\nconst TPK: u32 = {}u;\n{ATTENTION}",
-        256 / c
-    )
+/// attention.wgsl with `chunked`'s constants for heads of `head_dim` dims
+/// and `group` query heads per kv head.
+fn attention_src(head_dim: usize, group: usize) -> String {
+    let (c, qs) = chunk_shape(head_dim, group);
+    format!("const C: u32 = {c}u;\nconst QS: u32 = {qs}u;\n{ATTENTION}")
 }
 
-/// Keys per chunk of attention.wgsl's `chunked` (a power of two <= 64).
-pub fn chunk_keys(head_dim: usize) -> u32 {
-    let fit = (2048 / (head_dim / 2).max(1)).clamp(1, 64) as u32;
-    1 << (31 - fit.leading_zeros())
+/// attention.wgsl `chunked`'s keys per chunk (a power of two <= 64 whose
+/// K and V rows fit 1024 words each) and query heads per workgroup.
+pub fn chunk_shape(head_dim: usize, group: usize) -> (u32, u32) {
+    let fit = (1024 / (head_dim / 2).max(1)).clamp(1, 64) as u32;
+    let c = 1 << (31 - fit.leading_zeros());
+    let qs = (group as u32)
+        .min(256 / head_dim.max(1) as u32)
+        .min(256 / c)
+        .max(1);
+    (c, qs)
 }
 
 /// A kernel file followed by the decoders and the alias that picks `ty`'s.
@@ -273,8 +276,8 @@ impl Kernels {
             matmul: HashMap::new(),
             rmsnorm: pipeline(gpu, "rmsnorm", RMSNORM, "main"),
             rope: pipeline(gpu, "rope", ROPE, "main"),
-            kv_store: pipeline(gpu, "kv_store", &attention_src(64), "store"),
-            attention: pipeline(gpu, "attention", &attention_src(64), "main"),
+            kv_store: pipeline(gpu, "kv_store", &attention_src(64, 1), "store"),
+            attention: pipeline(gpu, "attention", &attention_src(64, 1), "main"),
             silu_mul: pipeline(gpu, "silu_mul", ELEMENTWISE, "silu_mul"),
             add_bias: pipeline(gpu, "add_bias", ELEMENTWISE, "add_bias"),
             argmax: pipeline(gpu, "argmax", ARGMAX, "main"),
@@ -347,11 +350,19 @@ impl Kernels {
             .clone())
     }
 
-    /// attention.wgsl's `chunked` for heads of `head_dim` (<= 256) dims.
-    pub fn attention_chunked(&mut self, gpu: &Gpu, head_dim: usize) -> Rc<wgpu::ComputePipeline> {
+    /// attention.wgsl's `chunked` for heads of `head_dim` (<= 256) dims
+    /// and `group` query heads per kv head.
+    pub fn attention_chunked(
+        &mut self,
+        gpu: &Gpu,
+        head_dim: usize,
+        group: usize,
+    ) -> Rc<wgpu::ComputePipeline> {
         self.chunked
-            .entry(chunk_keys(head_dim))
-            .or_insert_with(|| pipeline(gpu, "attention", &attention_src(head_dim), "chunked"))
+            .entry(chunk_shape(head_dim, group))
+            .or_insert_with(|| {
+                pipeline(gpu, "attention", &attention_src(head_dim, group), "chunked")
+            })
             .clone()
     }
 

@@ -1281,7 +1281,10 @@ impl GpuBackend {
                 Ok(ops)
             };
             let attention = if c.head_dim <= 256 && chunked_attention() {
-                let p = k.attention_chunked(&gpu, c.head_dim);
+                let group = c.n_heads / c.n_kv_heads;
+                let p = k.attention_chunked(&gpu, c.head_dim, group);
+                let (_, qs) = kernels::chunk_shape(c.head_dim, group);
+                let wgs = c.n_kv_heads as u32 * (group as u32).div_ceil(qs);
                 Op {
                     bind: kernels::bind(
                         &gpu,
@@ -1296,7 +1299,7 @@ impl GpuBackend {
                         ],
                     ),
                     pipeline: p,
-                    shape: Shape::PerToken([c.n_heads as u32, 1, 1], 1),
+                    shape: Shape::PerToken([wgs, 1, 1], 1),
                     label: "attention",
                 }
             } else {

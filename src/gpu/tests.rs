@@ -403,20 +403,35 @@ fn rope_matches_cpu() {
 /// f16-rounded keys, values and queries (f64 scores, then the kernel's
 /// f16-accumulated online softmax), for the one-key-at-a-time kernel and
 /// the chunked one at head sizes 6 (64-key chunks, a ragged last chunk),
-/// 64 and 128 (32-key chunks); bound one f16 ulp plus 1e-4 on outputs of
-/// magnitude <= 1.
+/// 64 (32-key chunks; 3 query heads per kv head in one workgroup, and 10
+/// per kv head in workgroups of 4, the last one ragged) and 128 (16-key
+/// chunks); bound one f16 ulp plus 1e-4 on outputs of magnitude <= 1.
 #[test]
 fn attention_matches_cpu() {
     let Some(g) = gpu() else { return };
     let mut k = Kernels::new(&g);
     let mut rng = Rng::new(13);
-    for (hd, chunked) in [(6usize, false), (6, true), (64, true), (128, true)] {
-        check_attention(&g, &mut k, &mut rng, hd, chunked);
+    for (hd, chunked, heads, kvh) in [
+        (6usize, false, 4usize, 2usize),
+        (6, true, 4, 2),
+        (64, true, 9, 3),
+        (64, true, 10, 1),
+        (128, true, 4, 2),
+    ] {
+        check_attention(&g, &mut k, &mut rng, hd, chunked, heads, kvh);
     }
 }
 
-fn check_attention(g: &Gpu, k: &mut Kernels, rng: &mut Rng, hd: usize, chunked: bool) {
-    let (heads, kvh, ctx) = (4usize, 2usize, 80usize);
+fn check_attention(
+    g: &Gpu,
+    k: &mut Kernels,
+    rng: &mut Rng,
+    hd: usize,
+    chunked: bool,
+    heads: usize,
+    kvh: usize,
+) {
+    let ctx = 80usize;
     let (qd, kvd) = (heads * hd, kvh * hd);
     let f16r = |v: f32| half::f16::from_f32(v).to_f32() as f64;
     let kc = g.storage("kc", (ctx * kvd * 2) as u64).unwrap();
@@ -459,8 +474,14 @@ fn check_attention(g: &Gpu, k: &mut Kernels, rng: &mut Rng, hd: usize, chunked: 
             label: "test",
             shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
         };
+        let groups = if chunked {
+            let (_, qs) = kernels::chunk_shape(hd, heads / kvh);
+            kvh as u32 * ((heads / kvh) as u32).div_ceil(qs)
+        } else {
+            heads as u32
+        };
         let pipe = if chunked {
-            k.attention_chunked(g, hd)
+            k.attention_chunked(g, hd, heads / kvh)
         } else {
             k.attention.clone()
         };
@@ -472,7 +493,7 @@ fn check_attention(g: &Gpu, k: &mut Kernels, rng: &mut Rng, hd: usize, chunked: 
             bind: kernels::bind(g, &pipe, &bufs),
             pipeline: pipe,
             label: "test",
-            shape: Shape::PerToken([heads as u32, 1, 1], 1),
+            shape: Shape::PerToken([groups, 1, 1], 1),
         };
         g.run(&[&[store, att]], n as u32, &[]);
         let got = read_f32(g, &out, n * qd);
