@@ -190,6 +190,122 @@ fn dot_rows_tail(r: u32) -> String {
     s
 }
 
+/// matmul.wgsl's tile shape: rows, tokens, and per thread 4 * rv rows and
+/// 4 * xv tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Tile {
+    pub rows: u32,
+    pub tokens: u32,
+    pub rv: u32,
+    pub xv: u32,
+}
+
+impl Tile {
+    /// 64 x 64, 4 x 4 per thread: 16 KiB of workgroup memory (WebGPU's
+    /// guaranteed minimum).
+    pub const SMALL: Tile = Tile {
+        rows: 64,
+        tokens: 64,
+        rv: 1,
+        xv: 1,
+    };
+    /// 128 x 64, 8 x 8 per thread: 24 KiB; half the shared-memory reads
+    /// per multiply-add.
+    pub const LARGE: Tile = Tile {
+        rows: 128,
+        tokens: 64,
+        rv: 2,
+        xv: 2,
+    };
+
+    fn threads(self) -> u32 {
+        (self.rows / (4 * self.rv)) * (self.tokens / (4 * self.xv))
+    }
+}
+
+/// matmul.wgsl's constants and generated entry point for `t`: the
+/// accumulators and the multiply-add loop written out per register.
+fn matmul_src(t: Tile) -> String {
+    let wgs = t.threads();
+    let (upt, xpt) = (t.rows * 4 / wgs, t.tokens * 4 / wgs);
+    let tcols = t.tokens / (4 * t.xv);
+    let (rv, xv) = (t.rv, t.xv);
+    let xyzw = ["x", "y", "z", "w"];
+    let mut s = format!(
+        "const TM: u32 = {}u;\nconst TN: u32 = {}u;\nconst WGS: u32 = {wgs}u;\n\
+         const UPT: u32 = {upt}u;\nconst XPT: u32 = {xpt}u;\n{MATMUL}\n",
+        t.rows, t.tokens
+    );
+    s += "@compute @workgroup_size(WGS)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let r0 = wid.x * TM;
+    let t0 = wid.y * TN;
+";
+    s += &format!("    let ty = lid / {tcols}u;\n    let tx = lid % {tcols}u;\n");
+    for r in 0..4 * rv {
+        for u in 0..xv {
+            s += &format!("    var a{r}_{u} = vec4<f32>(0.0);\n");
+        }
+    }
+    for i in 0..upt {
+        s += &format!("    var w{i} = wfetch(r0, 0u, lid, {i}u);\n");
+    }
+    for i in 0..xpt {
+        s += &format!("    var x{i} = xfetch(t0, 0u, lid, {i}u);\n");
+    }
+    s += "    for (var k0 = 0u; k0 < P.cols; k0 += KS) {\n";
+    for i in 0..upt {
+        s += &format!("        wstore(lid, {i}u, w{i});\n");
+    }
+    for i in 0..xpt {
+        s += &format!("        xstore(lid, {i}u, x{i});\n");
+    }
+    s += "        workgroupBarrier();\n        if k0 + KS < P.cols {\n";
+    for i in 0..upt {
+        s += &format!("            w{i} = wfetch(r0, k0 + KS, lid, {i}u);\n");
+    }
+    for i in 0..xpt {
+        s += &format!("            x{i} = xfetch(t0, k0 + KS, lid, {i}u);\n");
+    }
+    s += "        }\n        for (var kk = 0u; kk < KS; kk++) {\n";
+    for v in 0..rv {
+        s += &format!("            let wv{v} = Ws[kk * (TM / 4u) + ty * {rv}u + {v}u];\n");
+    }
+    for u in 0..xv {
+        s += &format!("            let xv{u} = Xs[kk * (TN / 4u) + tx * {xv}u + {u}u];\n");
+    }
+    for v in 0..rv {
+        for (c, comp) in xyzw.iter().enumerate() {
+            for u in 0..xv {
+                s += &format!(
+                    "            a{}_{u} += wv{v}.{comp} * xv{u};\n",
+                    4 * v + c as u32
+                );
+            }
+        }
+    }
+    s += "        }\n        workgroupBarrier();\n    }\n";
+    s += &format!("    let l0 = r0 + ty * {}u;\n", 4 * rv);
+    for u in 0..xv {
+        for (e, comp) in xyzw.iter().enumerate() {
+            let tok = format!("t0 + tx * {}u + {}u", 4 * xv, 4 * u + e as u32);
+            s += &format!("    if {tok} < S.n {{\n");
+            for v in 0..rv {
+                let parts: Vec<String> = (0..4)
+                    .map(|c| format!("a{}_{u}.{comp}", 4 * v + c))
+                    .collect();
+                s += &format!(
+                    "        if l0 + {o}u < P.rows {{\n            epilogue({tok}, l0 + {o}u, vec4<f32>({}));\n        }}\n",
+                    parts.join(", "),
+                    o = 4 * v
+                );
+            }
+            s += "    }\n";
+        }
+    }
+    s + "}\n"
+}
+
 pub struct Kernels {
     matvec: HashMap<(GgmlType, Mv, u32, u32, &'static str), Rc<wgpu::ComputePipeline>>,
     /// Sum partial dot products with subgroup operations.
@@ -198,7 +314,10 @@ pub struct Kernels {
     pub matvec_wg: u32,
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
     chunked: HashMap<(u32, u32), Rc<wgpu::ComputePipeline>>,
-    matmul: HashMap<(GgmlType, Mv), Rc<wgpu::ComputePipeline>>,
+    matmul: HashMap<(GgmlType, Mv, Tile), Rc<wgpu::ComputePipeline>>,
+    /// The prefill tile, from the device's workgroup memory (or
+    /// WEBGGUF_GPU_TILE=small).
+    pub tile: Tile,
     pub rmsnorm: Rc<wgpu::ComputePipeline>,
     pub rope: Rc<wgpu::ComputePipeline>,
     pub kv_store: Rc<wgpu::ComputePipeline>,
@@ -274,6 +393,13 @@ impl Kernels {
             embed: HashMap::new(),
             chunked: HashMap::new(),
             matmul: HashMap::new(),
+            tile: if gpu.limits.max_compute_workgroup_storage_size >= 24 << 10
+                && !std::env::var("WEBGGUF_GPU_TILE").is_ok_and(|v| v == "small")
+            {
+                Tile::LARGE
+            } else {
+                Tile::SMALL
+            },
             rmsnorm: pipeline(gpu, "rmsnorm", RMSNORM, "main"),
             rope: pipeline(gpu, "rope", ROPE, "main"),
             kv_store: pipeline(gpu, "kv_store", &attention_src(64, 1), "store"),
@@ -373,12 +499,13 @@ impl Kernels {
         }
         // Tiles need cols % 32 == 0, so every fast decoder's alignment holds.
         let (dec, group) = unit_decoder(ty, 32);
+        let tile = self.tile;
         Ok(self
             .matmul
-            .entry((ty, mv))
+            .entry((ty, mv, tile))
             .or_insert_with(|| {
                 let mut src = String::from(MATRIX);
-                src.push_str(&compose(MATMUL, ty));
+                src.push_str(&compose(&matmul_src(tile), ty));
                 src.push_str(UNITS);
                 src.push_str(&format!(
                     "fn unit_cols(u: u32) -> vec2<u32> {{\n    return unit_cols_{group}(u);\n}}\n\

@@ -779,7 +779,7 @@ pub fn matvec_ops(
         }
         let bind = kernels::bind(gpu, &pipeline, &entries);
         let shape = if tiled {
-            Shape::TokenTiles(n.div_ceil(64), 64)
+            Shape::TokenTiles(n.div_ceil(k.tile.rows), k.tile.tokens)
         } else if a.last {
             Shape::Fixed([nx, ny, 1])
         } else {

@@ -1068,8 +1068,9 @@ fn sampling_matches_cpu_sampler() {
     }
 }
 
-/// The tiled (prefill) kernel for every format vs dequantize_row + an f64
-/// dot: 70 rows and 67 tokens (two tiles each way, both ragged), columns a
+/// The tiled (prefill) kernel for every format, both tile shapes, vs
+/// dequantize_row + an f64 dot: 147 rows and 67 tokens (two tiles or more
+/// each way, all ragged), columns a
 /// multiple of 32 (2 blocks, or 1 super-block for the K-quants, 96 for the
 /// float formats), accumulating onto random values, and a row range that
 /// starts mid-matrix. Bound as for the matvec: 2e-5 * sum |w x| + 1e-6 *
@@ -1079,8 +1080,15 @@ fn matmul_every_format_matches_cpu() {
     let Some(g) = gpu() else { return };
     let mut k = Kernels::new(&g);
     let mut rng = Rng::new(41);
-    let (rows, n, r0) = (70usize, 67usize, 3usize);
-    for ty in BLOCK_TYPES {
+    let (rows, n, r0) = (150usize, 67usize, 3usize);
+    let tiles = [kernels::Tile::SMALL, kernels::Tile::LARGE];
+    for (i, ty) in BLOCK_TYPES.into_iter().enumerate() {
+        // Alternate the two tile shapes over the formats (the large one only
+        // where the adapter has the workgroup memory).
+        k.tile = tiles[i % 2];
+        if g.limits.max_compute_workgroup_storage_size < 24 << 10 {
+            k.tile = kernels::Tile::SMALL;
+        }
         let cols = match ty.block_len() {
             1 => 96,
             32 => 64,
@@ -1113,7 +1121,8 @@ fn matmul_every_format_matches_cpu() {
                 let o = got[i] as f64;
                 assert!(
                     (o - want).abs() <= 2e-5 * mag + 1e-6 * want.abs() + 1e-7,
-                    "{ty} token {t} row {r}: {o} vs {want}"
+                    "{ty} {:?} token {t} row {r}: {o} vs {want}",
+                    k.tile
                 );
             }
         }
