@@ -7,8 +7,11 @@
 // loads are grouped so that each thread waits for few round trips.
 //
 // x[t] = X row t, or with flag NORM rmsnorm(X row t) * G, computed in every
-// workgroup; with flag LAST the one token read is S.n - 1 and it writes
-// token 0 (the LM head). Rows and epilogues are matrix.wgsl's:
+// workgroup: with FOLD (the default) as s * sum_k w_k (x_k g_k), the sum of
+// squares for s accumulated from the same loads of x as the dot product
+// and summed with the rows (one pass over x); otherwise by a separate pass
+// (norm_scale) and (x_k s) g_k as rmsnorm.wgsl does. With flag LAST the one
+// token read is S.n - 1 and it writes token 0 (the LM head). Rows and epilogues are matrix.wgsl's:
 // Entry `main`: plain rows, store_row. Entry `head`: the same, and the
 //   best of the group's rows (largest logit, lowest row among equals, NaN
 //   never) to Part[part_base + group] for argmax.wgsl's `pairs`.
@@ -18,9 +21,10 @@
 // Bindings: matrix.wgsl's (G: any buffer without NORM).
 // Dispatch: (nx, ceil(groups / nx), tokens) workgroups of WG threads,
 //   groups = ceil(rows / R), group = wid.x + wid.y * nx; (nx, ny, 1) with
-//   LAST. The host prepends `const R`, `WG` (64, 128 or 256) and `RW` (R *
-//   WG) and appends matrix.wgsl, dequant.wgsl, units.wgsl, the format's
-//   aliases, the generated `dot_rows` and one of the two `reduce` functions.
+//   LAST. The host prepends `const R`, `RN` (R + 1: the rows and the sum of
+//   squares), `WG` (64, 128 or 256), `RW` (RN * WG) and `FOLD`, and appends
+//   matrix.wgsl, dequant.wgsl, units.wgsl, the format's aliases, the
+//   generated `dot_rows` and one of the two `reduce` functions.
 
 var<workgroup> red: array<f32, RW>;
 var<private> SGL: u32;
@@ -60,26 +64,11 @@ fn norm_scale(lid: u32, xb: u32) -> f32 {
     return scale;
 }
 
-fn xval(xb: u32, k: u32, scale: f32, norm: bool) -> f32 {
-    let v = X[xb + k];
-    if norm {
-        return (v * scale) * G[k];
-    }
-    return v;
-}
-
-fn xvec(xb: u32, k: u32, scale: f32, norm: bool) -> vec4<f32> {
-    let v = vec4<f32>(X[xb + k], X[xb + k + 1u], X[xb + k + 2u], X[xb + k + 3u]);
-    if norm {
-        return (v * scale) * vec4<f32>(G[k], G[k + 1u], G[k + 2u], G[k + 3u]);
-    }
-    return v;
-}
-
-// fn dot_rows(lid, xb, scale, norm, rb: array<u32, R>) -> array<f32, R>:
-// this thread's partial sums for the R rows starting at bytes rb[r]. The
-// host generates it with the loop over rows and two units per iteration
-// written out, so that every load of an iteration is issued up front.
+// fn dot_rows(lid, xb, scale, norm, rb: array<u32, R>) -> array<f32, RN>:
+// this thread's partial sums for the R rows starting at bytes rb[r], then
+// (FOLD with NORM) its share of the sum of squares of x. The host generates
+// it with the loop over rows and several units per iteration written out,
+// so that every load of an iteration is issued up front.
 
 // The token this workgroup reads (x) and writes.
 fn src_token(z: u32) -> u32 {
@@ -98,10 +87,32 @@ struct Pro {
 fn prologue(lid: u32, z: u32) -> Pro {
     let xb = src_token(z) * P.cols;
     var scale = 1.0;
-    if (P.flags & F_NORM) != 0u {
+    if (P.flags & F_NORM) != 0u && !FOLD {
         scale = norm_scale(lid, xb);
     }
     return Pro(xb, scale);
+}
+
+// What the summed rows are multiplied by: with the norm folded (FOLD), the
+// rmsnorm scale from the sum of squares that dot_rows left in red[R * WG],
+// otherwise 1 (the norm, if any, was applied to x).
+fn row_scale(sep: f32) -> f32 {
+    if (P.flags & F_NORM) != 0u && FOLD {
+        return 1.0 / sqrt(red[R * WG] / f32(P.cols) + P.eps);
+    }
+    return 1.0;
+}
+
+// x with the norm gains (and the separate norm's scale) applied.
+fn xg(x: vec4<f32>, k: u32, scale: f32, norm: bool) -> vec4<f32> {
+    if norm {
+        return (x * scale) * vec4<f32>(G[k], G[k + 1u], G[k + 2u], G[k + 3u]);
+    }
+    return x;
+}
+
+fn xraw(xb: u32, k: u32) -> vec4<f32> {
+    return vec4<f32>(X[xb + k], X[xb + k + 1u], X[xb + k + 2u], X[xb + k + 3u]);
 }
 
 @compute @workgroup_size(WG)
@@ -117,9 +128,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         rb[r] = (P.w_row0 + min(g * R + r, P.rows - 1u)) * P.row_bytes;
     }
     reduce(lid, dot_rows(lid, pr.xb, pr.scale, (P.flags & F_NORM) != 0u, rb));
+    let sc = row_scale(pr.scale);
     let L = g * R + lid;
     if lid < R && L < P.rows {
-        store_row(dst_token(wid.z), L, red[lid * WG]);
+        store_row(dst_token(wid.z), L, red[lid * WG] * sc);
     }
 }
 
@@ -136,15 +148,16 @@ fn head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         rb[r] = (P.w_row0 + min(g * R + r, P.rows - 1u)) * P.row_bytes;
     }
     reduce(lid, dot_rows(lid, pr.xb, pr.scale, (P.flags & F_NORM) != 0u, rb));
+    let sc = row_scale(pr.scale);
     let L = g * R + lid;
     if lid < R && L < P.rows {
-        store_row(dst_token(wid.z), L, red[lid * WG]);
+        store_row(dst_token(wid.z), L, red[lid * WG] * sc);
     }
     if lid == 0u {
         var bv = -3.4e38;
         var bi = 0xffffffffu;
         for (var r = 0u; r < R; r++) {
-            let v = red[r * WG];
+            let v = red[r * WG] * sc;
             if g * R + r < P.rows && v > bv {
                 bv = v;
                 bi = P.out_off + g * R + r;
@@ -168,9 +181,10 @@ fn silu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         rb[r] = (P.w_row0 + silu_row(L)) * P.row_bytes;
     }
     reduce(lid, dot_rows(lid, pr.xb, pr.scale, (P.flags & F_NORM) != 0u, rb));
+    let sc = row_scale(pr.scale);
     let L = g * R + 2u * lid;
     if lid < R / 2u && L < P.rows {
-        store_silu(dst_token(wid.z), L, red[2u * lid * WG], red[(2u * lid + 1u) * WG]);
+        store_silu(dst_token(wid.z), L, red[2u * lid * WG] * sc, red[(2u * lid + 1u) * WG] * sc);
     }
 }
 
@@ -187,9 +201,10 @@ fn qkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) l
         rb[r] = (P.w_row0 + qkv_row(min(g * R + r, P.rows - 1u))) * P.row_bytes;
     }
     reduce(lid, dot_rows(lid, pr.xb, pr.scale, (P.flags & F_NORM) != 0u, rb));
+    let sc = row_scale(pr.scale);
     let l0 = g * R + 4u * lid;
     if lid < R / 4u && l0 < P.rows {
-        store_qkv(dst_token(wid.z), l0, vec4<f32>(red[4u * lid * WG], red[(4u * lid + 1u) * WG],
+        store_qkv(dst_token(wid.z), l0, sc * vec4<f32>(red[4u * lid * WG], red[(4u * lid + 1u) * WG],
             red[(4u * lid + 2u) * WG], red[(4u * lid + 3u) * WG]));
     }
 }

@@ -1,16 +1,16 @@
 // Workgroup sums for matvec.wgsl: red[r * WG] = the sum over the WG
-// threads of acc[r], for r < R. Two versions; the host appends one.
+// threads of acc[r], for r < RN. Two versions; the host appends one.
 // Bindings: none (uses matvec.wgsl's `red`, `SGL`, `SGS`). Dispatch: none.
 
 // A shared-memory tree, log2(WG) barriers, any adapter.
-fn reduce(lid: u32, acc: array<f32, R>) {
-    for (var r = 0u; r < R; r++) {
+fn reduce(lid: u32, acc: array<f32, RN>) {
+    for (var r = 0u; r < RN; r++) {
         red[r * WG + lid] = acc[r];
     }
     workgroupBarrier();
     for (var s = WG / 2u; s > 0u; s >>= 1u) {
         if lid < s {
-            for (var r = 0u; r < R; r++) {
+            for (var r = 0u; r < RN; r++) {
                 red[r * WG + lid] += red[r * WG + lid + s];
             }
         }

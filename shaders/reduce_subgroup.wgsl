@@ -1,5 +1,5 @@
 // Workgroup sums for matvec.wgsl with subgroup operations: red[r * WG] =
-// the sum over the WG threads of acc[r], for r < R. subgroupAdd within each
+// the sum over the WG threads of acc[r], for r < RN. subgroupAdd within each
 // subgroup, whose first lane stores its sum at slot lid / SGS; then thread r
 // adds the WG / SGS slots of row r. This assumes subgroups are runs of
 // consecutive local indices whose size divides 64, as on every 1-D compute
@@ -7,15 +7,15 @@
 // enables it only when the adapter reports subgroup sizes dividing 64 (and so WG).
 // Bindings: none (uses matvec.wgsl's `red`, `SGL`, `SGS`). Dispatch: none.
 
-fn reduce(lid: u32, acc: array<f32, R>) {
-    for (var r = 0u; r < R; r++) {
+fn reduce(lid: u32, acc: array<f32, RN>) {
+    for (var r = 0u; r < RN; r++) {
         let v = subgroupAdd(acc[r]);
         if SGL == 0u {
             red[r * WG + lid / SGS] = v;
         }
     }
     workgroupBarrier();
-    if lid < R {
+    if lid < RN {
         var s = 0.0;
         for (var i = 0u; i < WG / SGS; i++) {
             s += red[lid * WG + i];

@@ -124,69 +124,72 @@ fn unit_decoder(ty: GgmlType, cols: usize) -> (&'static str, &'static str) {
     }
 }
 
-/// matvec.wgsl's `dot_rows` for `r` rows, with the row loop and two units
-/// per iteration written out (see there).
+/// matvec.wgsl's `dot_rows` for `r` rows, with the row loop and the units
+/// of an iteration written out (see there): about 8 unit products per
+/// iteration, so that a thread waits for few memory round trips.
 fn dot_rows_src(r: u32) -> String {
-    // Two units per iteration for few rows; with many rows one unit's loads
-    // for all rows already keep enough memory requests in flight.
-    if r > 4 {
-        let mut s = String::from(
-            "fn dot_rows(lid: u32, xb: u32, scale: f32, norm: bool, rb: array<u32, R>) -> array<f32, R> {
-    var acc: array<f32, R>;
+    let per = match r {
+        1 | 2 => 4,
+        4 => 2,
+        _ => 1,
+    };
+    let mut s = format!(
+        "fn dot_rows(lid: u32, xb: u32, scale: f32, norm: bool, rb: array<u32, R>) -> array<f32, RN> {{
+    var acc: array<f32, RN>;
+    var ss = 0.0;
     let units = P.cols / 8u;
-    for (var u = lid; u < units; u += WG) {
-        let k0 = unit_cols(u);
-        let xa0 = xvec(xb, k0.x, scale, norm);
-        let xc0 = xvec(xb, k0.y, scale, norm);
-",
-        );
-        for i in 0..r {
-            s += &format!("        let d{i} = unit_dot(rb[{i}], u, xa0, xc0);\n");
-        }
-        for i in 0..r {
-            s += &format!("        acc[{i}] += d{i};\n");
-        }
-        return s + &dot_rows_tail(r);
-    }
-    let mut s = String::from(
-        "fn dot_rows(lid: u32, xb: u32, scale: f32, norm: bool, rb: array<u32, R>) -> array<f32, R> {
-    var acc: array<f32, R>;
-    let units = P.cols / 8u;
-    for (var u = lid; u < units; u += 2u * WG) {
-        let ok = u + WG < units;
-        let u1 = select(u, u + WG, ok);
-        let k0 = unit_cols(u);
-        let k1 = unit_cols(u1);
-        let xa0 = xvec(xb, k0.x, scale, norm);
-        let xc0 = xvec(xb, k0.y, scale, norm);
-        let xa1 = xvec(xb, k1.x, scale, norm);
-        let xc1 = xvec(xb, k1.y, scale, norm);
-",
+    for (var u0 = lid; u0 < units; u0 += {per}u * WG) {{
+"
     );
-    for i in 0..r {
+    for i in 0..per {
         s += &format!(
-            "        let d{i} = unit_dot(rb[{i}], u, xa0, xc0);\n        \
-             let e{i} = unit_dot(rb[{i}], u1, xa1, xc1);\n"
+            "        let ok{i} = u0 + {i}u * WG < units;
+        let u{i} = select(u0, u0 + {i}u * WG, ok{i});
+        let k{i} = unit_cols(u{i});
+        let xa{i} = xraw(xb, k{i}.x);
+        let xc{i} = xraw(xb, k{i}.y);
+"
         );
     }
-    for i in 0..r {
-        s += &format!("        acc[{i}] += d{i} + select(0.0, e{i}, ok);\n");
+    for i in 0..per {
+        s += &format!(
+            "        ss += select(0.0, dot(xa{i}, xa{i}) + dot(xc{i}, xc{i}), ok{i});
+        let ya{i} = xg(xa{i}, k{i}.x, scale, norm);
+        let yc{i} = xg(xc{i}, k{i}.y, scale, norm);
+"
+        );
     }
-    s + &dot_rows_tail(r)
-}
-
-/// The end of `dot_rows`: float formats whose rows are not whole units.
-fn dot_rows_tail(r: u32) -> String {
-    let mut s = String::from(
-        "    }
+    for j in 0..r {
+        for i in 0..per {
+            s += &format!("        let d{j}_{i} = unit_dot(rb[{j}], u{i}, ya{i}, yc{i});\n");
+        }
+    }
+    for j in 0..r {
+        let terms: Vec<String> = (0..per)
+            .map(|i| {
+                if i == 0 {
+                    format!("d{j}_0")
+                } else {
+                    format!("select(0.0, d{j}_{i}, ok{i})")
+                }
+            })
+            .collect();
+        s += &format!("        acc[{j}] += {};\n", terms.join(" + "));
+    }
+    s += "    }
+    // Float formats whose rows are not whole units.
     for (var k = units * 8u + lid; k < P.cols; k += WG) {
-        let xv = xval(xb, k, scale, norm);
-",
-    );
-    for i in 0..r {
-        s += &format!("        acc[{i}] += load_weight(rb[{i}], k) * xv;\n");
+        let xv = X[xb + k];
+        ss += xv * xv;
+        var yv = xv;
+        if norm {
+            yv = (xv * scale) * G[k];
+        }
+";
+    for j in 0..r {
+        s += &format!("        acc[{j}] += load_weight(rb[{j}], k) * yv;\n");
     }
-    s += "    }\n    return acc;\n}\n";
+    s += "    }\n    acc[R] = ss;\n    return acc;\n}\n";
     s
 }
 
@@ -307,7 +310,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 }
 
 pub struct Kernels {
-    matvec: HashMap<(GgmlType, Mv, u32, u32, &'static str), Rc<wgpu::ComputePipeline>>,
+    matvec: HashMap<(GgmlType, Mv, u32, u32, &'static str, bool), Rc<wgpu::ComputePipeline>>,
+    /// Fold the rmsnorm into the matvec's single pass over x (else a
+    /// separate pass first; WEBGGUF_GPU_NORM=separate).
+    pub fold_norm: bool,
     /// Sum partial dot products with subgroup operations.
     pub subgroups: bool,
     /// Threads per matvec workgroup (64, 128 or 256).
@@ -315,8 +321,7 @@ pub struct Kernels {
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
     chunked: HashMap<(u32, u32), Rc<wgpu::ComputePipeline>>,
     matmul: HashMap<(GgmlType, Mv, Tile), Rc<wgpu::ComputePipeline>>,
-    /// The prefill tile, from the device's workgroup memory (or
-    /// WEBGGUF_GPU_TILE=small).
+    /// The prefill tile.
     pub tile: Tile,
     pub rmsnorm: Rc<wgpu::ComputePipeline>,
     pub rope: Rc<wgpu::ComputePipeline>,
@@ -385,6 +390,7 @@ impl Kernels {
         Kernels {
             matvec: HashMap::new(),
             subgroups: subgroups_usable(gpu),
+            fold_norm: !std::env::var("WEBGGUF_GPU_NORM").is_ok_and(|v| v == "separate"),
             matvec_wg: match std::env::var("WEBGGUF_GPU_MV_WG").as_deref() {
                 Ok("128") => 128,
                 Ok("256") => 256,
@@ -393,8 +399,10 @@ impl Kernels {
             embed: HashMap::new(),
             chunked: HashMap::new(),
             matmul: HashMap::new(),
+            // The large tile measured slower on the H100 (BENCHMARKS.md);
+            // WEBGGUF_GPU_TILE=large picks it where the memory allows.
             tile: if gpu.limits.max_compute_workgroup_storage_size >= 24 << 10
-                && !std::env::var("WEBGGUF_GPU_TILE").is_ok_and(|v| v == "small")
+                && std::env::var("WEBGGUF_GPU_TILE").is_ok_and(|v| v == "large")
             {
                 Tile::LARGE
             } else {
@@ -437,17 +445,20 @@ impl Kernels {
         let (dec, group) = unit_decoder(ty, cols);
         let sg = self.subgroups;
         let wg = self.matvec_wg;
+        let fold = self.fold_norm;
         Ok(self
             .matvec
-            .entry((ty, mv, rows, wg, dec))
+            .entry((ty, mv, rows, wg, dec, fold))
             .or_insert_with(|| {
                 let mut src = String::new();
                 if sg && cfg!(target_arch = "wasm32") {
                     src.push_str("enable subgroups;\n");
                 }
                 src.push_str(&format!(
-                    "const R: u32 = {rows}u;\nconst WG: u32 = {wg}u;\nconst RW: u32 = {}u;\n",
-                    rows * wg
+                    "const R: u32 = {rows}u;\nconst RN: u32 = {}u;\nconst WG: u32 = {wg}u;\n\
+                     const RW: u32 = {}u;\nconst FOLD: bool = {fold};\n",
+                    rows + 1,
+                    (rows + 1) * wg
                 ));
                 let body = if sg {
                     MATVEC

@@ -685,17 +685,20 @@ pub fn matvec_rows() -> u32 {
     }
 }
 
-/// Rows per matvec workgroup for a matrix of `rows` rows: enough workgroups
-/// to spread over the GPU (about 256), and otherwise as many rows as
-/// possible (up to 16), since every workgroup reads the whole activation
-/// row (f32, twice with the folded norm), which for 4-bit weights costs as
-/// much L2 traffic as 14 rows of weights.
-pub fn auto_rows(rows: usize, mv: Mv) -> u32 {
-    let r = (rows / 256).clamp(1, 16) as u32;
-    let r = 1 << (31 - r.leading_zeros());
+/// Rows per matvec workgroup: 2 for plain products, 4 for the fused q/k/v
+/// (quads) and gate/up kernels, the best measured on the H100 (larger
+/// groups were slower: fewer threads, each waiting for more round trips);
+/// the LM head's from WEBGGUF_GPU_HEAD_ROWS (default 2) for experiments.
+pub fn auto_rows(_rows: usize, mv: Mv) -> u32 {
     match mv {
-        Mv::Qkv => r.max(4),
-        _ => r.max(2),
+        Mv::Qkv | Mv::Silu => 4,
+        Mv::Head => match std::env::var("WEBGGUF_GPU_HEAD_ROWS").as_deref() {
+            Ok("4") => 4,
+            Ok("8") => 8,
+            Ok("16") => 16,
+            _ => 2,
+        },
+        Mv::Main => 2,
     }
 }
 

@@ -651,7 +651,8 @@ fn dot_mag(w: &[f32], x: &[f64]) -> (f64, f64) {
 
 /// The plain matvec with each rows-per-workgroup and workgroup-size
 /// choice, both reductions (subgroup and shared-memory tree, where the
-/// adapter has subgroups), a row range that starts mid-matrix, and the LM
+/// adapter has subgroups), the norm folded into the pass over x or applied
+/// by a separate pass, a row range that starts mid-matrix, and the LM
 /// head's flags (rmsnorm folded in, only the last token read) vs an f64
 /// twin. Rows (29) and the last row group are ragged; 96 columns are 12
 /// units, fewer than the threads, and 1056 columns (132 units) leave the
@@ -674,8 +675,11 @@ fn matvec_row_groups_norm_and_last_token() {
         (GgmlType::Q4_0, 1056, 16, 64, true),
         (GgmlType::Q8_0, 96, 16, 128, false),
     ];
-    for (ty, cols, r, wg, sub) in cases {
+    for (i, (ty, cols, r, wg, sub)) in cases.into_iter().enumerate() {
         let mut k = Kernels::new(&g);
+        // Both ways of applying the norm: folded into the one pass over x,
+        // and the separate pass.
+        k.fold_norm = i % 2 == 0;
         if sub && !k.subgroups {
             eprintln!("no subgroups on this adapter: tree reduction only");
         }
@@ -703,7 +707,8 @@ fn matvec_row_groups_norm_and_last_token() {
             let (want, mag) = dot_mag(&w[i + 3], &xn);
             assert!(
                 (o as f64 - want).abs() <= 2e-5 * mag + 1e-6 * want.abs(),
-                "{ty} cols {cols} R={r} WG={wg} subgroups={sub} row {}: {o} vs {want}",
+                "{ty} cols {cols} R={r} WG={wg} subgroups={sub} fold={} row {}: {o} vs {want}",
+                k.fold_norm,
                 i + 3
             );
         }
