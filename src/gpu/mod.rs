@@ -686,17 +686,18 @@ pub fn matvec_rows() -> u32 {
 }
 
 /// Rows per matvec workgroup: 2 for plain products, 4 for the fused q/k/v
-/// (quads) and gate/up kernels, the best measured on the H100 (larger
-/// groups were slower: fewer threads, each waiting for more round trips);
-/// the LM head's from WEBGGUF_GPU_HEAD_ROWS (default 2) for experiments.
+/// (quads) and gate/up kernels and for the LM head, the best measured on
+/// the H100 (larger groups were slower: fewer threads, each waiting for
+/// more round trips; the head with 2 rows leaves 4x more argmax partials).
+/// WEBGGUF_GPU_HEAD_ROWS (2, 8 or 16) overrides the head's for experiments.
 pub fn auto_rows(_rows: usize, mv: Mv) -> u32 {
     match mv {
         Mv::Qkv | Mv::Silu => 4,
         Mv::Head => match std::env::var("WEBGGUF_GPU_HEAD_ROWS").as_deref() {
-            Ok("4") => 4,
+            Ok("2") => 2,
             Ok("8") => 8,
             Ok("16") => 16,
-            _ => 2,
+            _ => 4,
         },
         Mv::Main => 2,
     }
