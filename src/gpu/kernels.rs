@@ -307,8 +307,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     s + "}\n"
 }
 
+/// What a matvec pipeline is specialised for: format, entry, rows per
+/// workgroup, workgroup size, unit decoder, folded norm.
+type MatvecKey = (GgmlType, Mv, u32, u32, &'static str, bool);
+
 pub struct Kernels {
-    matvec: HashMap<(GgmlType, Mv, u32, u32, &'static str, bool), Rc<wgpu::ComputePipeline>>,
+    matvec: HashMap<MatvecKey, Rc<wgpu::ComputePipeline>>,
     /// Fold the rmsnorm into the matvec's single pass over x (else a
     /// separate pass first; WEBGGUF_GPU_NORM=separate).
     pub fold_norm: bool,

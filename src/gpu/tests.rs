@@ -1119,8 +1119,8 @@ fn matmul_every_format_matches_cpu() {
                 .iter()
                 .map(|&v| v as f64)
                 .collect();
-            for r in r0..rows {
-                let (d, mag) = dot_mag(&w[r], &xt);
+            for (r, wr) in w.iter().enumerate().skip(r0) {
+                let (d, mag) = dot_mag(wr, &xt);
                 let i = t * (rows - r0) + r - r0;
                 let want = d + init[i] as f64;
                 let o = got[i] as f64;
