@@ -3,8 +3,17 @@
 //! Weights stay in their block format on the GPU and are decoded inside the
 //! matrix kernels; dot products are f32 throughout (no activation
 //! quantization), the KV cache is f16. Everything is allocated and every
-//! bind group recorded at load; a token costs one command encoder, one
-//! submit, and a 4-byte readback of the sampled id.
+//! bind group recorded at load; a token costs one command encoder (recorded
+//! while the previous token runs), one submit, and a 4-byte readback of the
+//! sampled id (greedy or sampled on the GPU).
+//!
+//! Two layer lists: for one token (decode) 5 dispatches per layer, with the
+//! rmsnorm folded into the q/k/v and gate/up products and rope, the KV
+//! store and silu·mul in their epilogues (matvec.wgsl); for a batch
+//! (prefill) tiled products (matmul.wgsl) with the same epilogues after a
+//! separate rmsnorm. Matrices that share a format are concatenated at load
+//! ([Wq; Wk; Wv], [Wgate; Wup]); otherwise both lists fall back to separate
+//! products and the rope, KV store, bias and silu·mul kernels.
 
 pub mod kernels;
 #[cfg(not(target_arch = "wasm32"))]
