@@ -5,6 +5,7 @@
 //! `tokenizer` (text <-> ids) -> `cpu` / `gpu` (forward pass) -> `sampler`
 //! (logits -> id), glued together by `engine`.
 
+pub mod chat;
 pub mod cpu;
 pub mod engine;
 pub mod error;
@@ -22,5 +23,9 @@ pub mod native;
 /// Native-only: the thread pool behind the CPU engine's `Parallel`.
 #[cfg(not(target_arch = "wasm32"))]
 pub mod pool;
+
+/// The browser package: `WasmModel` and its JS API.
+#[cfg(target_arch = "wasm32")]
+pub mod web;
 
 pub use error::{Error, Result};

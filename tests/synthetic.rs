@@ -1,4 +1,5 @@
 //! Synthetic models: a custom shape builds, parses, loads and generates.
+#![cfg(not(target_arch = "wasm32"))] // native shells; the browser tests are tests/web.rs
 
 mod common;
 
