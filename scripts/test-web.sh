@@ -18,4 +18,5 @@ if [ -d ../shared/reference ]; then
 elif [ "${CI:-}" = "true" ]; then
   echo "../shared is missing, and CI=true requires it" >&2; exit 1
 fi
+if [ $# -gt 0 ]; then set -- -- "$@"; fi
 wasm-pack test --headless --chrome --release --mode no-install -- --test web "$@"

@@ -119,10 +119,47 @@ async fn check_greedy(model: &WasmModel, refs: &[Reference]) {
             .await
             .unwrap();
         let got = ids(&get(&out, "tokens"));
-        assert_eq!(got, r.generated_ids, "{} {:?} on {}", r.model, r.prompt, model.backend());
+        let backend = model.backend();
+        if got != r.generated_ids && backend == "webgpu" {
+            // SwiftShader only: see `swiftshader_near_tie`.
+            swiftshader_near_tie(&got, r);
+        } else {
+            assert_eq!(got, r.generated_ids, "{} {:?} on {backend}", r.model, r.prompt);
+        }
         checked += 1;
     }
     assert_eq!(checked, 3);
+}
+
+/// The one tolerated difference, on SwiftShader's WebGPU only: ids equal up
+/// to a step where llama.cpp's own top-2 logits are within 0.01 and we took
+/// its runner-up, after which the texts legitimately part.
+///
+/// Why: "Tom had a red ball" has a 0.002 gap at step 22. Attention keeps an
+/// f16 accumulator (as llama.cpp's flash attention does), so one f32 ulp of
+/// difference upstream can flip an f16 rounding and move a logit by ~1e-3.
+/// Without subgroups SwiftShader reduces the matvec sums in another order
+/// than the CPU, and its exp() is not glibc's. On the CPU (native and wasm)
+/// and on lavapipe (tests/reference_gpu.rs) all three prompts match id for id.
+fn swiftshader_near_tie(got: &[u32], r: &Reference) {
+    let at = got
+        .iter()
+        .zip(&r.generated_ids)
+        .position(|(a, b)| a != b)
+        .expect("lengths differ only if ids do");
+    let top = &r.top10[at];
+    let gap = top[0].1 - top[1].1;
+    console_log!(
+        "{:?}: WebGPU (SwiftShader) parts from llama.cpp at step {at}, where its top-2 gap is {gap:.4}",
+        r.prompt
+    );
+    assert!(
+        gap < 0.01 && got[at] == top[1].0,
+        "{:?} on webgpu: ids part at step {at} (ours {}, llama.cpp {:?}): not a near-tie",
+        r.prompt,
+        got[at],
+        &top[..2]
+    );
 }
 
 #[wasm_bindgen_test]
