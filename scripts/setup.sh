@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Idempotent setup for a fresh Debian machine of the project's kind and for CI.
-# Usage: scripts/setup.sh [--browser]
-#   --browser also installs the wasm/Chromium toolchain: Chromium + chromedriver,
-#   wasm-pack, the wasm-bindgen CLI that matches Cargo.lock, binaryen's wasm-opt
-#   and the npm packages of tests/e2e (playwright-core, typescript, wllama).
+# Usage: scripts/setup.sh [--web | --browser]
+#   --web     also installs the wasm toolchain: wasm-pack, the wasm-bindgen CLI
+#             that matches Cargo.lock, and binaryen's wasm-opt (for the demo).
+#   --browser --web plus Chromium + chromedriver and the npm packages of
+#             tests/e2e (playwright-core, typescript, wllama) (for the tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -25,7 +26,8 @@ fi
 need_apt=()
 dpkg -s mesa-vulkan-drivers >/dev/null 2>&1 || need_apt+=(mesa-vulkan-drivers)
 dpkg -s libvulkan1 >/dev/null 2>&1 || need_apt+=(libvulkan1)
-if [ "${1:-}" = "--browser" ]; then
+MODE=${1:-}
+if [ "$MODE" = "--browser" ]; then
   dpkg -s chromium >/dev/null 2>&1 || need_apt+=(chromium)
   dpkg -s chromium-driver >/dev/null 2>&1 || need_apt+=(chromium-driver)
 fi
@@ -56,7 +58,7 @@ PY
 fi
 log "default model: $SMOL"
 
-[ "${1:-}" = "--browser" ] || exit 0
+[ "$MODE" = "--web" ] || [ "$MODE" = "--browser" ] || exit 0
 
 # wasm toolchain. GitHub downloads fail on these machines, so everything comes
 # from crates.io and npm (see ../shared/SETUP.md) and wasm-pack runs with
@@ -87,6 +89,7 @@ if [ ! -x "$TOOLS/node_modules/.bin/wasm-opt" ]; then
   log "npm install binaryen@132.0.0"
   npm install --silent --no-audit --no-fund --prefix "$TOOLS" binaryen@132.0.0 >/dev/null
 fi
+[ "$MODE" = "--browser" ] || exit 0
 if [ ! -d tests/e2e/node_modules ] || [ tests/e2e/package-lock.json -nt tests/e2e/node_modules ]; then
   log "npm ci in tests/e2e"
   (cd tests/e2e && npm ci --silent --no-audit --no-fund >/dev/null)

@@ -120,16 +120,25 @@ mod tests {
             "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
         );
         let p = t
-            .apply(&[Message::new("system", "S"), Message::new("user", "U")], false)
+            .apply(
+                &[Message::new("system", "S"), Message::new("user", "U")],
+                false,
+            )
             .unwrap();
-        assert_eq!(p, "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n");
+        assert_eq!(
+            p,
+            "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n"
+        );
     }
 
     #[test]
     fn python_methods_bos_and_raise() {
         let src = "{{ bos_token }}{% for m in messages %}{% if m.role == 'bad' %}{{ raise_exception('no bad roles') }}{% endif %}[{{ m.content.strip() | upper }}]{% endfor %}";
         let t = ChatTemplate::new(src, "<s>", "</s>").unwrap();
-        assert_eq!(t.apply(&[Message::new("user", "  hi ")], false).unwrap(), "<s>[HI]");
+        assert_eq!(
+            t.apply(&[Message::new("user", "  hi ")], false).unwrap(),
+            "<s>[HI]"
+        );
         let e = t.apply(&[Message::new("bad", "x")], false).unwrap_err();
         assert!(e.to_string().contains("no bad roles"), "{e}");
     }

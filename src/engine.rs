@@ -803,7 +803,10 @@ mod tests {
     #[test]
     fn stop_strings_hold_back_prefixes_and_cut_at_the_match() {
         // No stops: pieces pass through.
-        assert_eq!(run(&[], &["a", "b"]), (vec!["a".into(), "b".into()], false, "".into()));
+        assert_eq!(
+            run(&[], &["a", "b"]),
+            (vec!["a".into(), "b".into()], false, "".into())
+        );
         // A stop split over tokens: "User:" arrives as "Us" + "er:".
         let (out, hit, _) = run(&["User:"], &["Hi", " Us", "er: x"]);
         assert_eq!(out, vec!["Hi", " ", ""]);

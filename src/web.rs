@@ -39,11 +39,10 @@ export function has_webgpu() {
   return typeof navigator !== 'undefined' && !!navigator.gpu;
 }
 // A macrotask boundary without setTimeout's 4 ms clamp, so input events,
-// worker messages and AbortSignal handlers run between tokens.
+// worker messages and AbortSignal handlers run between tokens. (Not
+// scheduler.yield(): its continuation jumps the queue, so a worker's pending
+// "stop" message would wait behind the whole generation.)
 export function yield_now() {
-  if (globalThis.scheduler && typeof globalThis.scheduler.yield === 'function') {
-    return globalThis.scheduler.yield();
-  }
   return new Promise((resolve) => {
     const ch = new MessageChannel();
     ch.port1.onmessage = () => { ch.port1.close(); resolve(); };
@@ -239,7 +238,10 @@ impl Opts {
     fn string(&self, key: &str) -> Result<Option<String>> {
         match self.get(key) {
             None => Ok(None),
-            Some(v) => v.as_string().map(Some).ok_or_else(|| self.bad(key, "a string")),
+            Some(v) => v
+                .as_string()
+                .map(Some)
+                .ok_or_else(|| self.bad(key, "a string")),
         }
     }
 
@@ -444,6 +446,11 @@ impl Run {
         }
     }
 
+    // The engine stays borrowed across the token's await. That is sound
+    // here: the run holds the busy flag, and every other path to the engine
+    // (reset, free, a second generation) checks that flag or uses
+    // try_borrow, so none can reach the RefCell meanwhile.
+    #[allow(clippy::await_holding_refcell_ref)]
     async fn advance(&mut self) -> Result<Option<(String, u32)>> {
         self.check_abort()?;
         let shared = self.shared().clone();
@@ -614,7 +621,9 @@ impl WasmModel {
         #[wasm_bindgen(unchecked_param_type = "Uint8Array | ArrayBuffer")] bytes: JsValue,
         #[wasm_bindgen(unchecked_param_type = "LoadOptions")] options: Option<JsValue>,
     ) -> std::result::Result<WasmModel, JsValue> {
-        load(bytes, options.unwrap_or(JsValue::UNDEFINED)).await.map_err(|e| js_error(&e))
+        load(bytes, options.unwrap_or(JsValue::UNDEFINED))
+            .await
+            .map_err(|e| js_error(&e))
     }
 
     /// Generate a completion of `prompt` (tokenized as the CLI does: BOS by
@@ -838,7 +847,10 @@ impl TokenStream {
     }
 
     /// End the generation early (what `break` in `for await` calls).
-    #[wasm_bindgen(js_name = "return", unchecked_return_type = "Promise<IteratorResult<string, undefined>>")]
+    #[wasm_bindgen(
+        js_name = "return",
+        unchecked_return_type = "Promise<IteratorResult<string, undefined>>"
+    )]
     pub fn finish(&self) -> Promise {
         if let Ok(mut slot) = self.run.try_borrow_mut() {
             if let Some(r) = slot.take() {
@@ -982,11 +994,7 @@ async fn copy_in(src: &Uint8Array, progress: &dyn Fn(f64, &str), upto: f64) -> R
 
 fn finish_load(engine: Engine, gpu: Option<Gpu>, fallback_reason: Option<String>) -> WasmModel {
     let tok = engine.tokenizer.clone();
-    let text = |id: Option<u32>| {
-        id.and_then(|i| tok.token_text(i))
-            .unwrap_or("")
-            .to_string()
-    };
+    let text = |id: Option<u32>| id.and_then(|i| tok.token_text(i)).unwrap_or("").to_string();
     let template = match &engine.info.chat_template {
         Some(src) => ChatTemplate::new(src, &text(tok.bos()), &text(tok.eos())),
         None => Err(Error::ChatTemplate(
@@ -1010,7 +1018,12 @@ fn finish_load(engine: Engine, gpu: Option<Gpu>, fallback_reason: Option<String>
     }
 }
 
-fn model_info(engine: &Engine, gpu: Option<&Gpu>, backend: &str, fallback: Option<&str>) -> JsValue {
+fn model_info(
+    engine: &Engine,
+    gpu: Option<&Gpu>,
+    backend: &str,
+    fallback: Option<&str>,
+) -> JsValue {
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Limits {
@@ -1063,7 +1076,11 @@ fn model_info(engine: &Engine, gpu: Option<&Gpu>, backend: &str, fallback: Optio
     let adapter = gpu.map(|g| Adapter {
         name: g.adapter.name.clone(),
         software: g.is_software(),
-        features: g.features.iter_names().map(|(n, _)| n.to_string()).collect(),
+        features: g
+            .features
+            .iter_names()
+            .map(|(n, _)| n.to_string())
+            .collect(),
         limits: Limits {
             max_storage_buffer_binding_size: g.limits.max_storage_buffer_binding_size,
             max_buffer_size: g.limits.max_buffer_size,

@@ -86,7 +86,10 @@ fn get(v: &JsValue, path: &str) -> JsValue {
 async fn load(bytes: &Uint8Array, backend: &str) -> std::result::Result<WasmModel, JsValue> {
     WasmModel::load(
         bytes.clone().into(),
-        Some(obj(&[("backend", backend.into()), ("contextLength", 256.into())])),
+        Some(obj(&[
+            ("backend", backend.into()),
+            ("contextLength", 256.into()),
+        ])),
     )
     .await
 }
@@ -124,7 +127,11 @@ async fn check_greedy(model: &WasmModel, refs: &[Reference]) {
             // SwiftShader only: see `swiftshader_near_tie`.
             swiftshader_near_tie(&got, r);
         } else {
-            assert_eq!(got, r.generated_ids, "{} {:?} on {backend}", r.model, r.prompt);
+            assert_eq!(
+                got, r.generated_ids,
+                "{} {:?} on {backend}",
+                r.model, r.prompt
+            );
         }
         checked += 1;
     }
@@ -225,15 +232,16 @@ async fn smollm2_q4_1_teacher_forced_on_the_wasm_cpu_engine() {
     if server().is_none() {
         return;
     }
-    let bytes = fetch("cache/SmolLM2-135M-Instruct.Q4_1.gguf").await.to_vec();
+    let bytes = fetch("cache/SmolLM2-135M-Instruct.Q4_1.gguf")
+        .await
+        .to_vec();
     let opts = webgguf::engine::EngineOptions {
         context: 256,
         max_batch: 64,
         ..Default::default()
     };
-    let mut e =
-        webgguf::engine::Engine::load_cpu(bytes, opts, Box::new(webgguf::cpu::Serial), now)
-            .unwrap();
+    let mut e = webgguf::engine::Engine::load_cpu(bytes, opts, Box::new(webgguf::cpu::Serial), now)
+        .unwrap();
     let refs = references("greedy.json").await;
     let mut checked = 0;
     for r in refs
@@ -244,8 +252,15 @@ async fn smollm2_q4_1_teacher_forced_on_the_wasm_cpu_engine() {
         let (toks, start) = oracle::forced_input(r);
         let steps = e.logits_at(&toks, start, 10).await.unwrap();
         let (bad, worst) = oracle::compare_forced(&steps, r);
-        console_log!("{:?}: top-1 disagreements {bad:?}, max |dlogit| {worst:.4}", r.prompt);
-        assert!(bad.is_empty() && worst <= 1.5, "{:?}: {bad:?} {worst}", r.prompt);
+        console_log!(
+            "{:?}: top-1 disagreements {bad:?}, max |dlogit| {worst:.4}",
+            r.prompt
+        );
+        assert!(
+            bad.is_empty() && worst <= 1.5,
+            "{:?}: {bad:?} {worst}",
+            r.prompt
+        );
         checked += 1;
     }
     assert_eq!(checked, 2);
@@ -284,7 +299,9 @@ async fn stream_pieces_concatenate_to_generate_and_match_on_token() {
     assert!(!text.contains("Lily"), "{text:?}");
 
     model.reset().unwrap();
-    let it = model.stream("Once upon a time".into(), Some(sampled())).unwrap();
+    let it = model
+        .stream("Once upon a time".into(), Some(sampled()))
+        .unwrap();
     let next: js_sys::Function = get(&it, "next").unchecked_into();
     let mut streamed = String::new();
     loop {
@@ -298,7 +315,9 @@ async fn stream_pieces_concatenate_to_generate_and_match_on_token() {
     }
     assert_eq!(streamed, text);
     // The stream released the model.
-    await_js(model.generate("Once".into(), Some(greedy(2)))).await.unwrap();
+    await_js(model.generate("Once".into(), Some(greedy(2))))
+        .await
+        .unwrap();
 }
 
 #[wasm_bindgen_test]
@@ -314,12 +333,13 @@ async fn abort_rejects_with_abort_error_and_the_model_stays_usable() {
         let signal = controller.signal();
         let count = Rc::new(RefCell::new(0));
         let c2 = count.clone();
-        let on_token = Closure::<dyn FnMut(JsValue, JsValue)>::new(move |_: JsValue, _: JsValue| {
-            *c2.borrow_mut() += 1;
-            if *c2.borrow() == 5 {
-                controller.abort();
-            }
-        });
+        let on_token =
+            Closure::<dyn FnMut(JsValue, JsValue)>::new(move |_: JsValue, _: JsValue| {
+                *c2.borrow_mut() += 1;
+                if *c2.borrow() == 5 {
+                    controller.abort();
+                }
+            });
         let opts = greedy(100);
         Reflect::set(&opts, &"signal".into(), &signal).unwrap();
         Reflect::set(&opts, &"onToken".into(), on_token.as_ref()).unwrap();
@@ -348,7 +368,9 @@ async fn device_loss_rejects_with_device_lost_and_the_model_can_be_recreated() {
     }
     let bytes = fetch("shared/models/stories260K.F32.gguf").await;
     let model = load(&bytes, "webgpu").await.unwrap();
-    await_js(model.generate("Once".into(), Some(greedy(2)))).await.unwrap();
+    await_js(model.generate("Once".into(), Some(greedy(2))))
+        .await
+        .unwrap();
     model.destroy_device();
     let err = await_js(model.generate("Once upon a time".into(), Some(greedy(8))))
         .await
@@ -372,28 +394,45 @@ async fn errors_are_js_errors_that_name_the_problem() {
         assert!(msg.contains(words), "{msg:?} lacks {words:?}");
     };
     let junk = Uint8Array::from(&b"this is not a model file at all"[..]);
-    expect(load(&junk, "cpu").await.err().unwrap(), "BadMagic", "not a GGUF file");
+    expect(
+        load(&junk, "cpu").await.err().unwrap(),
+        "BadMagic",
+        "not a GGUF file",
+    );
     let truncated = bytes.subarray(0, bytes.length() / 2);
-    expect(load(&truncated, "cpu").await.err().unwrap(), "TensorOutOfBounds", "out of bounds");
+    expect(
+        load(&truncated, "cpu").await.err().unwrap(),
+        "TensorOutOfBounds",
+        "out of bounds",
+    );
     let err = WasmModel::load("a string".into(), None)
         .await
         .err()
         .unwrap();
     expect(err, "InvalidArgument", "Uint8Array");
-    let err = WasmModel::load(bytes.clone().into(), Some(obj(&[("backend", "cuda".into())])))
-        .await
-        .err()
-        .unwrap();
+    let err = WasmModel::load(
+        bytes.clone().into(),
+        Some(obj(&[("backend", "cuda".into())])),
+    )
+    .await
+    .err()
+    .unwrap();
     expect(err, "InvalidArgument", "backend");
 
     let model = load(&bytes, "cpu").await.unwrap();
     let bad_opts = obj(&[("temperature", (-1).into())]);
-    let err = await_js(model.generate("Once".into(), Some(bad_opts))).await.unwrap_err();
+    let err = await_js(model.generate("Once".into(), Some(bad_opts)))
+        .await
+        .unwrap_err();
     expect(err, "InvalidArgument", "temperature");
     let long = "Once upon a time ".repeat(100);
-    let err = await_js(model.generate(long, Some(greedy(4)))).await.unwrap_err();
+    let err = await_js(model.generate(long, Some(greedy(4))))
+        .await
+        .unwrap_err();
     expect(err, "ContextOverflow", "context");
-    let err = model.detokenize(Array::of1(&1_000_000.into()).into()).unwrap_err();
+    let err = model
+        .detokenize(Array::of1(&1_000_000.into()).into())
+        .unwrap_err();
     expect(err, "BadToken", "outside the vocabulary");
     let msgs = Array::of1(&obj(&[("role", "user".into()), ("content", "hi".into())]));
     let err = model.apply_chat_template(msgs.into(), None).unwrap_err();
@@ -402,7 +441,10 @@ async fn errors_are_js_errors_that_name_the_problem() {
     let out = await_js(model.generate("Once upon a time".into(), Some(greedy(1000))))
         .await
         .unwrap();
-    assert_eq!(get(&out, "stats.stopReason").as_string().unwrap(), "context");
+    assert_eq!(
+        get(&out, "stats.stopReason").as_string().unwrap(),
+        "context"
+    );
     // The model still works after all of that.
     check_greedy(&model, &references("greedy.json").await).await;
 }
@@ -414,12 +456,15 @@ async fn chat_uses_the_template_and_reuses_the_kv_cache() {
     }
     let bytes = fetch("cache/SmolLM2-135M-Instruct.Q4_1.gguf").await;
     let model = load(&bytes, "cpu").await.unwrap();
-    let msg = |role: &str, content: &str| obj(&[("role", role.into()), ("content", content.into())]);
+    let msg =
+        |role: &str, content: &str| obj(&[("role", role.into()), ("content", content.into())]);
     let mut conv = vec![msg("user", "What is 2+2?")];
     let prompt = model
         .apply_chat_template(Array::from_iter(conv.iter()).into(), Some(true))
         .unwrap();
-    assert!(prompt.starts_with("<|im_start|>system\n") && prompt.ends_with("<|im_start|>assistant\n"));
+    assert!(
+        prompt.starts_with("<|im_start|>system\n") && prompt.ends_with("<|im_start|>assistant\n")
+    );
     let out = await_js(model.chat(Array::from_iter(conv.iter()).into(), Some(greedy(12))))
         .await
         .unwrap();
@@ -431,7 +476,10 @@ async fn chat_uses_the_template_and_reuses_the_kv_cache() {
         .await
         .unwrap();
     let cached = get(&out, "stats.cachedTokens").as_f64().unwrap();
-    assert!(cached >= first_prompt, "cached {cached} of a first prompt of {first_prompt}");
+    assert!(
+        cached >= first_prompt,
+        "cached {cached} of a first prompt of {first_prompt}"
+    );
 }
 
 #[wasm_bindgen_test]
@@ -444,11 +492,16 @@ async fn load_free_cycles_do_not_grow_wasm_memory() {
     for _ in 0..12 {
         for backend in ["cpu", "webgpu"] {
             let model = load(&bytes, backend).await.unwrap();
-            await_js(model.generate("Once".into(), Some(greedy(4)))).await.unwrap();
+            await_js(model.generate("Once".into(), Some(greedy(4))))
+                .await
+                .unwrap();
             drop(model);
         }
         sizes.push(wasm_memory_bytes(wasm_bindgen::memory()));
     }
     console_log!("wasm memory after each cycle: {sizes:?}");
-    assert_eq!(sizes[3], sizes[11], "wasm memory grew over load/free cycles: {sizes:?}");
+    assert_eq!(
+        sizes[3], sizes[11],
+        "wasm memory grew over load/free cycles: {sizes:?}"
+    );
 }
