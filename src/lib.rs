@@ -10,6 +10,8 @@ pub mod cpu;
 pub mod engine;
 pub mod error;
 pub mod gguf;
+/// The WebGPU backend, behind the on-by-default `gpu` feature.
+#[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod model;
 pub mod quant;
@@ -24,8 +26,8 @@ pub mod native;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod pool;
 
-/// The browser package: `WasmModel` and its JS API.
-#[cfg(target_arch = "wasm32")]
+/// The browser package: `WasmModel` and its JS API (needs the `gpu` feature).
+#[cfg(all(target_arch = "wasm32", feature = "gpu"))]
 pub mod web;
 
 pub use error::{Error, Result};

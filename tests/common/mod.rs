@@ -66,6 +66,7 @@ pub fn cpu_engine(path: &std::path::Path, upcast_f16: bool) -> Engine {
 
 /// A GPU, or `None` (after saying why) when no adapter exists; under
 /// CI=true (lavapipe installed) that is a failure.
+#[cfg(feature = "gpu")]
 pub fn gpu() -> Option<webgguf::gpu::Gpu> {
     match pollster::block_on(webgguf::gpu::Gpu::new()) {
         Ok(g) => Some(g),
@@ -80,6 +81,7 @@ pub fn gpu() -> Option<webgguf::gpu::Gpu> {
 }
 
 /// The engine on the GPU backend, or `None` when no adapter exists.
+#[cfg(feature = "gpu")]
 pub fn gpu_engine(path: &std::path::Path, upcast_f16: bool) -> Option<Engine> {
     let gpu = gpu()?;
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
