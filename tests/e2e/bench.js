@@ -24,7 +24,8 @@ async function timed(run) {
 
 async function benchWebgguf(bytes) {
   const { default: init, WasmModel } = await import('/pkg/webgguf.js');
-  await init();
+  const wasm = await init();
+  const memBefore = wasm.memory.buffer.byteLength;
   const tl0 = performance.now();
   const model = await WasmModel.new(bytes, { backend: q.get('backend') || 'cpu', contextLength: 1024 });
   const loadMs = performance.now() - tl0;
@@ -33,7 +34,8 @@ async function benchWebgguf(bytes) {
     model.reset();
     return model.generate(prompt, { temperature: 0, maxTokens: n, onToken: () => onTok() });
   };
-  return { promptTokens, loadMs, gen, label: `webgguf ${model.backend}`, info: model.info };
+  const memory = () => ({ beforeLoad: memBefore, now: wasm.memory.buffer.byteLength, fileBytes: bytes.length });
+  return { promptTokens, loadMs, gen, label: `webgguf ${model.backend}`, info: model.info, memory };
 }
 
 async function benchWllama(bytes) {
@@ -70,6 +72,7 @@ async function main() {
     engine: e.label, promptTokens: e.promptTokens, generated: ns, loadMs: e.loadMs,
     pp: median(pp), tg: median(tg), ppRuns: pp, tgRuns: tg,
     crossOriginIsolated: self.crossOriginIsolated, quantization: e.info?.quantization,
+    wasmMemory: e.memory?.(),
   };
 }
 
