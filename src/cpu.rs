@@ -304,20 +304,7 @@ fn qk_dot(q: &[f32], k: &[f32]) -> f32 {
     if !q.len().is_multiple_of(16) || q.len() < 64 {
         return q.iter().zip(k).map(|(a, b)| (a * b) as f64).sum::<f64>() as f32;
     }
-    let mut lanes = [0f32; 16];
-    for (qc, kc) in q.chunks_exact(16).zip(k.chunks_exact(16)) {
-        for l in 0..16 {
-            lanes[l] += qc[l] * kc[l];
-        }
-    }
-    let mut w = 8;
-    while w > 0 {
-        for l in 0..w {
-            lanes[l] += lanes[l + w];
-        }
-        w /= 2;
-    }
-    lanes[0]
+    quant::dot_f32_lanes16(q, k)
 }
 
 /// Causal grouped-query attention of the batch's queries over the cache,

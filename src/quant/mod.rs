@@ -374,6 +374,22 @@ pub fn round_f16_in_place(x: &mut [f32]) {
     with_round_f16(Once(x))
 }
 
+/// Dot product of two f32 rows of a multiple of 16 elements, summed the way
+/// ggml's 16-lane SIMD loops sum (the CPU attention's Q·K): lane `l` adds
+/// the products of elements `l`, `l + 16`, ... in order, then the lanes are
+/// folded in halves (8, 4, 2, 1). Bit for bit the same on every target.
+pub fn dot_f32_lanes16(a: &[f32], b: &[f32]) -> f32 {
+    debug_assert!(a.len() == b.len() && a.len().is_multiple_of(16));
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        wasm::dot_f32_lanes16(a, b)
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    {
+        scalar::dot_f32_lanes16(a, b)
+    }
+}
+
 /// `out = x` rounded to f16 precision; `out` and `x` have the same length.
 pub fn round_f16(x: &[f32], out: &mut [f32]) {
     out.copy_from_slice(x);

@@ -968,3 +968,16 @@ fn f16_rounding_matches_half_bitwise() {
         assert_eq!(f, s, "f16 encoding of {:e}", xs[i]);
     }
 }
+
+#[test]
+fn dot_f32_lanes16_is_bitwise_scalar() {
+    let mut rng = Rng::new(23);
+    for n in [16, 32, 64, 128, 272, 1024] {
+        for _ in 0..20 {
+            let a = rng.floats(n);
+            let b: Vec<f32> = rng.floats(n).iter().map(|v| v * 1e3).collect();
+            let (x, y) = (dot_f32_lanes16(&a, &b), scalar::dot_f32_lanes16(&a, &b));
+            assert_eq!(x.to_bits(), y.to_bits(), "n={n}: {x} vs {y}");
+        }
+    }
+}

@@ -1170,6 +1170,7 @@ fn f16_bits(x: v128) -> v128 {
 }
 
 /// See [`super::round_f16_in_place`].
+#[inline]
 pub(super) fn round_f16_in_place(x: &mut [f32]) {
     let mut chunks = x.chunks_exact_mut(4);
     for c in &mut chunks {
@@ -1182,4 +1183,26 @@ pub(super) fn round_f16_in_place(x: &mut [f32]) {
     for v in chunks.into_remainder() {
         *v = f16_to_f32(half::f16::from_f32(*v).to_bits());
     }
+}
+
+/// See [`super::dot_f32_lanes16`]: the 16 lanes are four f32x4 vectors.
+#[inline]
+pub(super) fn dot_f32_lanes16(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [f32x4_splat(0.0); 4];
+    for (ac, bc) in a.chunks_exact(16).zip(b.chunks_exact(16)) {
+        for (j, acc) in acc.iter_mut().enumerate() {
+            // SAFETY: each chunk holds 16 floats.
+            let (x, y) = unsafe {
+                (
+                    load(ac.as_ptr().add(4 * j) as *const u8),
+                    load(bc.as_ptr().add(4 * j) as *const u8),
+                )
+            };
+            *acc = f32x4_add(*acc, f32x4_mul(x, y));
+        }
+    }
+    // Lanes l += l + 8, then l += l + 4, l += l + 2, l += l + 1.
+    let s = f32x4_add(f32x4_add(acc[0], acc[2]), f32x4_add(acc[1], acc[3]));
+    let s = f32x4_add(s, i32x4_shuffle::<2, 3, 2, 3>(s, s));
+    f32x4_extract_lane::<0>(s) + f32x4_extract_lane::<1>(s)
 }
