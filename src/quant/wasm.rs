@@ -162,6 +162,8 @@ struct Job<'a> {
 
 /// One weight format's kernel.
 trait Kernel {
+    /// The weight format, for the scalar fallback.
+    const TY: GgmlType;
     /// An activation row, decoded once per call, is `per_tok(n)` of these.
     type A: Copy;
     fn per_tok(n: usize) -> usize;
@@ -169,18 +171,57 @@ trait Kernel {
     unsafe fn prepare(n: usize, a: *const u8, dst: *mut Self::A);
     /// `NR` weight rows of `n` elements against `NT` prepared activation
     /// rows: result `t` holds, in lane `r`, scalar `vec_dot` of row `r` and
-    /// token `t`, bit for bit (lanes `NR..` are junk).
+    /// token `t`, bit for bit (lanes `NR..` are junk). Unless [`is_rare`]
+    /// holds for the second value: then a weight scale was one of the rare
+    /// values (infinite or NaN) that the fast f16 conversion gets wrong, and
+    /// the results are to be thrown away.
     unsafe fn tile<const NR: usize, const NT: usize>(
         n: usize,
         w: [*const u8; NR],
         a: [*const Self::A; NT],
-    ) -> [v128; NT];
+    ) -> ([v128; NT], v128);
 }
 
 #[inline(always)]
 fn lanes(v: v128) -> [f32; 4] {
     // SAFETY: v128 and [f32; 4] have the same size, and every bit pattern is a valid f32.
     unsafe { std::mem::transmute::<v128, [f32; 4]>(v) }
+}
+
+/// A gemm call with its activations prepared.
+struct Ctx<'a, A> {
+    n: usize,
+    w: &'a [u8],
+    wrb: usize,
+    act: &'a [u8],
+    arb: usize,
+    prep: *const A,
+    per: usize,
+}
+
+impl<A> Ctx<'_, A> {
+    /// Rows `r..r + NR` against tokens `t..t + NT`: value `[t][r]`.
+    #[inline(always)]
+    unsafe fn tile<K: Kernel<A = A>, const NR: usize, const NT: usize>(
+        &self,
+        r: usize,
+        t: usize,
+    ) -> [[f32; 4]; NT] {
+        let w = std::array::from_fn(|i| self.w.as_ptr().add((r + i) * self.wrb));
+        let a = std::array::from_fn(|j| self.prep.add((t + j) * self.per));
+        let (v, rare) = K::tile::<NR, NT>(self.n, w, a);
+        let mut out = v.map(lanes);
+        if is_rare(rare) {
+            for (j, o) in out.iter_mut().enumerate() {
+                for (i, x) in o.iter_mut().take(NR).enumerate() {
+                    let wr = &self.w[(r + i) * self.wrb..(r + i + 1) * self.wrb];
+                    let ar = &self.act[(t + j) * self.arb..(t + j + 1) * self.arb];
+                    *x = super::scalar::vec_dot(K::TY, self.n, wr, ar);
+                }
+            }
+        }
+        out
+    }
 }
 
 unsafe fn run<K: Kernel>(job: Job) {
@@ -203,8 +244,15 @@ unsafe fn run<K: Kernel>(job: Job) {
     for t in 0..ntok {
         K::prepare(n, act.as_ptr().add(t * arb), prep.add(t * per));
     }
-    let tok = |t: usize| prep.add(t * per) as *const K::A;
-    let row = |r: usize| w.as_ptr().add(r * wrb);
+    let c = Ctx {
+        n,
+        w,
+        wrb,
+        act,
+        arb,
+        prep,
+        per,
+    };
     let rows = out.len() / ntok;
     if ntok == 1 {
         let mut r = 0;
@@ -218,13 +266,12 @@ unsafe fn run<K: Kernel>(job: Job) {
             for at in (r * wrb..(r + 4) * wrb).step_by(64) {
                 sink ^= w[at];
             }
-            let [v] = K::tile::<4, 1>(n, [row(r), row(r + 1), row(r + 2), row(r + 3)], [tok(0)]);
-            out[r..r + 4].copy_from_slice(&lanes(v));
+            let [v] = c.tile::<K, 4, 1>(r, 0);
+            out[r..r + 4].copy_from_slice(&v);
             r += 4;
         }
         while r < rows {
-            let [v] = K::tile::<1, 1>(n, [row(r)], [tok(0)]);
-            out[r] = lanes(v)[0];
+            out[r] = c.tile::<K, 1, 1>(r, 0)[0][0];
             r += 1;
         }
         SINK.set(SINK.get() ^ sink);
@@ -237,34 +284,30 @@ unsafe fn run<K: Kernel>(job: Job) {
             let t1 = (t0 + CHUNK).min(ntok);
             let mut r = 0;
             while r + 4 <= rows {
-                let wr = [row(r), row(r + 1), row(r + 2), row(r + 3)];
-                let mut put = |t: usize, v: v128| {
-                    for (k, x) in lanes(v).into_iter().enumerate() {
-                        out[(r + k) * ntok + t] = x;
+                let mut put = |t: usize, v: &[[f32; 4]]| {
+                    for (j, v) in v.iter().enumerate() {
+                        for (k, &x) in v.iter().enumerate() {
+                            out[(r + k) * ntok + t + j] = x;
+                        }
                     }
                 };
                 let mut t = t0;
                 while t + 4 <= t1 {
-                    let v = K::tile::<4, 4>(n, wr, [tok(t), tok(t + 1), tok(t + 2), tok(t + 3)]);
-                    for (j, v) in v.into_iter().enumerate() {
-                        put(t + j, v);
-                    }
+                    put(t, &c.tile::<K, 4, 4>(r, t));
                     t += 4;
                 }
                 if t + 2 <= t1 {
-                    let v = K::tile::<4, 2>(n, wr, [tok(t), tok(t + 1)]);
-                    put(t, v[0]);
-                    put(t + 1, v[1]);
+                    put(t, &c.tile::<K, 4, 2>(r, t));
                     t += 2;
                 }
                 if t < t1 {
-                    put(t, K::tile::<4, 1>(n, wr, [tok(t)])[0]);
+                    put(t, &c.tile::<K, 4, 1>(r, t));
                 }
                 r += 4;
             }
             while r < rows {
                 for t in t0..t1 {
-                    out[r * ntok + t] = lanes(K::tile::<1, 1>(n, [row(r)], [tok(t)])[0])[0];
+                    out[r * ntok + t] = c.tile::<K, 1, 1>(r, t)[0][0];
                 }
                 r += 1;
             }
@@ -399,24 +442,39 @@ fn f16x4(h: v128) -> v128 {
 }
 
 /// [`f16x4`] of the low 16 bits of each u32 lane, whatever the high bits
-/// hold. Scales are almost always normal numbers, which take a short path.
+/// hold, except for infinities and NaNs: those give wrong results, and set
+/// bit 15 of the lane in `rare` (see [`is_rare`]). Scaling the moved fields
+/// by 2^112 rebiases the exponent and gets zeros and subnormals right at
+/// once.
 #[inline(always)]
-fn f16_low(v: v128) -> v128 {
+fn f16_low(v: v128, rare: &mut v128) -> v128 {
     let em = v128_and(v, u32x4_splat(0x7fff));
-    // Zero, subnormal, infinite or NaN: exponent field 0 or 31.
-    let rare = u32x4_ge(i32x4_sub(em, u32x4_splat(0x400)), u32x4_splat(0x7800));
-    if v128_any_true(rare) {
-        return f16x4(v128_and(v, u32x4_splat(0xffff)));
-    }
-    let bits = i32x4_add(i32x4_shl(em, 13), u32x4_splat(112 << 23));
-    v128_or(bits, v128_and(i32x4_shl(v, 16), u32x4_splat(0x8000_0000)))
+    // An all-ones exponent carries into bit 15.
+    *rare = v128_or(*rare, i32x4_add(em, u32x4_splat(0x400)));
+    let x = f32x4_mul(i32x4_shl(em, 13), f32x4_splat(TWO_112));
+    v128_or(x, v128_and(i32x4_shl(v, 16), u32x4_splat(0x8000_0000)))
 }
 
-/// [`f16_low`] of the high 16 bits of each u32 lane.
+/// [`f16_low`] of both halves of each u32 lane: (low, high).
 #[inline(always)]
-fn f16_high(v: v128) -> v128 {
-    f16_low(u32x4_shr(v, 16))
+fn f16_pair(v: v128, rare: &mut v128) -> (v128, v128) {
+    let em = v128_and(v, u32x4_splat(0x7fff_7fff));
+    *rare = v128_or(*rare, i16x8_add(em, u16x8_splat(0x400)));
+    let scale = f32x4_splat(TWO_112);
+    let lo = f32x4_mul(i32x4_shl(v128_and(em, u32x4_splat(0x7fff)), 13), scale);
+    let lo = v128_or(lo, v128_and(i32x4_shl(v, 16), u32x4_splat(0x8000_0000)));
+    let hi = f32x4_mul(v128_and(u32x4_shr(em, 3), u32x4_splat(0x0fff_e000)), scale);
+    let hi = v128_or(hi, v128_and(v, u32x4_splat(0x8000_0000)));
+    (lo, hi)
 }
+
+/// Whether [`f16_low`] or [`f16_pair`] met an infinity or NaN.
+#[inline(always)]
+fn is_rare(rare: v128) -> bool {
+    v128_any_true(v128_and(rare, u16x8_splat(0x8000)))
+}
+
+const TWO_112: f32 = f32::from_bits((127 + 112) << 23);
 
 // ---------------------------------------------------------------------------
 // 32-element formats against Q8_0 / Q8_1
@@ -436,6 +494,7 @@ struct A32 {
 
 /// A 32-element weight format.
 trait Block32 {
+    const TY: GgmlType;
     /// Bytes per weight block and per activation block.
     const WB: usize;
     const AB: usize;
@@ -454,6 +513,7 @@ trait Block32 {
 struct Blocks32<B>(std::marker::PhantomData<B>);
 
 impl<B: Block32> Kernel for Blocks32<B> {
+    const TY: GgmlType = B::TY;
     type A = A32;
 
     fn per_tok(n: usize) -> usize {
@@ -482,8 +542,9 @@ impl<B: Block32> Kernel for Blocks32<B> {
         n: usize,
         w: [*const u8; NR],
         a: [*const A32; NT],
-    ) -> [v128; NT] {
+    ) -> ([v128; NT], v128) {
         let mut acc = [f32x4_splat(0.0); NT];
+        let mut rare = i32x4_splat(0);
         for b in 0..n / 32 {
             let mut part = [[i32x4_splat(0); NR]; NT];
             for r in 0..NR {
@@ -493,8 +554,12 @@ impl<B: Block32> Kernel for Blocks32<B> {
                 }
             }
             let dm = gather_u32::<NR>(&w, b * B::WB);
-            let d = f16_low(dm);
-            let m = if B::MIN { f16_high(dm) } else { d };
+            let (d, m) = if B::MIN {
+                f16_pair(dm, &mut rare)
+            } else {
+                let d = f16_low(dm, &mut rare);
+                (d, d)
+            };
             for t in 0..NT {
                 let ab = &*a[t].add(b);
                 let mut isum = hsum4(pad4(part[t]));
@@ -509,7 +574,7 @@ impl<B: Block32> Kernel for Blocks32<B> {
                 }
             }
         }
-        acc
+        (acc, rare)
     }
 }
 
@@ -521,6 +586,7 @@ fn lanes_i32(v: v128) -> [i32; 4] {
 
 struct Q4_0;
 impl Block32 for Q4_0 {
+    const TY: GgmlType = GgmlType::Q4_0;
     const WB: usize = 18;
     const AB: usize = 34;
     const AQ: usize = 2;
@@ -534,6 +600,7 @@ impl Block32 for Q4_0 {
 
 struct Q4_1;
 impl Block32 for Q4_1 {
+    const TY: GgmlType = GgmlType::Q4_1;
     const WB: usize = 20;
     const AB: usize = 36;
     const AQ: usize = 4;
@@ -582,6 +649,7 @@ unsafe fn five_bit(qh: *const u8, qs: *const u8) -> [v128; 4] {
 
 struct Q5_0;
 impl Block32 for Q5_0 {
+    const TY: GgmlType = GgmlType::Q5_0;
     const WB: usize = 22;
     const AB: usize = 34;
     const AQ: usize = 2;
@@ -595,6 +663,7 @@ impl Block32 for Q5_0 {
 
 struct Q5_1;
 impl Block32 for Q5_1 {
+    const TY: GgmlType = GgmlType::Q5_1;
     const WB: usize = 24;
     const AB: usize = 36;
     const AQ: usize = 4;
@@ -608,6 +677,7 @@ impl Block32 for Q5_1 {
 
 struct Q8_0;
 impl Block32 for Q8_0 {
+    const TY: GgmlType = GgmlType::Q8_0;
     const WB: usize = 34;
     const AB: usize = 34;
     const AQ: usize = 2;
@@ -623,6 +693,7 @@ impl Block32 for Q8_0 {
 /// scalar code accepts it; its second field is not a min.
 struct Q8_1;
 impl Block32 for Q8_1 {
+    const TY: GgmlType = GgmlType::Q8_1;
     const WB: usize = 36;
     const AB: usize = 36;
     const AQ: usize = 4;
@@ -636,6 +707,7 @@ impl Block32 for Q8_1 {
 
 struct Iq4Nl;
 impl Block32 for Iq4Nl {
+    const TY: GgmlType = GgmlType::IQ4_NL;
     const WB: usize = 18;
     const AB: usize = 34;
     const AQ: usize = 2;
@@ -672,6 +744,7 @@ struct AK {
 /// A K-quant weight format: the integer sums of one block against `NT`
 /// activation blocks.
 trait BlockK {
+    const TY: GgmlType;
     const WB: usize;
     /// Byte offset of the f16 d, read as the low half of a u32 at `D_AT`
     /// (or as the high half when `D_HIGH`); Q4_K/Q5_K's dmin follows d.
@@ -687,6 +760,7 @@ trait BlockK {
 struct BlocksK<B>(std::marker::PhantomData<B>);
 
 impl<B: BlockK> Kernel for BlocksK<B> {
+    const TY: GgmlType = B::TY;
     type A = AK;
 
     fn per_tok(n: usize) -> usize {
@@ -727,8 +801,9 @@ impl<B: BlockK> Kernel for BlocksK<B> {
         n: usize,
         w: [*const u8; NR],
         a: [*const AK; NT],
-    ) -> [v128; NT] {
+    ) -> ([v128; NT], v128) {
         let mut acc = [f32x4_splat(0.0); NT];
+        let mut rare = i32x4_splat(0);
         for b in 0..n / 256 {
             let mut part = [[i32x4_splat(0); NR]; NT];
             let mut mpart = [[i32x4_splat(0); NR]; NT];
@@ -742,9 +817,9 @@ impl<B: BlockK> Kernel for BlocksK<B> {
             }
             let dm = gather_u32::<NR>(&w, b * B::WB + B::D_AT);
             let (d, dmin) = if B::D_HIGH {
-                (f16_high(dm), f32x4_splat(0.0))
+                (f16_low(u32x4_shr(dm, 16), &mut rare), f32x4_splat(0.0))
             } else {
-                (f16_low(dm), f16_high(dm))
+                f16_pair(dm, &mut rare)
             };
             for t in 0..NT {
                 // sum += d_a * d * isum; sum -= d_a * dmin * msum.
@@ -757,7 +832,7 @@ impl<B: BlockK> Kernel for BlocksK<B> {
                 }
             }
         }
-        acc
+        (acc, rare)
     }
 }
 
@@ -828,6 +903,7 @@ unsafe fn sums_k4<const NT: usize, const FIVE: bool>(
 
 struct Q4K;
 impl BlockK for Q4K {
+    const TY: GgmlType = GgmlType::Q4_K;
     const WB: usize = 144;
     const D_AT: usize = 0;
     const D_HIGH: bool = false;
@@ -840,6 +916,7 @@ impl BlockK for Q4K {
 
 struct Q5K;
 impl BlockK for Q5K {
+    const TY: GgmlType = GgmlType::Q5_K;
     const WB: usize = 176;
     const D_AT: usize = 0;
     const D_HIGH: bool = false;
@@ -856,6 +933,7 @@ impl BlockK for Q5K {
 /// 32, and each 16 elements have a signed 8-bit scale.
 struct Q6K;
 impl BlockK for Q6K {
+    const TY: GgmlType = GgmlType::Q6_K;
     const WB: usize = 210;
     /// d is the block's last two bytes: the high half of the u32 at 206.
     const D_AT: usize = 206;
@@ -913,9 +991,13 @@ impl BlockK for Q6K {
 // Float formats: weights and activations in the same type, summed in order.
 
 trait FloatLoad {
+    const TY: GgmlType;
     const BYTES: usize;
-    /// Four elements starting at `p`, widened to f32.
-    unsafe fn load4(p: *const u8) -> v128;
+    /// Four elements starting at `p`, widened to f32; see [`f16_low`]
+    /// for `rare`.
+    unsafe fn load4(p: *const u8, rare: &mut v128) -> v128;
+    /// The same, exactly for every value.
+    unsafe fn exact4(p: *const u8) -> v128;
     unsafe fn one(p: *const u8) -> f32;
 }
 
@@ -924,9 +1006,14 @@ struct F16;
 struct Bf16;
 
 impl FloatLoad for F32 {
+    const TY: GgmlType = GgmlType::F32;
     const BYTES: usize = 4;
     #[inline(always)]
-    unsafe fn load4(p: *const u8) -> v128 {
+    unsafe fn load4(p: *const u8, _: &mut v128) -> v128 {
+        load(p)
+    }
+    #[inline(always)]
+    unsafe fn exact4(p: *const u8) -> v128 {
         load(p)
     }
     #[inline(always)]
@@ -936,10 +1023,18 @@ impl FloatLoad for F32 {
 }
 
 impl FloatLoad for F16 {
+    const TY: GgmlType = GgmlType::F16;
     const BYTES: usize = 2;
     #[inline(always)]
-    unsafe fn load4(p: *const u8) -> v128 {
-        f16_low(u32x4_extend_low_u16x8(v128_load64_zero(p as *const u64)))
+    unsafe fn load4(p: *const u8, rare: &mut v128) -> v128 {
+        f16_low(
+            u32x4_extend_low_u16x8(v128_load64_zero(p as *const u64)),
+            rare,
+        )
+    }
+    #[inline(always)]
+    unsafe fn exact4(p: *const u8) -> v128 {
+        f16x4(u32x4_extend_low_u16x8(v128_load64_zero(p as *const u64)))
     }
     #[inline(always)]
     unsafe fn one(p: *const u8) -> f32 {
@@ -948,9 +1043,14 @@ impl FloatLoad for F16 {
 }
 
 impl FloatLoad for Bf16 {
+    const TY: GgmlType = GgmlType::BF16;
     const BYTES: usize = 2;
     #[inline(always)]
-    unsafe fn load4(p: *const u8) -> v128 {
+    unsafe fn load4(p: *const u8, _: &mut v128) -> v128 {
+        Self::exact4(p)
+    }
+    #[inline(always)]
+    unsafe fn exact4(p: *const u8) -> v128 {
         i32x4_shl(
             u32x4_extend_low_u16x8(v128_load64_zero(p as *const u64)),
             16,
@@ -965,6 +1065,7 @@ impl FloatLoad for Bf16 {
 struct Float<L>(std::marker::PhantomData<L>);
 
 impl<L: FloatLoad> Kernel for Float<L> {
+    const TY: GgmlType = L::TY;
     /// The activation row widened to f32.
     type A = f32;
 
@@ -976,7 +1077,7 @@ impl<L: FloatLoad> Kernel for Float<L> {
     unsafe fn prepare(n: usize, a: *const u8, dst: *mut f32) {
         let mut i = 0;
         while i + 4 <= n {
-            v128_store(dst.add(i) as *mut v128, L::load4(a.add(i * L::BYTES)));
+            v128_store(dst.add(i) as *mut v128, L::exact4(a.add(i * L::BYTES)));
             i += 4;
         }
         while i < n {
@@ -992,13 +1093,14 @@ impl<L: FloatLoad> Kernel for Float<L> {
         n: usize,
         w: [*const u8; NR],
         a: [*const f32; NT],
-    ) -> [v128; NT] {
+    ) -> ([v128; NT], v128) {
         let mut acc = [f32x4_splat(0.0); NT];
+        let mut rare = i32x4_splat(0);
         let mut i = 0;
         while i + 4 <= n {
             let mut v = [f32x4_splat(0.0); 4];
             for r in 0..NR {
-                v[r] = L::load4(w[r].add(i * L::BYTES));
+                v[r] = L::load4(w[r].add(i * L::BYTES), &mut rare);
             }
             let t0 = i32x4_shuffle::<0, 4, 1, 5>(v[0], v[1]);
             let t1 = i32x4_shuffle::<2, 6, 3, 7>(v[0], v[1]);
@@ -1029,7 +1131,7 @@ impl<L: FloatLoad> Kernel for Float<L> {
             }
             i += 1;
         }
-        acc
+        (acc, rare)
     }
 }
 
