@@ -362,6 +362,36 @@ fn nibbles(q: v128) -> [v128; 4] {
     ]
 }
 
+/// The 32 nibbles of 16 packed bytes as [`Block32`] kernels see them: each
+/// 16-bit lane holds four nibbles (even and odd element of 0..16 in its low
+/// and high byte's low nibbles, of 16..32 in the high nibbles), and masking
+/// in place gives them times 1, 256, 16 and 1. The activations are scaled
+/// to match (see `Blocks32::prepare`), which leaves every product 256 times
+/// too large, fixed once per block sum.
+#[inline(always)]
+fn nibbles_in_place(q: v128) -> [v128; 4] {
+    [
+        v128_and(q, u16x8_splat(0x000f)),
+        v128_and(q, u16x8_splat(0x0f00)),
+        v128_and(q, u16x8_splat(0x00f0)),
+        u16x8_shr(q, 12),
+    ]
+}
+
+/// 32 signed bytes (elements 0..16 in `lo`, 16..32 in `hi`) as [`Block32`]
+/// kernels see them: the even and odd bytes of each 16-bit lane, each moved
+/// or masked into the high byte, so 256 times their value.
+#[inline(always)]
+fn bytes_in_place(lo: v128, hi: v128) -> [v128; 4] {
+    let m = u16x8_splat(0xff00);
+    [
+        i16x8_shl(lo, 8),
+        v128_and(lo, m),
+        i16x8_shl(hi, 8),
+        v128_and(hi, m),
+    ]
+}
+
 /// Bit `bit` of each i16 lane of `x`, moved to bit 4 (the rest cleared).
 #[inline(always)]
 fn bit_to_16(x: v128, bit: u32) -> v128 {
@@ -505,7 +535,11 @@ trait Block32 {
     /// What the unpacked quants exceed the true ones by (Q4_0's 8, Q5_0's
     /// 16): the block sum gets `OFF * sum(a)` taken off.
     const OFF: i32;
-    /// The block's quants (plus `OFF`) in the block layout.
+    /// Whether `unpack` gives nibbles as [`nibbles_in_place`] does (else
+    /// bytes as [`bytes_in_place`] does).
+    const NIBBLES: bool;
+    /// The block's quants (plus `OFF`) in the block layout, scaled as
+    /// `NIBBLES` says.
     unsafe fn unpack(wb: *const u8) -> [v128; 4];
 }
 
@@ -527,6 +561,19 @@ impl<B: Block32> Kernel for Blocks32<B> {
             let q = split(load(ab.add(B::AQ)), load(ab.add(B::AQ + 16)));
             let s16 = i16x8_add(i16x8_add(q[0], q[1]), i16x8_add(q[2], q[3]));
             let s = lanes_i32(i32x4_extadd_pairwise_i16x8(s16));
+            // Weight nibbles come scaled by 1, 256, 16 and 1: scale these by
+            // 256, 1, 16 and 256 (no i16 overflow: |q| <= 128). Weight bytes
+            // come scaled by 256 throughout.
+            let q = if B::NIBBLES {
+                [
+                    i16x8_shl(q[0], 8),
+                    q[1],
+                    i16x8_shl(q[2], 4),
+                    i16x8_shl(q[3], 8),
+                ]
+            } else {
+                q
+            };
             let h = |at: usize| f16_to_f32(u16::from_le_bytes([*ab.add(at), *ab.add(at + 1)]));
             dst.add(b).write(A32 {
                 q,
@@ -562,7 +609,9 @@ impl<B: Block32> Kernel for Blocks32<B> {
             };
             for t in 0..NT {
                 let ab = &*a[t].add(b);
-                let mut isum = hsum4(pad4(part[t]));
+                // Every product was 256 times too large (exact: the sums stay
+                // under 2^28).
+                let mut isum = i32x4_shr(hsum4(pad4(part[t])), 8);
                 if B::OFF != 0 {
                     isum = i32x4_sub(isum, i32x4_splat(B::OFF * ab.sum));
                 }
@@ -592,9 +641,10 @@ impl Block32 for Q4_0 {
     const AQ: usize = 2;
     const MIN: bool = false;
     const OFF: i32 = 8;
+    const NIBBLES: bool = true;
     #[inline(always)]
     unsafe fn unpack(wb: *const u8) -> [v128; 4] {
-        nibbles(load(wb.add(2)))
+        nibbles_in_place(load(wb.add(2)))
     }
 }
 
@@ -606,14 +656,15 @@ impl Block32 for Q4_1 {
     const AQ: usize = 4;
     const MIN: bool = true;
     const OFF: i32 = 0;
+    const NIBBLES: bool = true;
     #[inline(always)]
     unsafe fn unpack(wb: *const u8) -> [v128; 4] {
-        nibbles(load(wb.add(4)))
+        nibbles_in_place(load(wb.add(4)))
     }
 }
 
 /// Q5_0 and Q5_1 keep the fifth bit of element j in bit j of a u32: as 16
-/// (or 0) in the block layout.
+/// (or 0) in the block layout, scaled like [`nibbles_in_place`].
 #[inline(always)]
 unsafe fn fifth_bits(p: *const u8) -> [v128; 4] {
     let bits = read_u32(p);
@@ -630,14 +681,18 @@ unsafe fn fifth_bits(p: *const u8) -> [v128; 4] {
         1 << 13,
         1 << 15,
     );
-    let sixteen = u16x8_splat(16);
-    let f = |x: v128, m: v128| v128_and(i16x8_eq(v128_and(x, m), m), sixteen);
-    [f(lo, even), f(lo, odd), f(hi, even), f(hi, odd)]
+    let f = |x: v128, m: v128, v: u16| v128_and(i16x8_eq(v128_and(x, m), m), u16x8_splat(v));
+    [
+        f(lo, even, 16),
+        f(lo, odd, 16 << 8),
+        f(hi, even, 16 << 4),
+        f(hi, odd, 16),
+    ]
 }
 
 #[inline(always)]
 unsafe fn five_bit(qh: *const u8, qs: *const u8) -> [v128; 4] {
-    let n = nibbles(load(qs));
+    let n = nibbles_in_place(load(qs));
     let h = fifth_bits(qh);
     [
         v128_or(n[0], h[0]),
@@ -655,6 +710,7 @@ impl Block32 for Q5_0 {
     const AQ: usize = 2;
     const MIN: bool = false;
     const OFF: i32 = 16;
+    const NIBBLES: bool = true;
     #[inline(always)]
     unsafe fn unpack(wb: *const u8) -> [v128; 4] {
         five_bit(wb.add(2), wb.add(6))
@@ -669,6 +725,7 @@ impl Block32 for Q5_1 {
     const AQ: usize = 4;
     const MIN: bool = true;
     const OFF: i32 = 0;
+    const NIBBLES: bool = true;
     #[inline(always)]
     unsafe fn unpack(wb: *const u8) -> [v128; 4] {
         five_bit(wb.add(4), wb.add(8))
@@ -683,9 +740,10 @@ impl Block32 for Q8_0 {
     const AQ: usize = 2;
     const MIN: bool = false;
     const OFF: i32 = 0;
+    const NIBBLES: bool = false;
     #[inline(always)]
     unsafe fn unpack(wb: *const u8) -> [v128; 4] {
-        split(load(wb.add(2)), load(wb.add(18)))
+        bytes_in_place(load(wb.add(2)), load(wb.add(18)))
     }
 }
 
@@ -699,9 +757,10 @@ impl Block32 for Q8_1 {
     const AQ: usize = 4;
     const MIN: bool = false;
     const OFF: i32 = 0;
+    const NIBBLES: bool = false;
     #[inline(always)]
     unsafe fn unpack(wb: *const u8) -> [v128; 4] {
-        split(load(wb.add(4)), load(wb.add(20)))
+        bytes_in_place(load(wb.add(4)), load(wb.add(20)))
     }
 }
 
@@ -713,6 +772,7 @@ impl Block32 for Iq4Nl {
     const AQ: usize = 2;
     const MIN: bool = false;
     const OFF: i32 = 0;
+    const NIBBLES: bool = false;
     /// The nibbles index the code book, one `swizzle` per half.
     #[inline(always)]
     unsafe fn unpack(wb: *const u8) -> [v128; 4] {
@@ -720,7 +780,7 @@ impl Block32 for Iq4Nl {
         let q = load(wb.add(2));
         let lo = i8x16_swizzle(book, v128_and(q, u8x16_splat(0x0f)));
         let hi = i8x16_swizzle(book, u8x16_shr(q, 4));
-        split(lo, hi)
+        bytes_in_place(lo, hi)
     }
 }
 
