@@ -1310,6 +1310,25 @@ fn round_f16x4(x: v128) -> v128 {
     v128_or(r, sign)
 }
 
+/// [`round_f16x4`], shorter for lanes in f16's normal range (and zeros),
+/// which is where the attention's values live.
+#[inline(always)]
+fn round_f16x4_normal(x: v128) -> v128 {
+    let abs = v128_and(x, u32x4_splat(0x7fff_ffff));
+    // Sign bit set when abs < 2^-14 (0x3880_0000), or when abs >= 65520
+    // (0x477f_f000), which rounds to infinity, or is infinite or NaN.
+    let t = i32x4_sub(abs, u32x4_splat(0x3880_0000));
+    let rare = v128_or(t, i32x4_add(t, u32x4_splat(0x7100_1000)));
+    if i32x4_bitmask(rare) != 0 {
+        return round_f16x4(x);
+    }
+    // Round the mantissa to 10 bits, to even; a carry moves into the
+    // exponent, as it should.
+    let lsb = v128_and(u32x4_shr(abs, 13), u32x4_splat(1));
+    let r = i32x4_add(x, i32x4_add(u32x4_splat(0xfff), lsb));
+    v128_and(r, u32x4_splat(0xffff_e000))
+}
+
 /// The f16 bit patterns (in the low half of each u32 lane) of four f32s,
 /// rounded to nearest even, as `half::f16::from_f32` gives them.
 #[inline(always)]
@@ -1339,7 +1358,7 @@ pub(super) fn round_f16_in_place(x: &mut [f32]) {
         // SAFETY: `c` holds four floats.
         unsafe {
             let p = c.as_mut_ptr() as *mut v128;
-            v128_store(p, round_f16x4(v128_load(p)));
+            v128_store(p, round_f16x4_normal(v128_load(p)));
         }
     }
     for v in chunks.into_remainder() {
