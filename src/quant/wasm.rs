@@ -1238,23 +1238,31 @@ fn quantize_q8(ty: GgmlType, src: &[f32], dst: &mut [u8]) {
         // SAFETY: `x` holds 32 floats.
         let v: [v128; 8] =
             std::array::from_fn(|k| unsafe { load(x.as_ptr().add(4 * k) as *const u8) });
-        // max |x|; the order of a max does not matter (NaNs aside).
+        // max |x|: the order of a max does not matter, and pmax is a plain
+        // maxps (NaNs aside, as everywhere here).
         let mut m = f32x4_abs(v[0]);
         for &vk in &v[1..] {
-            m = f32x4_max(m, f32x4_abs(vk));
+            m = f32x4_pmax(m, f32x4_abs(vk));
         }
-        m = f32x4_max(m, i32x4_shuffle::<2, 3, 0, 1>(m, m));
-        m = f32x4_max(m, i32x4_shuffle::<1, 0, 3, 2>(m, m));
+        m = f32x4_pmax(m, i32x4_shuffle::<2, 3, 0, 1>(m, m));
+        m = f32x4_pmax(m, i32x4_shuffle::<1, 0, 3, 2>(m, m));
         let amax = f32x4_extract_lane::<0>(m);
         let d = amax / 127.0;
         let id = f32x4_splat(if d != 0.0 { 1.0 / d } else { 0.0 });
         // roundf: truncate, then step away from zero when the exact
-        // remainder is at least one half (masks are -1, hence the signs).
+        // remainder is at least one half; all in exact float integers
+        // (|q| <= 127), which adding 1.5 * 2^23 then moves into the low
+        // mantissa bits. Cheaper in V8 than the saturating conversion.
+        let one = f32x4_splat(1.0);
+        let magic = f32x4_splat(12_582_912.0);
         let q: [v128; 8] = std::array::from_fn(|k| {
             let y = f32x4_mul(v[k], id);
-            let t = i32x4_trunc_sat_f32x4(y);
-            let f = f32x4_sub(y, f32x4_convert_i32x4(t));
-            i32x4_add(i32x4_sub(t, f32x4_ge(f, half)), f32x4_le(f, neg_half))
+            let t = f32x4_trunc(y);
+            let f = f32x4_sub(y, t);
+            let up = v128_and(f32x4_ge(f, half), one);
+            let down = v128_and(f32x4_le(f, neg_half), one);
+            let r = f32x4_sub(f32x4_add(t, up), down);
+            i32x4_sub(f32x4_add(r, magic), magic)
         });
         let b0 = i8x16_narrow_i16x8(
             i16x8_narrow_i32x4(q[0], q[1]),
@@ -1310,16 +1318,21 @@ fn round_f16x4(x: v128) -> v128 {
     v128_or(r, sign)
 }
 
-/// [`round_f16x4`], shorter for lanes in f16's normal range (and zeros),
-/// which is where the attention's values live.
+/// Whether every lane of `abs` (an f32 magnitude) rounds to a normal f16:
+/// from 2^-14 (0x3880_0000) up to, not including, 65520 (0x477f_f000),
+/// which rounds to infinity. Two sign bits tell.
+#[inline(always)]
+fn is_f16_normal(abs: v128) -> bool {
+    let t = i32x4_sub(abs, u32x4_splat(0x3880_0000));
+    i32x4_bitmask(v128_or(t, i32x4_add(t, u32x4_splat(0x7100_1000)))) == 0
+}
+
+/// [`round_f16x4`], shorter when every lane is in f16's normal range,
+/// where the attention's values live.
 #[inline(always)]
 fn round_f16x4_normal(x: v128) -> v128 {
     let abs = v128_and(x, u32x4_splat(0x7fff_ffff));
-    // Sign bit set when abs < 2^-14 (0x3880_0000), or when abs >= 65520
-    // (0x477f_f000), which rounds to infinity, or is infinite or NaN.
-    let t = i32x4_sub(abs, u32x4_splat(0x3880_0000));
-    let rare = v128_or(t, i32x4_add(t, u32x4_splat(0x7100_1000)));
-    if i32x4_bitmask(rare) != 0 {
+    if !is_f16_normal(abs) {
         return round_f16x4(x);
     }
     // Round the mantissa to 10 bits, to even; a carry moves into the
@@ -1333,6 +1346,21 @@ fn round_f16x4_normal(x: v128) -> v128 {
 /// rounded to nearest even, as `half::f16::from_f32` gives them.
 #[inline(always)]
 fn f16_bits(x: v128) -> v128 {
+    let abs = v128_and(x, u32x4_splat(0x7fff_ffff));
+    if !is_f16_normal(abs) {
+        return f16_bits_exact(x);
+    }
+    // Round the mantissa to 10 bits, to even, then move the fields and
+    // rebias the exponent (127 -> 15).
+    let lsb = v128_and(u32x4_shr(abs, 13), u32x4_splat(1));
+    let r = i32x4_add(abs, i32x4_add(u32x4_splat(0xfff), lsb));
+    let h = i32x4_sub(u32x4_shr(r, 13), u32x4_splat(112 << 10));
+    v128_or(h, u32x4_shr(v128_xor(x, abs), 16))
+}
+
+/// [`f16_bits`] for every value.
+#[inline(always)]
+fn f16_bits_exact(x: v128) -> v128 {
     let r = round_f16x4(x);
     let abs = v128_and(r, u32x4_splat(0x7fff_ffff));
     let sign = u32x4_shr(v128_xor(r, abs), 16);
