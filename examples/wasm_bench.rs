@@ -289,6 +289,20 @@ fn matmuls(budget: f64) {
     };
     let t = time(budget, || pass(false));
     let s = time(budget, || pass(true));
+    // The memory system's share: the same bytes only read (summed as u64).
+    let mut sink = 0u64;
+    let r = time(budget, || {
+        for w in &bytes {
+            for c in w.chunks_exact(8) {
+                sink = sink.wrapping_add(u64::from_le_bytes(c.try_into().unwrap()));
+            }
+        }
+    });
+    host::out(&format!(
+        "reading those bytes alone: {:.1} ms = {:.2} GB/s ({sink:x})",
+        r,
+        total as f64 / r / 1e6
+    ));
     host::out(&format!(
         "one token's matmuls ({:.1} MB): {:.1} ms = {:.1} tok/s, {:.2} GB/s (scalar {:.1} ms = {:.1} tok/s)",
         total as f64 / 1e6,
@@ -327,6 +341,26 @@ fn model(bytes: Vec<u8>, pp: usize, tg: usize, reps: usize) {
         host::now() - t,
         e.info.weight_bytes_per_token as f64 / 1e6
     ));
+    // Greedy text, and a fingerprint of the logits along it: every build of
+    // the same engine on wasm32 (simd128 or not) must print the same.
+    let prompt = e.prompt_ids("The capital of France is");
+    let params = webgguf::sampler::SamplerParams::default();
+    match block_on(e.generate(&prompt, 24, params, &mut |_, _| true)) {
+        Ok(g) => {
+            let tokens: Vec<u32> = prompt.iter().chain(&g.generated_ids).copied().collect();
+            let steps = block_on(e.logits_at(&tokens, prompt.len() - 1, 4)).unwrap_or_default();
+            let print = steps.iter().flatten().fold(0u32, |h, &(id, l)| {
+                (h ^ id ^ l.to_bits())
+                    .rotate_left(5)
+                    .wrapping_mul(0x9e37_79b1)
+            });
+            host::out(&format!(
+                "greedy: {:?} (logits fingerprint {print:08x})",
+                g.text
+            ));
+        }
+        Err(err) => host::out(&format!("generate failed: {err}")),
+    }
     match block_on(e.bench(pp, tg, reps)) {
         Ok(r) => host::out(&format!(
             "pp{pp}: {:.2} tok/s   tg{tg}: {:.2} tok/s   (1 thread, {} reps)",
