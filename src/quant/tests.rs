@@ -817,7 +817,7 @@ fn half_conversions_are_exact_for_every_bit_pattern() {
 /// signs); one in 16 an infinity or NaN.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 fn wild_f16_bits(rng: &mut Rng) -> [u8; 2] {
-    let special = rng.next_u64() % 16 == 0;
+    let special = rng.next_u64().is_multiple_of(16);
     loop {
         let h = rng.next_u64() as u16;
         if (h & 0x7c00 == 0x7c00) == special {

@@ -7,19 +7,27 @@
 //! row `r` of a group of four), and each lane does exactly the scalar f32
 //! operations in the scalar order. The integer block sums, the only part
 //! computed in a different order, are exact. So a browser without simd128
-//! support would produce the very same tokens.
+//! support produces the very same tokens (NaN payloads aside, which wasm
+//! leaves unspecified).
 //!
 //! The integer dot products have no u8 x i8 instruction to lean on; they run
 //! on i16 lanes with `i32x4.dot_i16x8_s` (`pmaddwd`). Each 32-element block
-//! is laid out as four i16x8 vectors: the even then odd elements of 0..16,
-//! then of 16..32. That order is what falls out of a 16-bit view of packed
-//! nibbles (`q & 0xf`, `q >> 8 & 0xf`, `q >> 4 & 0xf`, `q >> 12` of each
-//! 16-bit lane), and activations are converted to it once per call.
+//! is four i16x8 vectors: the even then odd elements of 0..16, then of
+//! 16..32, which is the order that falls out of a 16-bit view of packed
+//! nibbles or bytes. The quants are masked where they sit in each 16-bit
+//! lane, and the activations, decoded once per call, carry the matching
+//! powers of two (see [`nibbles_in_place`]).
 //!
-//! [`gemm`] first decodes every activation row into that layout (with its
+//! The weights' f16 scales are converted with a multiply that handles
+//! zeros and subnormals; a group of rows with an infinite or NaN scale is
+//! recomputed by the scalar code.
+//!
+//! [`gemm`] first decodes every activation row (quants in that layout,
 //! scales as f32), then computes four weight rows at a time against one
 //! token (decode) or against groups of up to four tokens (prefill), so that
-//! each weight block is unpacked once for the group.
+//! each weight block is unpacked once for the group. Decode touches each
+//! group's memory in address order before computing it: wasm has no
+//! prefetch instruction.
 
 use super::scalar::f16_to_f32;
 use super::{GgmlType, IQ4_NL_VALUES};
