@@ -264,7 +264,9 @@ fn dequantize_hand_built_q4_k() {
     blk[12] = 0x73;
     blk[16..144].fill(0x21);
     let y = dequant(GgmlType::Q4_K, &blk, 256);
-    assert!(y[0..32].iter().all(|&v| v == 1.0 * 1.0 - 0.5 * 2.0));
+    // d * scale * q - dmin * min with d = 1, scale = 1, q = 1, dmin = 0.5, min = 2.
+    let (d, scale, q, dmin, min) = (1.0, 1.0, 1.0, 0.5, 2.0);
+    assert!(y[0..32].iter().all(|&v| v == d * scale * q - dmin * min));
     assert!(y[128..160].iter().all(|&v| v == 19.0 - 0.5 * 39.0));
     assert!(y[32..64].iter().all(|&v| v == 0.0));
 }
