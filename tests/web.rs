@@ -367,15 +367,30 @@ async fn device_loss_rejects_with_device_lost_and_the_model_can_be_recreated() {
         return;
     }
     let bytes = fetch("shared/models/stories260K.F32.gguf").await;
-    let model = load(&bytes, "webgpu").await.unwrap();
-    await_js(model.generate("Once".into(), Some(greedy(2))))
-        .await
-        .unwrap();
-    model.destroy_device();
-    let err = await_js(model.generate("Once upon a time".into(), Some(greedy(8))))
+    let model = Rc::new(load(&bytes, "webgpu").await.unwrap());
+    // The device goes away in the middle of a generation, after 3 tokens.
+    let m2 = model.clone();
+    let count = Rc::new(RefCell::new(0));
+    let c2 = count.clone();
+    let on_token = Closure::<dyn FnMut(JsValue, JsValue)>::new(move |_: JsValue, _: JsValue| {
+        *c2.borrow_mut() += 1;
+        if *c2.borrow() == 3 {
+            m2.destroy_device();
+        }
+    });
+    let opts = greedy(32);
+    Reflect::set(&opts, &"onToken".into(), on_token.as_ref()).unwrap();
+    let err = await_js(model.generate("Once upon a time".into(), Some(opts)))
         .await
         .unwrap_err();
     assert_eq!(error_field(&err, "name"), "DeviceLostError", "{:?}", err);
+    assert_eq!(error_field(&err, "code"), "DeviceLost");
+    // Later calls say so too, at once.
+    let err = await_js(model.generate("Once".into(), Some(greedy(2))))
+        .await
+        .unwrap_err();
+    assert_eq!(error_field(&err, "code"), "DeviceLost");
+    drop(on_token);
     drop(model);
     let model = load(&bytes, "webgpu").await.unwrap();
     check_greedy(&model, &references("greedy.json").await).await;
