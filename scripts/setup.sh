@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Idempotent setup for a fresh Debian machine of the project's kind and for CI.
-# Usage: scripts/setup.sh [--browser]   (--browser also installs the wasm/Chromium toolchain)
+# Usage: scripts/setup.sh [--web | --browser]
+#   --web     also installs the wasm toolchain: wasm-pack, the wasm-bindgen CLI
+#             that matches Cargo.lock, and binaryen's wasm-opt (for the demo).
+#   --browser --web plus Chromium + chromedriver and the npm packages of
+#             tests/e2e (playwright-core, typescript, wllama) (for the tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -22,7 +26,8 @@ fi
 need_apt=()
 dpkg -s mesa-vulkan-drivers >/dev/null 2>&1 || need_apt+=(mesa-vulkan-drivers)
 dpkg -s libvulkan1 >/dev/null 2>&1 || need_apt+=(libvulkan1)
-if [ "${1:-}" = "--browser" ]; then
+MODE=${1:-}
+if [ "$MODE" = "--browser" ]; then
   dpkg -s chromium >/dev/null 2>&1 || need_apt+=(chromium)
   dpkg -s chromium-driver >/dev/null 2>&1 || need_apt+=(chromium-driver)
 fi
@@ -52,3 +57,40 @@ PY
   mv "$SMOL.part" "$SMOL"
 fi
 log "default model: $SMOL"
+
+[ "$MODE" = "--web" ] || [ "$MODE" = "--browser" ] || exit 0
+
+# wasm toolchain. GitHub downloads fail on these machines, so everything comes
+# from crates.io and npm (see ../shared/SETUP.md) and wasm-pack runs with
+# --mode no-install, taking these from PATH.
+TOOLS=$CACHE/tools
+mkdir -p "$TOOLS"
+if ! wasm-pack --version 2>/dev/null | grep -q '0.15.1'; then
+  log "cargo install wasm-pack 0.15.1 (about 4 minutes on 2 cores)"
+  cargo install --quiet --locked wasm-pack --version =0.15.1
+fi
+WB_VER=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/[^0-9.]/, ""); print; exit}' Cargo.lock)
+if ! wasm-bindgen --version 2>/dev/null | grep -q "$WB_VER"; then
+  log "cargo install wasm-bindgen-cli $WB_VER (about 5 minutes on 2 cores)"
+  if ! cargo install --quiet --locked wasm-bindgen-cli --version "=$WB_VER" 2>"$TOOLS/wb-install.log"; then
+    # Its lock pins a webpki-roots release the registry no longer serves; step
+    # it back one patch release inside an unpacked copy and install from there.
+    crate=$(ls ~/.cargo/registry/cache/*/wasm-bindgen-cli-"$WB_VER".crate | head -n1)
+    src=$(mktemp -d)
+    tar -xzf "$crate" -C "$src"
+    (cd "$src/wasm-bindgen-cli-$WB_VER" &&
+      cargo update --quiet -p webpki-roots --precise 1.0.10 &&
+      cargo install --quiet --locked --path .)
+    rm -rf "$src"
+  fi
+fi
+# Debian's binaryen (108) emits modules that fail to instantiate; npm's 132 works.
+if [ ! -x "$TOOLS/node_modules/.bin/wasm-opt" ]; then
+  log "npm install binaryen@132.0.0"
+  npm install --silent --no-audit --no-fund --prefix "$TOOLS" binaryen@132.0.0 >/dev/null
+fi
+[ "$MODE" = "--browser" ] || exit 0
+if [ ! -d tests/e2e/node_modules ] || [ tests/e2e/package-lock.json -nt tests/e2e/node_modules ]; then
+  log "npm ci in tests/e2e"
+  (cd tests/e2e && npm ci --silent --no-audit --no-fund >/dev/null)
+fi

@@ -2,12 +2,13 @@
 # Set everything up and run every test. CI calls this through .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --browser
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}; chmod 700 "$XDG_RUNTIME_DIR"
 
 echo "== format and lints"
 cargo fmt --check
 cargo clippy --release --all-targets -- -D warnings
+cargo clippy --release --lib --tests --target wasm32-unknown-unknown -- -D warnings
 
 echo "== wasm32 build of the library"
 cargo build --release --lib --target wasm32-unknown-unknown
@@ -27,4 +28,14 @@ elif [ "${CI:-}" = "true" ]; then
 else
   echo "SKIPPED: ../shared is absent"
 fi
+echo "== npm package: wasm-pack build, .d.ts check, npm pack + install"
+bash scripts/build-web.sh
+bash scripts/test-package.sh
+
+echo "== browser tests in headless Chromium (wasm-pack test, tests/web.rs)"
+bash scripts/test-web.sh
+
+echo "== demo page end to end (playwright-core, tests/e2e/demo.mjs)"
+bash scripts/test-e2e.sh
+
 echo "== all tests passed"

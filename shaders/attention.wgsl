@@ -14,7 +14,7 @@
 //   a workgroup serves QS query heads that share a kv head (slots), in
 //   chunks of C keys. Per chunk the keys and V rows go to shared memory in
 //   one round trip (for all slots), thread (slot, key) computes the score
-//   in `main`'s order, a max-scan over the chunk gives each key's running
+//   in `main`'s order (with its guard against fused multiply-adds), a max-scan over the chunk gives each key's running
 //   max before it and so its rescale and weight (what `main` computes one
 //   key at a time), and thread (slot, d) replays only the f16-rounded
 //   accumulation. The host prepends `const C` (a power of two, C * head_dim
@@ -61,15 +61,35 @@ fn store(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let src = t * kvd + 2u * i;
     let dst = (S.pos + t) * (kvd / 2u) + i;
-    KC[dst] = pack2x16float(vec2<f32>(K[src], K[src + 1u]));
-    VC[dst] = pack2x16float(vec2<f32>(V[src], V[src + 1u]));
+    KC[dst] = pack2x16float(vec2<f32>(round_f16(K[src]), round_f16(K[src + 1u])));
+    VC[dst] = pack2x16float(vec2<f32>(round_f16(V[src]), round_f16(V[src + 1u])));
 }
 
 const WG: u32 = 64u;
 var<workgroup> qs: array<f32, 512>;
 
+// x rounded to the nearest f16 (ties to even), returned as f32.
+// pack2x16float may round either way (WGSL leaves it to the implementation;
+// SwiftShader and lavapipe differ), and at a near-tie in the references one
+// f16 ulp decides the greedy token, so the rounding is done by hand: packing
+// an exactly representable value is then exact everywhere.
 fn round_f16(x: f32) -> f32 {
-    return unpack2x16float(pack2x16float(vec2<f32>(x, 0.0))).x;
+    let b = bitcast<u32>(x);
+    let a = b & 0x7fffffffu;
+    if a >= 0x7f800000u {
+        return x; // inf, NaN
+    }
+    if a < 0x38800000u {
+        // Below f16's normal range: a multiple of 2^-24; scaling by powers
+        // of two is exact and round() breaks ties to even.
+        return round(x * 16777216.0) * (1.0 / 16777216.0);
+    }
+    // Drop 13 of f32's 23 mantissa bits, rounding to nearest even.
+    let r = (a + 0xfffu + ((a >> 13u) & 1u)) & 0xffffe000u;
+    if r > 0x477fe000u {
+        return bitcast<f32>((b & 0x80000000u) | 0x7f800000u); // past f16's max: inf
+    }
+    return bitcast<f32>((b & 0x80000000u) | r);
 }
 
 @compute @workgroup_size(64)
@@ -83,17 +103,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let len = S.pos + t + 1u;
     let sb = (t * P.heads + h) * P.ctx;
     for (var d = lid; d < hd; d += WG) {
-        qs[d] = unpack2x16float(pack2x16float(vec2<f32>(Q[t * qd + h * hd + d], 0.0))).x;
+        qs[d] = round_f16(Q[t * qd + h * hd + d]);
     }
     workgroupBarrier();
 
+    // A zero the compiler cannot see: `a * b + Z` may become fma(a, b, Z),
+    // which still rounds the product, so `acc + (a * b + Z)` is never fused
+    // into one fma(a, b, acc) (SwiftShader fuses; the CPU and llama.cpp do not).
+    let Z = bitcast<f32>(P._p0);
     for (var j = lid; j < len; j += WG) {
         let kb = j * kvw + kvh;
         var dot = 0.0;
         for (var d = 0u; d < hd; d += 2u) {
             let kk = unpack2x16float(KC[kb + d / 2u]);
-            dot += qs[d] * kk.x;
-            dot += qs[d + 1u] * kk.y;
+            dot += qs[d] * kk.x + Z;
+            dot += qs[d + 1u] * kk.y + Z;
         }
         Scores[sb + j] = dot * P.scale;
     }
@@ -118,7 +142,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 weight = exp(s - mx);
             }
             let vv = unpack2x16float(VC[j * kvw + kvh + d / 2u]);
-            acc = round_f16(acc + select(vv.x, vv.y, (d & 1u) == 1u) * weight);
+            acc = round_f16(acc + (select(vv.x, vv.y, (d & 1u) == 1u) * weight + Z));
             total = total * rescale + weight;
         }
         Out[t * qd + h * hd + d] = acc * (1.0 / total);
@@ -159,6 +183,8 @@ fn chunked(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
     let nslot = min(QS, kvi * grp + grp - h0);
     let kvh = kvi * hw;
     let len = S.pos + t + 1u;
+    // The zero that keeps products out of fused multiply-adds, as in `main`.
+    let Z = bitcast<f32>(P._p0);
     // Replay role: slot lid / hd, dim lid % hd.
     let rslot = lid / hd;
     let d = lid % hd;
@@ -210,8 +236,8 @@ fn chunked(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
             let qb = sslot * hd;
             for (var e = 0u; e < hd; e += 2u) {
                 let kk = unpack2x16float(kch[key * hw + e / 2u]);
-                dot += qsl[qb + e] * kk.x;
-                dot += qsl[qb + e + 1u] * kk.y;
+                dot += qsl[qb + e] * kk.x + Z;
+                dot += qsl[qb + e + 1u] * kk.y + Z;
             }
             s = dot * P.scale;
         }
@@ -261,18 +287,18 @@ fn chunked(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
                 let v1 = unpack2x16float(vch[(c + 1u) * hw + d / 2u]);
                 let v2 = unpack2x16float(vch[(c + 2u) * hw + d / 2u]);
                 let v3 = unpack2x16float(vch[(c + 3u) * hw + d / 2u]);
-                acc = round_f16(round_f16(acc * r0) + select(v0.x, v0.y, hi) * w0);
+                acc = round_f16(round_f16(acc * r0) + (select(v0.x, v0.y, hi) * w0 + Z));
                 total = total * r0 + w0;
-                acc = round_f16(round_f16(acc * r1) + select(v1.x, v1.y, hi) * w1);
+                acc = round_f16(round_f16(acc * r1) + (select(v1.x, v1.y, hi) * w1 + Z));
                 total = total * r1 + w1;
-                acc = round_f16(round_f16(acc * r2) + select(v2.x, v2.y, hi) * w2);
+                acc = round_f16(round_f16(acc * r2) + (select(v2.x, v2.y, hi) * w2 + Z));
                 total = total * r2 + w2;
-                acc = round_f16(round_f16(acc * r3) + select(v3.x, v3.y, hi) * w3);
+                acc = round_f16(round_f16(acc * r3) + (select(v3.x, v3.y, hi) * w3 + Z));
                 total = total * r3 + w3;
             }
             for (; c < cn; c++) {
                 let vv = unpack2x16float(vch[c * hw + d / 2u]);
-                acc = round_f16(round_f16(acc * rs[b + c]) + select(vv.x, vv.y, hi) * wt[b + c]);
+                acc = round_f16(round_f16(acc * rs[b + c]) + (select(vv.x, vv.y, hi) * wt[b + c] + Z));
                 total = total * rs[b + c] + wt[b + c];
             }
         }

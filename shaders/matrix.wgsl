@@ -135,9 +135,27 @@ fn store_row(t: u32, l: u32, v: f32) {
     Y[o] = y;
 }
 
+// x rounded to the nearest f16 (ties to even), as f32: attention.wgsl's
+// round_f16 (pack2x16float's own rounding differs between implementations).
+fn round_f16(x: f32) -> f32 {
+    let b = bitcast<u32>(x);
+    let a = b & 0x7fffffffu;
+    if a >= 0x7f800000u {
+        return x;
+    }
+    if a < 0x38800000u {
+        return round(x * 16777216.0) * (1.0 / 16777216.0);
+    }
+    let r = (a + 0xfffu + ((a >> 13u) & 1u)) & 0xffffe000u;
+    if r > 0x477fe000u {
+        return bitcast<f32>((b & 0x80000000u) | 0x7f800000u);
+    }
+    return bitcast<f32>((b & 0x80000000u) | r);
+}
+
 // The quad at logical rows l0 .. l0 + 3 of token t: bias, rope exactly as
 // rope.wgsl, then q to Y ([t][split]) or k, v as f16 pairs into KC, VC at
-// position S.pos + t (as attention.wgsl's `store`).
+// position S.pos + t (rounded by hand as attention.wgsl's `store` does).
 fn store_qkv(t: u32, l0: u32, vin: vec4<f32>) {
     let q = qkv_quad(l0);
     let ra = q.base + q.a;
@@ -166,8 +184,8 @@ fn store_qkv(t: u32, l0: u32, vin: vec4<f32>) {
         Y[o + rbb + 1u] = v.w;
     } else {
         let o = pos * (P.kvd / 2u) + (q.base - q.start) / 2u;
-        let wa = pack2x16float(v.xy);
-        let wb = pack2x16float(v.zw);
+        let wa = pack2x16float(vec2<f32>(round_f16(v.x), round_f16(v.y)));
+        let wb = pack2x16float(vec2<f32>(round_f16(v.z), round_f16(v.w)));
         if q.sec == 1u {
             KC[o + q.a / 2u] = wa;
             KC[o + q.b / 2u] = wb;

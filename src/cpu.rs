@@ -6,9 +6,6 @@
 //! the KV cache holds f16, queries are rounded to f16 before the Q·K dot, and
 //! norms/softmax sum in f64.
 
-use half::f16;
-use half::slice::HalfFloatSliceExt;
-
 use crate::error::{Error, Result};
 use crate::model::{Config, Matrix, RopeStyle, Weights};
 use crate::quant::{self, GgmlType};
@@ -210,8 +207,8 @@ pub fn forward<'s>(
                 p,
             );
             let at = (l * s.ctx + p) * kvd;
-            round_f16(&s.k[t * kvd..(t + 1) * kvd], &mut s.key_cache[at..at + kvd]);
-            round_f16(
+            quant::round_f16(&s.k[t * kvd..(t + 1) * kvd], &mut s.key_cache[at..at + kvd]);
+            quant::round_f16(
                 &s.v[t * kvd..(t + 1) * kvd],
                 &mut s.value_cache[at..at + kvd],
             );
@@ -301,45 +298,13 @@ fn rope(c: &Config, freq_factors: Option<&[f32]>, v: &mut [f32], pos: usize) {
     }
 }
 
-/// `out = x` rounded to the nearest f16 value, in bulk (F16C where present).
-fn round_f16(x: &[f32], out: &mut [f32]) {
-    let mut tmp = [f16::ZERO; 64];
-    for (xc, oc) in x.chunks(64).zip(out.chunks_mut(64)) {
-        let t = &mut tmp[..xc.len()];
-        t.convert_from_f32_slice(xc);
-        t.convert_to_f32_slice(oc);
-    }
-}
-
-fn round_f16_in_place(x: &mut [f32]) {
-    let mut tmp = [f16::ZERO; 64];
-    for xc in x.chunks_mut(64) {
-        let t = &mut tmp[..xc.len()];
-        t.convert_from_f32_slice(xc);
-        t.convert_to_f32_slice(xc);
-    }
-}
-
 /// Q·K as llama.cpp's f16 dot computes it: short heads (under one 64-wide
 /// SIMD step) are summed in f64, longer ones in 16 f32 lanes.
 fn qk_dot(q: &[f32], k: &[f32]) -> f32 {
     if !q.len().is_multiple_of(16) || q.len() < 64 {
         return q.iter().zip(k).map(|(a, b)| (a * b) as f64).sum::<f64>() as f32;
     }
-    let mut lanes = [0f32; 16];
-    for (qc, kc) in q.chunks_exact(16).zip(k.chunks_exact(16)) {
-        for l in 0..16 {
-            lanes[l] += qc[l] * kc[l];
-        }
-    }
-    let mut w = 8;
-    while w > 0 {
-        for l in 0..w {
-            lanes[l] += lanes[l + w];
-        }
-        w /= 2;
-    }
-    lanes[0]
+    quant::dot_f32_lanes16(q, k)
 }
 
 /// Causal grouped-query attention of the batch's queries over the cache,
@@ -361,22 +326,22 @@ fn attention(c: &Config, s: &mut RunState, par: &dyn Parallel, layer: usize, pos
         scale,
         pos,
     };
-    #[cfg(target_arch = "x86_64")]
-    let f16c = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c");
     // Tasks are (head, run of tokens): with only a few heads, one task per
     // head would leave a thread idle for most of a long prefill.
     let chunks = n.div_ceil(ATTN_TOKENS);
     par.for_each(c.n_heads * chunks, &|i| {
         let (h, chunk) = (i / chunks, i % chunks);
         let ts = chunk * ATTN_TOKENS..((chunk + 1) * ATTN_TOKENS).min(n);
-        // SAFETY: task (h, ts) owns head h's slices of xo's rows ts.
-        #[cfg(target_arch = "x86_64")]
-        if f16c {
-            // SAFETY: the CPU has the features `head_f16c` enables.
-            unsafe { head_f16c(&hs, h, ts, q, kc, vc, xo) };
-            return;
-        }
-        head_body(&hs, h, ts, q, kc, vc, xo, round_f16_in_place);
+        // Task (h, ts) owns head h's slices of xo's rows ts.
+        quant::with_round_f16(Head {
+            hs: &hs,
+            h,
+            ts,
+            q,
+            kc,
+            vc,
+            xo,
+        });
     });
 }
 
@@ -393,91 +358,79 @@ struct Heads {
     pos: usize,
 }
 
-/// `head_body` with AVX2 and F16C: the f16 rounding of the accumulator
-/// after every key, in place with `vcvtps2ph`/`vcvtph2ps`, which round to
-/// nearest even exactly as the portable conversion does.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,f16c")]
-unsafe fn head_f16c(
-    hs: &Heads,
+/// One attention task: head `h` for the query tokens `ts`.
+struct Head<'a> {
+    hs: &'a Heads,
     h: usize,
     ts: std::ops::Range<usize>,
-    q: &[f32],
-    kc: &[f32],
-    vc: &[f32],
+    q: &'a [f32],
+    kc: &'a [f32],
+    vc: &'a [f32],
     xo: SharedMut<f32>,
-) {
-    use std::arch::x86_64::*;
-    #[target_feature(enable = "avx2,f16c")]
-    #[inline]
-    unsafe fn round(x: &mut [f32]) {
-        let mut chunks = x.chunks_exact_mut(8);
-        for c in &mut chunks {
-            let v = _mm256_loadu_ps(c.as_ptr());
-            let r = _mm256_cvtph_ps(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v));
-            _mm256_storeu_ps(c.as_mut_ptr(), r);
-        }
-        round_f16_in_place(chunks.into_remainder());
-    }
-    // SAFETY: the caller has the features `round` enables.
-    head_body(hs, h, ts, q, kc, vc, xo, |x| unsafe { round(x) })
 }
 
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn head_body(
-    hs: &Heads,
-    h: usize,
-    ts: std::ops::Range<usize>,
-    q: &[f32],
-    kc: &[f32],
-    vc: &[f32],
-    xo: SharedMut<f32>,
-    round: impl Fn(&mut [f32]),
-) {
-    let Heads {
-        hd,
-        qd,
-        kvd,
-        group,
-        scale,
-        pos,
-        ..
-    } = *hs;
-    let kvh = (h / group) * hd;
-    let mut qh = [0f32; 512];
-    let mut acc = [0f32; 512];
-    let (qh, acc) = (&mut qh[..hd], &mut acc[..hd]);
-    for t in ts {
-        let len = pos + t + 1;
-        round_f16(&q[t * qd + h * hd..t * qd + (h + 1) * hd], qh);
-        acc.fill(0.0);
-        let (mut max, mut sum) = (f32::NEG_INFINITY, 0f32);
-        for j in 0..len {
-            let row = j * kvd + kvh;
-            let score = qk_dot(qh, &kc[row..row + hd]) * scale;
-            let (mut rescale, mut weight) = (1f32, 1f32);
-            if score > max {
-                rescale = (max - score).exp();
-                max = score;
-                for a in acc.iter_mut() {
-                    *a *= rescale;
+impl quant::WithRoundF16 for Head<'_> {
+    type Out = ();
+
+    /// `round` is the f16 rounding of the accumulator after every key, in
+    /// bulk (F16C or simd128 where present), rounding to nearest even exactly
+    /// as the portable conversion does.
+    #[inline(always)]
+    fn run<R: Fn(&mut [f32]) + Copy>(self, round: R) {
+        let Head {
+            hs,
+            h,
+            ts,
+            q,
+            kc,
+            vc,
+            xo,
+        } = self;
+        let Heads {
+            hd,
+            qd,
+            kvd,
+            group,
+            scale,
+            pos,
+            ..
+        } = *hs;
+        let kvh = (h / group) * hd;
+        let mut qh = [0f32; 512];
+        let mut acc = [0f32; 512];
+        let (qh, acc) = (&mut qh[..hd], &mut acc[..hd]);
+        for t in ts {
+            let len = pos + t + 1;
+            qh.copy_from_slice(&q[t * qd + h * hd..t * qd + (h + 1) * hd]);
+            round(qh);
+            acc.fill(0.0);
+            let (mut max, mut sum) = (f32::NEG_INFINITY, 0f32);
+            for j in 0..len {
+                let row = j * kvd + kvh;
+                let score = qk_dot(qh, &kc[row..row + hd]) * scale;
+                let (mut rescale, mut weight) = (1f32, 1f32);
+                if score > max {
+                    rescale = (max - score).exp();
+                    max = score;
+                    for a in acc.iter_mut() {
+                        *a *= rescale;
+                    }
+                    round(acc);
+                } else {
+                    weight = (score - max).exp();
+                }
+                for (a, v) in acc.iter_mut().zip(&vc[row..row + hd]) {
+                    *a += v * weight;
                 }
                 round(acc);
-            } else {
-                weight = (score - max).exp();
+                sum = sum * rescale + weight;
             }
-            for (a, v) in acc.iter_mut().zip(&vc[row..row + hd]) {
-                *a += v * weight;
+            // SAFETY: head h owns this slice of row t.
+            let out = unsafe { xo.slice(t * qd + h * hd, hd) };
+            let inv = 1.0 / sum;
+            for (o, a) in out.iter_mut().zip(acc.iter()) {
+                *o = a * inv;
             }
-            round(acc);
-            sum = sum * rescale + weight;
-        }
-        // SAFETY: head h owns this slice of row t.
-        let out = unsafe { xo.slice(t * qd + h * hd, hd) };
-        let inv = 1.0 / sum;
-        for (o, a) in out.iter_mut().zip(acc.iter()) {
-            *o = a * inv;
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::rc::Rc;
 
 use crate::cpu::{self, Parallel, RunState};
 use crate::error::{Error, Result};
@@ -168,8 +169,10 @@ impl ModelInfo {
 
 #[derive(Debug, Clone, Copy)]
 pub struct EngineOptions {
-    /// Context window to allocate; 0 means min(the model's, 4096).
+    /// Context window to allocate; 0 means min(the model's, `default_context`).
     pub context: usize,
+    /// The cap on a model's own context when none is asked for.
+    pub default_context: usize,
     /// Largest prefill batch.
     pub max_batch: usize,
     pub load: LoadOptions,
@@ -179,6 +182,7 @@ impl Default for EngineOptions {
     fn default() -> Self {
         EngineOptions {
             context: 0,
+            default_context: 4096,
             max_batch: 512,
             load: LoadOptions::default(),
         }
@@ -195,6 +199,8 @@ pub enum StopReason {
     Context,
     /// The caller's callback asked to stop.
     Stopped,
+    /// The text reached one of the run's stop strings.
+    StopString,
 }
 
 impl StopReason {
@@ -204,6 +210,7 @@ impl StopReason {
             StopReason::Length => "length",
             StopReason::Context => "context",
             StopReason::Stopped => "stopped",
+            StopReason::StopString => "stop",
         }
     }
 }
@@ -244,8 +251,12 @@ struct Run {
     /// Prompt then generated ids.
     history: Vec<u32>,
     prompt_len: usize,
+    /// Index into the prompt of the next token to prefill; `None` until the
+    /// KV-cache prefix to keep has been worked out.
+    prefill_at: Option<usize>,
     max_tokens: usize,
     decoder: StreamDecoder,
+    stops: StopStrings,
     text: String,
     prefilled: usize,
     t_start: f64,
@@ -255,7 +266,8 @@ struct Run {
 
 pub struct Engine {
     pub config: Config,
-    pub tokenizer: Tokenizer,
+    /// Shared so a shell can tokenize while a generation holds the engine.
+    pub tokenizer: Rc<Tokenizer>,
     pub info: ModelInfo,
     backend: Box<dyn Backend>,
     /// Tokens whose keys and values are in the cache, in order.
@@ -312,7 +324,7 @@ impl Engine {
     ) -> Engine {
         Engine {
             config,
-            tokenizer,
+            tokenizer: Rc::new(tokenizer),
             info,
             backend,
             cached: Vec::new(),
@@ -334,17 +346,15 @@ impl Engine {
             info,
             weights,
         } = Loaded::from_bytes(bytes, opts.load)?;
-        let ctx = context_for(&config, opts.context);
+        let ctx = context_for(&config, &opts);
         let backend = CpuBackend::new(config.clone(), weights, ctx, opts.max_batch, par)?;
-        Ok(Engine {
+        Ok(Engine::with_backend(
             config,
             tokenizer,
             info,
-            backend: Box::new(backend),
-            cached: Vec::new(),
-            run: None,
+            Box::new(backend),
             clock,
-        })
+        ))
     }
 
     pub fn backend_name(&self) -> &'static str {
@@ -414,14 +424,71 @@ impl Engine {
             sampler,
             history,
             prompt_len: prompt_ids.len(),
+            prefill_at: None,
             max_tokens,
             decoder: StreamDecoder::new(),
+            stops: StopStrings::default(),
             text: String::new(),
             prefilled: 0,
             t_start: (self.clock)(),
             t_first: 0.0,
             stop: None,
         });
+        Ok(())
+    }
+
+    /// Run one full batch of the prompt, if more than a batch is left;
+    /// returns whether it did. `next_token` calls this itself; a shell that
+    /// wants to abort or yield between batches of a long prompt calls it
+    /// first. The last batch always runs in `next_token`, which samples.
+    pub fn prefill_chunk(&mut self) -> Result<bool> {
+        let Some(run) = self.run.as_mut() else {
+            return Err(Error::InvalidArgument("no generation in progress".into()));
+        };
+        if run.history.len() > run.prompt_len {
+            return Ok(false);
+        }
+        let at = match run.prefill_at {
+            Some(at) => at,
+            None => {
+                // Skip what the cache already holds, but run at least one
+                // token so there are logits to sample from.
+                let prompt = &run.history[..run.prompt_len];
+                let mut keep = self
+                    .cached
+                    .iter()
+                    .zip(prompt)
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                if keep == prompt.len() {
+                    keep -= 1;
+                }
+                self.cached.truncate(keep);
+                run.prefill_at = Some(keep);
+                run.prefilled = prompt.len() - keep;
+                keep
+            }
+        };
+        let batch = self.backend.max_batch();
+        if run.prompt_len - at <= batch {
+            return Ok(false);
+        }
+        let chunk = &run.history[at..at + batch];
+        self.backend.forward(chunk, self.cached.len())?;
+        self.cached.extend_from_slice(chunk);
+        run.prefill_at = Some(at + batch);
+        Ok(true)
+    }
+
+    /// End the run started by `begin` where its text reaches any of `stops`
+    /// (the stop string itself is not part of the text). Text that could be
+    /// the start of a stop string is held back until it is known not to be.
+    pub fn stop_at(&mut self, stops: &[String]) -> Result<()> {
+        let run = self
+            .run
+            .as_mut()
+            .ok_or_else(|| Error::InvalidArgument("no generation in progress".into()))?;
+        run.stops = StopStrings::new(stops);
         Ok(())
     }
 
@@ -441,39 +508,21 @@ impl Engine {
         }
         let ctx = self.backend.context_len();
         let id = if generated == 0 {
-            // Prefill: skip what the cache already holds, but run at least
-            // one token so there are logits to sample from.
-            let prompt = &run.history[..run.prompt_len];
-            let mut keep = self
-                .cached
-                .iter()
-                .zip(prompt)
-                .take_while(|(a, b)| a == b)
-                .count();
-            if keep == prompt.len() {
-                keep -= 1;
-            }
-            self.cached.truncate(keep);
-            let batch = self.backend.max_batch();
-            let todo = &prompt[keep..];
-            let chunks = todo.len().div_ceil(batch);
-            for (i, chunk) in todo.chunks(batch).enumerate() {
-                let pos = self.cached.len();
-                if i + 1 < chunks {
-                    self.backend.forward(chunk, pos)?;
-                }
-                self.cached.extend_from_slice(chunk);
-            }
-            let last = &todo[(chunks - 1) * batch..];
-            let pos = self.cached.len() - last.len();
+            while self.prefill_chunk()? {}
+            let run = self.run.as_mut().expect("checked above");
+            let at = run.prefill_at.expect("set by prefill_chunk");
+            let last = &run.history[at..run.prompt_len];
+            let pos = self.cached.len();
             let id = self
                 .backend
                 .forward_sample(last, pos, &mut run.sampler, &run.history)
                 .await?;
-            run.prefilled = todo.len();
+            self.cached.extend_from_slice(last);
+            run.prefill_at = Some(run.prompt_len);
             run.t_first = (self.clock)();
             id
         } else {
+            let run = self.run.as_mut().expect("checked above");
             if self.cached.len() >= ctx {
                 run.stop = Some(StopReason::Context);
                 return Ok(None);
@@ -492,12 +541,16 @@ impl Engine {
             self.cached.push(last);
             id
         };
+        let run = self.run.as_mut().expect("checked above");
         run.history.push(id);
         if self.tokenizer.is_eog(id) {
             run.stop = Some(StopReason::Eog);
             return Ok(Some((id, String::new())));
         }
-        let piece = run.decoder.push(&self.tokenizer, id);
+        let (piece, hit) = run.stops.push(&run.decoder.push(&self.tokenizer, id));
+        if hit {
+            run.stop = Some(StopReason::StopString);
+        }
         run.text.push_str(&piece);
         Ok(Some((id, piece)))
     }
@@ -509,7 +562,11 @@ impl Engine {
             .run
             .take()
             .ok_or_else(|| Error::InvalidArgument("no generation in progress".into()))?;
-        run.text.push_str(&run.decoder.finish());
+        if run.stop != Some(StopReason::StopString) {
+            let (tail, _) = run.stops.push(&run.decoder.finish());
+            run.text.push_str(&tail);
+            run.text.push_str(&run.stops.flush());
+        }
         let now = (self.clock)();
         let t_first = if run.t_first > 0.0 { run.t_first } else { now };
         Ok(Generation {
@@ -664,12 +721,64 @@ impl Engine {
     }
 }
 
-/// The context to allocate: what was asked, else the model's own up to 4096.
-pub fn context_for(c: &Config, asked: usize) -> usize {
-    if asked > 0 {
-        asked
+/// Holds back text that may be the start of a stop string.
+#[derive(Debug, Default)]
+struct StopStrings {
+    stops: Vec<String>,
+    pending: String,
+}
+
+impl StopStrings {
+    fn new(stops: &[String]) -> StopStrings {
+        StopStrings {
+            stops: stops.iter().filter(|s| !s.is_empty()).cloned().collect(),
+            pending: String::new(),
+        }
+    }
+
+    /// Add `piece`; returns the text now safe to emit and whether a stop
+    /// string was reached (the text is then everything before it).
+    fn push(&mut self, piece: &str) -> (String, bool) {
+        if self.stops.is_empty() {
+            return (piece.to_string(), false);
+        }
+        self.pending.push_str(piece);
+        let first = self
+            .stops
+            .iter()
+            .filter_map(|s| self.pending.find(s.as_str()))
+            .min();
+        if let Some(at) = first {
+            let out = self.pending[..at].to_string();
+            self.pending.clear();
+            return (out, true);
+        }
+        // The longest tail of `pending` that begins some stop string.
+        let keep = self
+            .stops
+            .iter()
+            .filter_map(|s| {
+                (1..s.len().min(self.pending.len() + 1))
+                    .rev()
+                    .find(|&k| s.is_char_boundary(k) && self.pending.ends_with(&s[..k]))
+            })
+            .max()
+            .unwrap_or(0);
+        let cut = self.pending.len() - keep;
+        (self.pending.drain(..cut).collect(), false)
+    }
+
+    fn flush(&mut self) -> String {
+        std::mem::take(&mut self.pending)
+    }
+}
+
+/// The context to allocate: what was asked, else the model's own up to the default.
+pub fn context_for(c: &Config, opts: &EngineOptions) -> usize {
+    if opts.context > 0 {
+        opts.context
     } else {
-        c.train_ctx.min(4096)
+        c.train_ctx.min(opts.default_context)
     }
 }
 
@@ -684,4 +793,45 @@ fn top_k(logits: &[f32], k: usize) -> Vec<(u32, f32)> {
     v.truncate(k);
     v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StopStrings;
+
+    fn run(stops: &[&str], pieces: &[&str]) -> (Vec<String>, bool, String) {
+        let stops: Vec<String> = stops.iter().map(|s| s.to_string()).collect();
+        let mut m = StopStrings::new(&stops);
+        let mut out = Vec::new();
+        for p in pieces {
+            let (o, hit) = m.push(p);
+            out.push(o);
+            if hit {
+                return (out, true, String::new());
+            }
+        }
+        (out, false, m.flush())
+    }
+
+    #[test]
+    fn stop_strings_hold_back_prefixes_and_cut_at_the_match() {
+        // No stops: pieces pass through.
+        assert_eq!(
+            run(&[], &["a", "b"]),
+            (vec!["a".into(), "b".into()], false, "".into())
+        );
+        // A stop split over tokens: "User:" arrives as "Us" + "er:".
+        let (out, hit, _) = run(&["User:"], &["Hi", " Us", "er: x"]);
+        assert_eq!(out, vec!["Hi", " ", ""]);
+        assert!(hit);
+        // A false start is released once it stops matching.
+        let (out, hit, tail) = run(&["User:"], &["a Us", "ed", " Use"]);
+        assert_eq!(out, vec!["a ", "Used", " "]);
+        assert!(!hit);
+        assert_eq!(tail, "Use");
+        // The earliest of several stops wins; multi-byte text stays whole.
+        let (out, hit, _) = run(&["éé", "b"], &["xé", "éab"]);
+        assert_eq!(out, vec!["x", ""]);
+        assert!(hit);
+    }
 }

@@ -40,6 +40,10 @@ pub enum Error {
     DeviceLost(String),
     /// The model needs more than the GPU's limits allow.
     DeviceLimit(String),
+    /// The model's chat template is missing, invalid, or failed to render.
+    ChatTemplate(String),
+    /// The model is generating; one generation at a time.
+    Busy,
     /// The caller aborted generation.
     Aborted,
     /// Host I/O failed (CLI only).
@@ -82,6 +86,11 @@ impl fmt::Display for Error {
             Error::Gpu(what) => write!(f, "GPU error: {what}"),
             Error::DeviceLost(what) => write!(f, "GPU device lost: {what}"),
             Error::DeviceLimit(what) => write!(f, "model exceeds GPU limits: {what}"),
+            Error::ChatTemplate(what) => write!(f, "chat template error: {what}"),
+            Error::Busy => write!(
+                f,
+                "a generation is already running on this model; await it (or abort it) first"
+            ),
             Error::Aborted => write!(f, "generation aborted"),
             Error::Io(what) => write!(f, "I/O error: {what}"),
         }
@@ -89,5 +98,36 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+impl Error {
+    /// A stable name for the kind of error, for programs that branch on it
+    /// (the JS `Error`'s `code`; its `name` for the few that have a web
+    /// convention, `AbortError` and `DeviceLostError`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::Truncated(_) => "Truncated",
+            Error::BadMagic(_) => "BadMagic",
+            Error::UnsupportedVersion(_) => "UnsupportedVersion",
+            Error::Malformed(_) => "Malformed",
+            Error::TensorOutOfBounds(_) => "TensorOutOfBounds",
+            Error::UnknownArchitecture(_) => "UnknownArchitecture",
+            Error::UnsupportedTensorType { .. } => "UnsupportedTensorType",
+            Error::MissingTensor(_) => "MissingTensor",
+            Error::MissingKey(_) => "MissingKey",
+            Error::ShapeMismatch(_) => "ShapeMismatch",
+            Error::Tokenizer(_) => "Tokenizer",
+            Error::ContextOverflow { .. } => "ContextOverflow",
+            Error::BadToken { .. } => "BadToken",
+            Error::InvalidArgument(_) => "InvalidArgument",
+            Error::Gpu(_) => "Gpu",
+            Error::DeviceLost(_) => "DeviceLost",
+            Error::DeviceLimit(_) => "DeviceLimit",
+            Error::ChatTemplate(_) => "ChatTemplate",
+            Error::Busy => "Busy",
+            Error::Aborted => "Aborted",
+            Error::Io(_) => "Io",
+        }
+    }
+}
 
 pub type Result<T> = std::result::Result<T, Error>;

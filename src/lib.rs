@@ -5,10 +5,13 @@
 //! `tokenizer` (text <-> ids) -> `cpu` / `gpu` (forward pass) -> `sampler`
 //! (logits -> id), glued together by `engine`.
 
+pub mod chat;
 pub mod cpu;
 pub mod engine;
 pub mod error;
 pub mod gguf;
+/// The WebGPU backend, behind the on-by-default `gpu` feature.
+#[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod model;
 pub mod quant;
@@ -22,5 +25,9 @@ pub mod native;
 /// Native-only: the thread pool behind the CPU engine's `Parallel`.
 #[cfg(not(target_arch = "wasm32"))]
 pub mod pool;
+
+/// The browser package: `WasmModel` and its JS API (needs the `gpu` feature).
+#[cfg(all(target_arch = "wasm32", feature = "gpu"))]
+pub mod web;
 
 pub use error::{Error, Result};

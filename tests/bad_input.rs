@@ -1,4 +1,5 @@
 //! Bad input gives a typed error that names the problem, never a panic.
+#![cfg(not(target_arch = "wasm32"))] // native shells; the browser tests are tests/web.rs
 
 mod common;
 

@@ -8,6 +8,7 @@
 //!
 //! `WEBGGUF_FUZZ_SECS` (default 20) is the total budget, split between the
 //! two tests; `WEBGGUF_FUZZ_SEED` picks the RNG seed (default fixed).
+#![cfg(not(target_arch = "wasm32"))] // native shells; the browser tests are tests/web.rs
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! End-to-end checks of the CPU engine against llama.cpp's references
 //! (../shared/reference): exact greedy ids where the math is f32/f16, and
 //! teacher-forced top-1 and top-10 logit agreement for quantized weights.
+#![cfg(not(target_arch = "wasm32"))] // native shells; the browser tests are tests/web.rs
 
 mod common;
 

@@ -3,6 +3,7 @@
 //! test here): exact greedy ids for stories260K F32, and teacher-forced
 //! top-1 and top-10 logit agreement for every synth256 and synthqwen2 file.
 //! Skips with a message when there is no GPU adapter (fails under CI=true).
+#![cfg(not(target_arch = "wasm32"))] // native shells; the browser tests are tests/web.rs
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! Synthetic models: a custom shape builds, parses, loads and generates.
+#![cfg(not(target_arch = "wasm32"))] // native shells; the browser tests are tests/web.rs
 
 mod common;
 
@@ -83,6 +84,7 @@ fn presets_parse_and_bad_specs_are_errors() {
 }
 
 /// The GPU loads a synthetic model whose embedding must be split by rows.
+#[cfg(feature = "gpu")]
 #[test]
 fn tiny_shape_runs_on_gpu_with_split_matrices() {
     let Some(gpu) = common::gpu() else { return };

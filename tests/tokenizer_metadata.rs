@@ -1,5 +1,6 @@
 //! Tokenizer construction from small hand-made GGUF files: defaults,
 //! validation of untrusted metadata, and behaviour that needs no real model.
+#![cfg(not(target_arch = "wasm32"))] // native shells; the browser tests are tests/web.rs
 
 use webgguf::gguf::Gguf;
 use webgguf::tokenizer::{StreamDecoder, Tokenizer};

@@ -4,6 +4,7 @@
 //! are separated by "\n__ggml_vocab_test__\n" and line i of `.out` holds the
 //! ids llama.cpp produced for case i (add_special = false,
 //! parse_special = false).
+#![cfg(not(target_arch = "wasm32"))] // native shells; the browser tests are tests/web.rs
 
 use std::path::{Path, PathBuf};
 

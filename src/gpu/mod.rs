@@ -18,7 +18,8 @@
 pub mod kernels;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod profile;
-#[cfg(test)]
+// Native only: they block on the device with pollster.
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
 
 use std::future::Future;
@@ -1660,7 +1661,7 @@ pub async fn load_engine(
         info,
         weights,
     } = Loaded::from_bytes(bytes, opts.load)?;
-    let ctx = context_for(&config, opts.context);
+    let ctx = context_for(&config, &opts);
     let backend = GpuBackend::new(gpu, &config, &weights, ctx, opts.max_batch, gpu_opts).await?;
     // The GPU holds its own copy; the file bytes are released here.
     drop(weights);

@@ -353,7 +353,7 @@ pub async fn profile_model(
     let Loaded {
         config, weights, ..
     } = Loaded::from_bytes(bytes, opts.load)?;
-    let ctx = context_for(&config, opts.context);
+    let ctx = context_for(&config, &opts);
     let mut b = GpuBackend::new(
         gpu,
         &config,

@@ -21,9 +21,14 @@
 //!   Q8_1 and F16 activations. The environment variable `WEBGGUF_SIMD`
 //!   (`scalar`, `avx2`, `avxvnni`) caps the level, for benchmarks.
 //!
-//! A wasm32 simd128 path would slot in next to the x86 one in [`vec_dot`],
-//! [`gemm`] and [`quantize_row`]: each fast path declines types it does not
-//! handle and the scalar code takes over.
+//! - `wasm`: wasm32 simd128 kernels, compiled in when the build enables
+//!   `simd128`, for the same weight formats plus Q8_1, Q5_K, and for
+//!   encoding Q8_0, Q8_1 and F16 activations. Their results are bitwise
+//!   equal to the scalar code's (see the module's notes).
+//!
+//! Each fast path declines types it does not handle and the scalar code
+//! takes over. [`with_round_f16`] and [`round_f16`] give the CPU engine's
+//! attention its bulk f16 rounding on the same terms.
 //!
 //! Every function takes slices whose lengths the caller has validated against
 //! `n` (see each function's precondition). Lengths are checked with
@@ -34,6 +39,8 @@
 pub mod scalar;
 #[cfg(test)]
 mod tests;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod wasm;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
@@ -254,6 +261,10 @@ pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> bool {
     if x86::quantize_row(ty, src, dst) {
         return true;
     }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    if wasm::quantize_row(ty, src, dst) {
+        return true;
+    }
     scalar::quantize_row(ty, src, dst)
 }
 
@@ -264,6 +275,10 @@ pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> bool {
 pub fn vec_dot(ty: GgmlType, n: usize, w: &[u8], act: &[u8]) -> f32 {
     #[cfg(target_arch = "x86_64")]
     if let Some(v) = x86::vec_dot(ty, n, w, act) {
+        return v;
+    }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    if let Some(v) = wasm::vec_dot(ty, n, w, act) {
         return v;
     }
     scalar::vec_dot(ty, n, w, act)
@@ -289,6 +304,10 @@ pub fn gemm(ty: GgmlType, n: usize, w: &[u8], act: &[u8], ntok: usize, out: &mut
     if x86::gemm(ty, n, w, act, ntok, out) {
         return;
     }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    if wasm::gemm(ty, n, w, act, ntok, out) {
+        return;
+    }
     scalar::gemm(ty, n, w, act, ntok, out)
 }
 
@@ -299,10 +318,82 @@ pub fn simd_level() -> &'static str {
     {
         x86::level_name()
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        wasm::level_name()
+    }
+    #[cfg(not(any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    )))]
     {
         "scalar"
     }
+}
+
+/// Work that rounds f32 values to f16 precision in bulk (the CPU engine's
+/// attention): [`with_round_f16`] hands it the fastest rounding function
+/// this CPU has, called from a function compiled for the same instruction
+/// set so that the rounding inlines into the work's loops.
+pub trait WithRoundF16 {
+    type Out;
+    /// `round(x)` replaces each element of `x` by the nearest f16 value
+    /// (ties to even, overflow to infinity, NaNs kept), widened back to f32:
+    /// what `half`'s conversions there and back give, bit for bit.
+    fn run<R: Fn(&mut [f32]) + Copy>(self, round: R) -> Self::Out;
+}
+
+/// Runs `work` with the best f16 rounding: F16C on x86_64 CPUs with AVX2,
+/// simd128 on wasm32 builds with it, else `half`'s portable conversions.
+pub fn with_round_f16<W: WithRoundF16>(work: W) -> W::Out {
+    #[cfg(target_arch = "x86_64")]
+    let work = match x86::with_round_f16(work) {
+        Ok(out) => return out,
+        Err(work) => work,
+    };
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        work.run(wasm::round_f16_in_place)
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    {
+        work.run(scalar::round_f16_in_place)
+    }
+}
+
+/// `x` rounded to f16 precision in place; see [`WithRoundF16::run`].
+pub fn round_f16_in_place(x: &mut [f32]) {
+    struct Once<'a>(&'a mut [f32]);
+    impl WithRoundF16 for Once<'_> {
+        type Out = ();
+        #[inline(always)]
+        fn run<R: Fn(&mut [f32]) + Copy>(self, round: R) {
+            round(self.0)
+        }
+    }
+    with_round_f16(Once(x))
+}
+
+/// Dot product of two f32 rows of a multiple of 16 elements, summed the way
+/// ggml's 16-lane SIMD loops sum (the CPU attention's Q·K): lane `l` adds
+/// the products of elements `l`, `l + 16`, ... in order, then the lanes are
+/// folded in halves (8, 4, 2, 1). Bit for bit the same on every target.
+pub fn dot_f32_lanes16(a: &[f32], b: &[f32]) -> f32 {
+    debug_assert!(a.len() == b.len() && a.len().is_multiple_of(16));
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        wasm::dot_f32_lanes16(a, b)
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    {
+        scalar::dot_f32_lanes16(a, b)
+    }
+}
+
+/// `out = x` rounded to f16 precision; `out` and `x` have the same length.
+pub fn round_f16(x: &[f32], out: &mut [f32]) {
+    out.copy_from_slice(x);
+    round_f16_in_place(out)
 }
 
 /// Whole blocks present in a row of `n` elements, additionally clamped to

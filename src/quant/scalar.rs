@@ -357,6 +357,36 @@ pub fn dequantize_row(ty: GgmlType, src: &[u8], dst: &mut [f32]) {
     }
 }
 
+/// See [`super::round_f16_in_place`]: through `half`'s slice conversions
+/// (which use F16C when the CPU has it), 64 values at a time.
+pub fn round_f16_in_place(x: &mut [f32]) {
+    use half::slice::HalfFloatSliceExt;
+    let mut tmp = [f16::ZERO; 64];
+    for xc in x.chunks_mut(64) {
+        let t = &mut tmp[..xc.len()];
+        t.convert_from_f32_slice(xc);
+        t.convert_to_f32_slice(xc);
+    }
+}
+
+/// See [`super::dot_f32_lanes16`].
+pub fn dot_f32_lanes16(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0f32; 16];
+    for (ac, bc) in a.chunks_exact(16).zip(b.chunks_exact(16)) {
+        for l in 0..16 {
+            lanes[l] += ac[l] * bc[l];
+        }
+    }
+    let mut w = 8;
+    while w > 0 {
+        for l in 0..w {
+            lanes[l] += lanes[l + w];
+        }
+        w /= 2;
+    }
+    lanes[0]
+}
+
 /// See [`super::quantize_row`].
 pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> bool {
     debug_assert_eq!(src.len() % ty.block_len(), 0);

@@ -1,5 +1,9 @@
 use super::*;
 use half::f16;
+// On wasm32 the tests run in Node through wasm-bindgen-test-runner, which
+// only sees functions marked with its own attribute.
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 /// xorshift64*: enough randomness for test data, no dependency.
 struct Rng(u64);
@@ -260,7 +264,9 @@ fn dequantize_hand_built_q4_k() {
     blk[12] = 0x73;
     blk[16..144].fill(0x21);
     let y = dequant(GgmlType::Q4_K, &blk, 256);
-    assert!(y[0..32].iter().all(|&v| v == 1.0 * 1.0 - 0.5 * 2.0));
+    // d * scale * q - dmin * min with d = 1, scale = 1, q = 1, dmin = 0.5, min = 2.
+    let (d, scale, q, dmin, min) = (1.0, 1.0, 1.0, 0.5, 2.0);
+    assert!(y[0..32].iter().all(|&v| v == d * scale * q - dmin * min));
     assert!(y[128..160].iter().all(|&v| v == 19.0 - 0.5 * 39.0));
     assert!(y[32..64].iter().all(|&v| v == 0.0));
 }
@@ -598,6 +604,7 @@ fn short_slices_do_not_read_out_of_bounds() {
 }
 
 /// The tensor's ggml type id and raw bytes in a GGUF file.
+#[cfg(not(target_arch = "wasm32"))]
 fn gguf_tensor(path: &std::path::Path, name: &str) -> Option<(u32, Vec<u64>, Vec<u8>)> {
     use gguf_rs_lib::prelude::GGUFFileReader;
     let bytes = std::fs::read(path).ok()?;
@@ -617,6 +624,8 @@ fn gguf_tensor(path: &std::path::Path, name: &str) -> Option<(u32, Vec<u64>, Vec
     Some((ty, dims, bytes.get(start..start + len)?.to_vec()))
 }
 
+// Reads files: not on wasm32.
+#[cfg(not(target_arch = "wasm32"))]
 #[test]
 fn real_gguf_files_decode_close_to_f32() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models");
@@ -803,5 +812,176 @@ fn half_conversions_are_exact_for_every_bit_pattern() {
             got.to_bits() == want.to_bits() || (want.is_nan() && got.is_nan()),
             "bf16 {h:#06x}"
         );
+    }
+}
+
+/// Any f16 bit pattern, mostly finite (subnormals and zeros included, both
+/// signs); one in 16 an infinity or NaN.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+fn wild_f16_bits(rng: &mut Rng) -> [u8; 2] {
+    let special = rng.next_u64().is_multiple_of(16);
+    loop {
+        let h = rng.next_u64() as u16;
+        if (h & 0x7c00 == 0x7c00) == special {
+            return h.to_le_bytes();
+        }
+    }
+}
+
+/// Like `random_row`, but every other block's f16 scales (or every other
+/// float of a 16-bit float row) take wild bit patterns, so that the fast
+/// paths' f16 conversions meet subnormals, zeros, large values, infinities
+/// and NaNs.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+fn wild_row(ty: GgmlType, n: usize, rng: &mut Rng) -> Vec<u8> {
+    let mut row = random_row(ty, n, rng);
+    match ty {
+        GgmlType::F16 | GgmlType::BF16 => {
+            for (i, c) in row.chunks_exact_mut(2).enumerate() {
+                if i % 2 == 1 {
+                    c.copy_from_slice(&wild_f16_bits(rng));
+                }
+            }
+        }
+        _ => {
+            for blk in row.chunks_exact_mut(ty.block_bytes()).skip(1).step_by(2) {
+                for &at in scale_fields(ty) {
+                    blk[at..at + 2].copy_from_slice(&wild_f16_bits(rng));
+                }
+            }
+        }
+    }
+    row
+}
+
+/// The wasm32 simd128 kernels do the scalar code's f32 operations in its
+/// order, lane by lane, so their results are identical, not just close
+/// (weights with infinite or NaN f16 scales take the scalar code itself):
+/// for every format, odd block counts, row counts around the four-row
+/// groups and token counts around the four-token groups.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[test]
+fn wasm_simd_is_bitwise_scalar() {
+    assert_eq!(simd_level(), "simd128");
+    // Equal bits, or both NaN: wasm leaves NaN payloads unspecified.
+    let same = |x: f32, y: f32| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan());
+    let mut rng = Rng::new(21);
+    for ty in WEIGHT_TYPES {
+        let at = ty.vec_dot_type();
+        let blocks: &[usize] = match ty.block_len() {
+            1 => &[1, 2, 3, 4, 5, 7, 17, 33, 100, 577],
+            32 => &[1, 2, 3, 5, 7, 9, 13, 18, 47, 49],
+            _ => &[1, 2, 3, 5],
+        };
+        for &nb in blocks {
+            let n = nb * ty.block_len();
+            let (wrb, arb) = (ty.row_bytes(n).unwrap(), at.row_bytes(n).unwrap());
+            for (rows, ntok) in [(1, 1), (3, 1), (5, 1), (8, 1), (7, 2), (6, 5), (9, 19)] {
+                let w: Vec<u8> = (0..rows).flat_map(|_| wild_row(ty, n, &mut rng)).collect();
+                let a = quant(at, &rng.floats(n * ntok));
+                let mut fast = vec![f32::NAN; rows * ntok];
+                gemm(ty, n, &w, &a, ntok, &mut fast);
+                let mut slow = vec![f32::NAN; rows * ntok];
+                scalar::gemm(ty, n, &w, &a, ntok, &mut slow);
+                for (i, (x, y)) in fast.iter().zip(&slow).enumerate() {
+                    assert!(
+                        same(*x, *y),
+                        "{ty} n={n} rows={rows} ntok={ntok} out[{i}]: simd {x} scalar {y}"
+                    );
+                }
+                let (w0, a0) = (&w[(rows - 1) * wrb..], &a[(ntok - 1) * arb..]);
+                let v = vec_dot(ty, n, w0, a0);
+                let vs = scalar::vec_dot(ty, n, w0, a0);
+                assert!(same(v, vs), "{ty} n={n} vec_dot: {v} vs {vs}");
+            }
+        }
+    }
+}
+
+/// Values around every f16 rounding boundary: each f16 value, the
+/// midpoints to its neighbours and the f32s next to those, in both signs;
+/// plus f32 subnormals, huge values, infinities and NaNs.
+fn f16_rounding_cases() -> Vec<f32> {
+    let mut xs = Vec::new();
+    for h in 0..0x7c00u16 {
+        let v = f16::from_bits(h).to_f32();
+        let next = f16::from_bits(h + 1).to_f32();
+        let mid = (v as f64 + next as f64) / 2.0;
+        let mid32 = mid as f32;
+        for x in [
+            v,
+            mid32,
+            f32::from_bits(mid32.to_bits() + 1),
+            f32::from_bits(mid32.to_bits().saturating_sub(1)),
+        ] {
+            xs.extend([x, -x]);
+        }
+    }
+    let mut rng = Rng::new(22);
+    for _ in 0..20_000 {
+        xs.push(f32::from_bits(rng.next_u64() as u32));
+    }
+    xs.extend([
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        -f32::NAN,
+        f32::from_bits(0x7f80_0001),
+        f32::from_bits(0xffc0_1234),
+        f32::MAX,
+        f32::MIN_POSITIVE,
+        f32::from_bits(1),
+        65504.0,
+        65519.99,
+        65520.0,
+        -65520.0,
+        1e-8,
+        2.0f32.powi(-25),
+        2.0f32.powi(-24) * 1.5,
+    ]);
+    xs
+}
+
+#[test]
+fn f16_rounding_matches_half_bitwise() {
+    let xs = f16_rounding_cases();
+    let want: Vec<u32> = xs
+        .iter()
+        .map(|&x| f16::from_f32(x).to_f32().to_bits())
+        .collect();
+    // Unaligned starts and odd lengths exercise the vector tails.
+    for skip in [0, 1, 3] {
+        let mut got = xs[skip..].to_vec();
+        round_f16_in_place(&mut got);
+        for (i, (g, w)) in got.iter().zip(&want[skip..]).enumerate() {
+            assert_eq!(g.to_bits(), *w, "round_f16({:e})", xs[skip + i]);
+        }
+        let mut out = vec![0f32; xs.len() - skip];
+        round_f16(&xs[skip..], &mut out);
+        assert!(out
+            .iter()
+            .zip(&got)
+            .all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+    // F16 encoding of activations: the same values, as f16 bits.
+    let n = xs.len() / 8 * 8 - 3;
+    let fast = quant(GgmlType::F16, &xs[..n]);
+    let mut slow = vec![0u8; fast.len()];
+    scalar::quantize_row(GgmlType::F16, &xs[..n], &mut slow);
+    for (i, (f, s)) in fast.chunks_exact(2).zip(slow.chunks_exact(2)).enumerate() {
+        assert_eq!(f, s, "f16 encoding of {:e}", xs[i]);
+    }
+}
+
+#[test]
+fn dot_f32_lanes16_is_bitwise_scalar() {
+    let mut rng = Rng::new(23);
+    for n in [16, 32, 64, 128, 272, 1024] {
+        for _ in 0..20 {
+            let a = rng.floats(n);
+            let b: Vec<f32> = rng.floats(n).iter().map(|v| v * 1e3).collect();
+            let (x, y) = (dot_f32_lanes16(&a, &b), scalar::dot_f32_lanes16(&a, &b));
+            assert_eq!(x.to_bits(), y.to_bits(), "n={n}: {x} vs {y}");
+        }
     }
 }

@@ -1220,6 +1220,35 @@ impl<L: FloatLoad> Kernel for Float<L> {
     }
 }
 
+/// Runs `work` with F16C rounding, which rounds to nearest even exactly as
+/// the portable conversion does, when the level has AVX2 (and so F16C);
+/// hands `work` back otherwise.
+pub(super) fn with_round_f16<W: super::WithRoundF16>(work: W) -> Result<W::Out, W> {
+    if level() == Level::Scalar {
+        return Err(work);
+    }
+    // SAFETY: the level check found AVX2 and F16C.
+    Ok(unsafe { with_f16c(work) })
+}
+
+/// `work`'s loops compiled with F16C, so that `round` inlines into them.
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn with_f16c<W: super::WithRoundF16>(work: W) -> W::Out {
+    #[target_feature(enable = "avx2,f16c")]
+    #[inline]
+    unsafe fn round(x: &mut [f32]) {
+        let mut chunks = x.chunks_exact_mut(8);
+        for c in &mut chunks {
+            let v = _mm256_loadu_ps(c.as_ptr());
+            let r = _mm256_cvtph_ps(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v));
+            _mm256_storeu_ps(c.as_mut_ptr(), r);
+        }
+        super::scalar::round_f16_in_place(chunks.into_remainder());
+    }
+    // SAFETY: our caller checked the features `round` enables.
+    work.run(|x: &mut [f32]| unsafe { round(x) })
+}
+
 /// Encodes activations into Q8_0, Q8_1 or F16 with exactly the scalar
 /// code's results; `false` for other types or CPUs without AVX2.
 pub(super) fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> bool {

@@ -8,6 +8,10 @@ use webgguf::cpu::Serial;
 use webgguf::engine::{Engine, EngineOptions};
 use webgguf::model::LoadOptions;
 
+#[path = "oracle.rs"]
+pub mod oracle;
+pub use oracle::Reference;
+
 /// `../shared` next to the crate, or `None` (after saying why) when it is
 /// absent outside CI. Under `CI=true` its absence fails the test.
 pub fn shared() -> Option<PathBuf> {
@@ -62,6 +66,7 @@ pub fn cpu_engine(path: &std::path::Path, upcast_f16: bool) -> Engine {
 
 /// A GPU, or `None` (after saying why) when no adapter exists; under
 /// CI=true (lavapipe installed) that is a failure.
+#[cfg(feature = "gpu")]
 pub fn gpu() -> Option<webgguf::gpu::Gpu> {
     match pollster::block_on(webgguf::gpu::Gpu::new()) {
         Ok(g) => Some(g),
@@ -76,6 +81,7 @@ pub fn gpu() -> Option<webgguf::gpu::Gpu> {
 }
 
 /// The engine on the GPU backend, or `None` when no adapter exists.
+#[cfg(feature = "gpu")]
 pub fn gpu_engine(path: &std::path::Path, upcast_f16: bool) -> Option<Engine> {
     let gpu = gpu()?;
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
@@ -105,75 +111,18 @@ pub fn serial_engine(path: &std::path::Path) -> Engine {
 }
 
 /// Teacher-forced check of `e` against reference `r`: the steps where our
-/// top-1 differs from llama.cpp's outside a near-tie (< 0.5), and the largest
-/// |dlogit| over llama.cpp's top-10.
+/// top-1 differs from llama.cpp's outside a near-tie, and the largest
+/// |dlogit| over llama.cpp's top-10 (see `oracle::compare_forced`).
 pub fn forced(e: &mut Engine, r: &Reference) -> (Vec<usize>, f32) {
-    let mut toks = r.prompt_ids.clone();
-    toks.extend(&r.generated_ids[..r.generated_ids.len() - 1]);
-    let steps = pollster::block_on(e.logits_at(&toks, r.prompt_ids.len() - 1, 10))
+    let (toks, start) = oracle::forced_input(r);
+    let steps = pollster::block_on(e.logits_at(&toks, start, 10))
         .unwrap_or_else(|err| panic!("{}: {err}", r.model));
-    assert_eq!(steps.len(), r.top10.len(), "{}: step count", r.model);
-    let mut bad = Vec::new();
-    let mut worst = 0f32;
-    for (i, (ours, theirs)) in steps.iter().zip(&r.top10).enumerate() {
-        let their = |id: u32| theirs.iter().find(|p| p.0 == id).map(|p| p.1);
-        let (o1, t1) = (ours[0].0, theirs[0].0);
-        // A disagreement is allowed only at a near-tie in llama.cpp's logits.
-        let near_tie = their(o1).is_some_and(|l| theirs[0].1 - l < 0.5);
-        if o1 != t1 && !near_tie {
-            bad.push(i);
-        }
-        for &(id, tl) in theirs {
-            if let Some(&(_, ol)) = ours.iter().find(|p| p.0 == id) {
-                worst = worst.max((ol - tl).abs());
-            }
-        }
-    }
-    (bad, worst)
-}
-
-#[derive(Debug, Clone)]
-pub struct Reference {
-    pub model: String,
-    pub prompt: String,
-    pub prompt_ids: Vec<u32>,
-    pub generated_ids: Vec<u32>,
-    pub top10: Vec<Vec<(u32, f32)>>,
+    oracle::compare_forced(&steps, r)
 }
 
 pub fn references(shared: &std::path::Path, file: &str) -> Vec<Reference> {
     let text = std::fs::read_to_string(shared.join("reference").join(file)).unwrap();
-    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let ids = |x: &serde_json::Value| -> Vec<u32> {
-        x.as_array()
-            .unwrap()
-            .iter()
-            .map(|i| i.as_u64().unwrap() as u32)
-            .collect()
-    };
-    v["references"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| Reference {
-            model: r["model"].as_str().unwrap().to_string(),
-            prompt: r["prompt"].as_str().unwrap().to_string(),
-            prompt_ids: ids(&r["prompt_ids"]),
-            generated_ids: ids(&r["generated_ids"]),
-            top10: r["top10_logits_per_step"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|step| {
-                    step.as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|p| (p[0].as_u64().unwrap() as u32, p[1].as_f64().unwrap() as f32))
-                        .collect()
-                })
-                .collect(),
-        })
-        .collect()
+    oracle::parse_references(&text)
 }
 
 /// Minimal GGUF v3 writer for building malformed and synthetic files in tests.

@@ -1,5 +1,4 @@
-//! The `webgguf` command line: the native shell around the engine, used to
-//! test the kernels against llama.cpp's references and to benchmark them.
+//! The command line proper (see main.rs).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -130,7 +129,7 @@ const COMMON: &[&str] = &[
     "--json",
 ];
 
-fn main() -> ExitCode {
+pub fn main() -> ExitCode {
     // The Vulkan loader complains on every start without a runtime dir
     // (containers, CI); give it a private one before any thread starts.
     #[cfg(target_os = "linux")]

@@ -1,0 +1,75 @@
+// A plain static server for the demo and the browser tests (Node's http only).
+// Usage: node scripts/serve.mjs [--port N] [--cors] [--mount /prefix=dir]... [--file /path=file]...
+// By default it serves www/ at /, pkg/ at /pkg/ and the default model at
+// /models/default.gguf. It sends COOP/COEP so pages are cross-origin isolated
+// (SharedArrayBuffer, i.e. threaded wasm, is allowed). --cors instead lets
+// any origin read everything (the wasm-bindgen test runner's page fetches
+// models and references from here).
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const mounts = [['/pkg/', path.join(root, 'pkg')]];
+const files = new Map([['/models/default.gguf', path.join(root, '.cache/SmolLM2-135M-Instruct.Q4_1.gguf')]]);
+let port = 8080;
+let cors = false;
+const args = process.argv.slice(2);
+for (let i = 0; i < args.length; i++) {
+  const [k, v] = [args[i], args[i + 1]];
+  if (k === '--port') { port = Number(v); i++; }
+  else if (k === '--cors') cors = true;
+  else if (k === '--mount') { const [p, d] = v.split('='); mounts.push([p.endsWith('/') ? p : p + '/', path.resolve(d)]); i++; }
+  else if (k === '--file') { const [p, f] = v.split('='); files.set(p, path.resolve(f)); i++; }
+  else { console.error(`unknown argument ${k}`); process.exit(2); }
+}
+mounts.push(['/', path.join(root, 'www')]);
+
+const types = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript',
+  '.css': 'text/css', '.json': 'application/json', '.wasm': 'application/wasm',
+  '.png': 'image/png', '.gguf': 'application/octet-stream', '.ts': 'text/plain',
+};
+
+function resolve(urlPath) {
+  if (files.has(urlPath)) return files.get(urlPath);
+  for (const [prefix, dir] of mounts) {
+    if (!urlPath.startsWith(prefix)) continue;
+    const rel = urlPath.slice(prefix.length) || 'index.html';
+    const full = path.resolve(dir, rel);
+    if (full !== dir && !full.startsWith(dir + path.sep)) return null; // no ../ escapes
+    return full;
+  }
+  return null;
+}
+
+const server = http.createServer((req, res) => {
+  const urlPath = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+  const file = resolve(urlPath);
+  fs.stat(file ?? '', (err, st) => {
+    if (err || !st.isFile()) {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end(`not found: ${urlPath}\n`);
+      return;
+    }
+    const isolation = cors
+      ? { 'access-control-allow-origin': '*', 'cross-origin-resource-policy': 'cross-origin' }
+      : {
+        'cross-origin-opener-policy': 'same-origin',
+        'cross-origin-embedder-policy': 'require-corp',
+        'cross-origin-resource-policy': 'same-origin',
+      };
+    res.writeHead(200, {
+      'content-type': types[path.extname(file)] || 'application/octet-stream',
+      'content-length': st.size,
+      'cache-control': 'no-cache',
+      ...isolation,
+    });
+    if (req.method === 'HEAD') return res.end();
+    fs.createReadStream(file).pipe(res);
+  });
+});
+server.listen(port, '127.0.0.1', () => {
+  console.log(`webgguf demo: http://127.0.0.1:${server.address().port}/`);
+});

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The browser tests (tests/web.rs) in headless Chromium via wasm-pack, with
+# models and llama.cpp's references served by scripts/serve.mjs. Needs
+# `scripts/setup.sh --browser`. Extra arguments go to the test binary
+# (e.g. a test-name filter).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PWD/.cache/tools/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+export CHROMEDRIVER=${CHROMEDRIVER:-/usr/bin/chromedriver}
+# SwiftShader runs WebGPU on the CPU: some tests take minutes.
+export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-900}
+if [ -d ../shared/reference ]; then
+  port=${WEBGGUF_TEST_PORT:-8731}
+  node scripts/serve.mjs --cors --port "$port" --mount /shared=../shared --mount /cache=.cache >/dev/null &
+  server=$!
+  trap 'kill $server' EXIT
+  export WEBGGUF_TEST_SERVER=http://127.0.0.1:$port
+elif [ "${CI:-}" = "true" ]; then
+  echo "../shared is missing, and CI=true requires it" >&2; exit 1
+fi
+if [ $# -gt 0 ]; then set -- -- "$@"; fi
+wasm-pack test --headless --chrome --release --mode no-install -- --test web "$@"

@@ -1,0 +1,1111 @@
+//! The browser shell: `WasmModel`, the JavaScript face of the engine.
+//!
+//! Everything platform-specific about the web lives here: reading a
+//! `Uint8Array` into wasm memory, choosing WebGPU or the CPU, turning engine
+//! errors into JS `Error`s, yielding to the event loop so a page (or a
+//! worker's message queue) stays responsive, and the JS shapes of options and
+//! results. The engine itself is the same one the CLI runs.
+//!
+//! Methods that run the model return promises built from futures that own a
+//! clone of the model's shared state, so no Rust borrow of the JS object is
+//! held across an `await`: a second call while one runs gets a clear `Busy`
+//! error instead of wasm-bindgen's aliasing trap.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use js_sys::{Array, ArrayBuffer, Function, Object, Promise, Reflect, Uint32Array, Uint8Array};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+
+use crate::chat::{ChatTemplate, Message};
+use crate::cpu::Serial;
+use crate::engine::{Engine, EngineOptions, Generation};
+use crate::error::{Error, Result};
+use crate::gpu::{self, Gpu, GpuOptions};
+use crate::sampler::SamplerParams;
+use crate::tokenizer::Tokenizer;
+
+#[wasm_bindgen(start, skip_typescript)]
+fn start() {
+    console_error_panic_hook::set_once();
+}
+
+#[wasm_bindgen(inline_js = r#"
+export function now_ms() { return performance.now(); }
+export function has_webgpu() {
+  return typeof navigator !== 'undefined' && !!navigator.gpu;
+}
+// A macrotask boundary without setTimeout's 4 ms clamp, so input events,
+// worker messages and AbortSignal handlers run between tokens. (Not
+// scheduler.yield(): its continuation jumps the queue, so a worker's pending
+// "stop" message would wait behind the whole generation.)
+export function yield_now() {
+  return new Promise((resolve) => {
+    const ch = new MessageChannel();
+    ch.port1.onmessage = () => { ch.port1.close(); resolve(); };
+    ch.port2.postMessage(null);
+  });
+}
+export function async_iterable(obj) {
+  obj[Symbol.asyncIterator] = function () { return this; };
+  return obj;
+}
+export function iter_result(value, done) { return { value, done }; }
+"#)]
+extern "C" {
+    fn now_ms() -> f64;
+    fn has_webgpu() -> bool;
+    fn yield_now() -> Promise;
+    fn async_iterable(obj: JsValue) -> JsValue;
+    fn iter_result(value: JsValue, done: bool) -> JsValue;
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_TYPES: &'static str = r#"
+/** Options for `WasmModel.new`. */
+export interface LoadOptions {
+  /** 'auto' (default) uses WebGPU when a hardware adapter and device can be had, else the CPU. */
+  backend?: 'auto' | 'webgpu' | 'cpu';
+  /** KV-cache length in tokens; default min(the model's, 2048). */
+  contextLength?: number;
+  /** Called as loading proceeds; fraction in [0, 1], stage 'copy' | 'parse' | 'upload' | 'ready'. */
+  onProgress?: (fraction: number, stage: string) => void;
+}
+
+/** Options for `generate`, `stream` and `chat`. */
+export interface GenerateOptions {
+  /** Most tokens to generate (default 256). */
+  maxTokens?: number;
+  /** 0 = greedy (default 0.8). */
+  temperature?: number;
+  /** 0 disables (default 40). */
+  topK?: number;
+  /** 1 disables (default 0.95). */
+  topP?: number;
+  /** 0 disables (default 0.05). */
+  minP?: number;
+  /** 1 disables (default 1). */
+  repeatPenalty?: number;
+  /** Seed for sampling; default a random one. */
+  seed?: number;
+  /** Generation ends before the first of these strings; it is not part of the text. */
+  stop?: string | string[];
+  /** Called with each piece of text as it is produced, and the token id. */
+  onToken?: (piece: string, id: number) => void;
+  /** Aborting rejects the promise with an `AbortError`; the model stays usable. */
+  signal?: AbortSignal;
+}
+
+export interface GenerateStats {
+  promptTokens: number;
+  /** Prompt tokens whose keys and values were already in the KV cache (not run again). */
+  cachedTokens: number;
+  generatedTokens: number;
+  prefillTokS: number;
+  decodeTokS: number;
+  /** 'eog' (end-of-generation token), 'length' (maxTokens), 'context' (context full) or 'stop' (a stop string). */
+  stopReason: 'eog' | 'length' | 'context' | 'stop';
+}
+
+export interface GenerateResult {
+  text: string;
+  /** The generated token ids, including the end-of-generation token that ended it, if any. */
+  tokens: number[];
+  stats: GenerateStats;
+}
+
+export interface ChatMessage {
+  role: string;
+  content: string;
+}
+
+export interface AdapterInfo {
+  name: string;
+  /** A software rasterizer (SwiftShader, WARP, lavapipe). */
+  software: boolean;
+  features: string[];
+  limits: {
+    maxStorageBufferBindingSize: number;
+    maxBufferSize: number;
+    maxComputeWorkgroupStorageSize: number;
+    maxComputeInvocationsPerWorkgroup: number;
+    maxComputeWorkgroupsPerDimension: number;
+  };
+}
+
+export interface ModelInfo {
+  architecture: string;
+  name: string | null;
+  /** Parameter count. */
+  parameters: number;
+  /** The main weight format, e.g. 'Q4_1'. */
+  quantization: string;
+  /** Tensor count per format, e.g. 'F32×61 Q4_1×210 Q8_0×1'. */
+  tensorTypes: string;
+  contextLength: number;
+  trainContextLength: number;
+  vocabSize: number;
+  layers: number;
+  embeddingLength: number;
+  heads: number;
+  kvHeads: number;
+  weightBytesPerToken: number;
+  hasChatTemplate: boolean;
+  backend: 'webgpu' | 'cpu';
+  fallbackReason: string | null;
+  adapter: AdapterInfo | null;
+}
+"#;
+
+/// A JS `Error` carrying the engine error's message, with `code` set to the
+/// kind (`ContextOverflow`, `DeviceLost`, ...) and `name` to `AbortError` /
+/// `DeviceLostError` where the web has that convention.
+fn js_error(e: &Error) -> JsValue {
+    let err = js_sys::Error::new(&e.to_string());
+    err.set_name(match e {
+        Error::Aborted => "AbortError",
+        Error::DeviceLost(_) => "DeviceLostError",
+        _ => "WebggufError",
+    });
+    let _ = Reflect::set(&err, &"code".into(), &e.code().into());
+    err.into()
+}
+
+fn serialize<T: Serialize>(v: &T) -> JsValue {
+    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .unwrap_or(JsValue::NULL)
+}
+
+async fn yield_to_event_loop() {
+    let _ = JsFuture::from(yield_now()).await;
+}
+
+/// Typed reads from a JS options object, with errors naming the option.
+struct Opts {
+    obj: JsValue,
+    what: &'static str,
+}
+
+impl Opts {
+    fn new(v: &JsValue, what: &'static str) -> Result<Opts> {
+        if v.is_undefined() || v.is_null() {
+            return Ok(Opts {
+                obj: Object::new().into(),
+                what,
+            });
+        }
+        if !v.is_object() {
+            return Err(Error::InvalidArgument(format!("{what} must be an object")));
+        }
+        Ok(Opts {
+            obj: v.clone(),
+            what,
+        })
+    }
+
+    fn get(&self, key: &str) -> Option<JsValue> {
+        Reflect::get(&self.obj, &key.into())
+            .ok()
+            .filter(|v| !v.is_undefined() && !v.is_null())
+    }
+
+    fn bad(&self, key: &str, want: &str) -> Error {
+        Error::InvalidArgument(format!("{}.{key} must be {want}", self.what))
+    }
+
+    fn num(&self, key: &str) -> Result<Option<f64>> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => match v.as_f64() {
+                Some(x) if x.is_finite() => Ok(Some(x)),
+                _ => Err(self.bad(key, "a finite number")),
+            },
+        }
+    }
+
+    fn count(&self, key: &str) -> Result<Option<usize>> {
+        match self.num(key)? {
+            Some(x) if x < 0.0 || x.fract() != 0.0 || x > u32::MAX as f64 => {
+                Err(self.bad(key, "a non-negative integer"))
+            }
+            x => Ok(x.map(|x| x as usize)),
+        }
+    }
+
+    fn string(&self, key: &str) -> Result<Option<String>> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_string()
+                .map(Some)
+                .ok_or_else(|| self.bad(key, "a string")),
+        }
+    }
+
+    fn strings(&self, key: &str) -> Result<Vec<String>> {
+        let Some(v) = self.get(key) else {
+            return Ok(Vec::new());
+        };
+        if let Some(s) = v.as_string() {
+            return Ok(vec![s]);
+        }
+        if !Array::is_array(&v) {
+            return Err(self.bad(key, "a string or an array of strings"));
+        }
+        Array::from(&v)
+            .iter()
+            .map(|s| {
+                s.as_string()
+                    .ok_or_else(|| self.bad(key, "a string or an array of strings"))
+            })
+            .collect()
+    }
+
+    fn function(&self, key: &str) -> Result<Option<Function>> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .dyn_into::<Function>()
+                .map(Some)
+                .map_err(|_| self.bad(key, "a function")),
+        }
+    }
+
+    fn signal(&self, key: &str) -> Result<Option<web_sys::AbortSignal>> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .dyn_into::<web_sys::AbortSignal>()
+                .map(Some)
+                .map_err(|_| self.bad(key, "an AbortSignal")),
+        }
+    }
+}
+
+/// One generation's settings, read from `GenerateOptions`.
+struct GenSettings {
+    max_tokens: usize,
+    params: SamplerParams,
+    stop: Vec<String>,
+    on_token: Option<Function>,
+    signal: Option<web_sys::AbortSignal>,
+}
+
+impl GenSettings {
+    fn parse(v: &JsValue) -> Result<GenSettings> {
+        let o = Opts::new(v, "options")?;
+        let f = |key: &str, default: f32| -> Result<f32> {
+            Ok(o.num(key)?.map_or(default, |x| x as f32))
+        };
+        let seed = match o.num("seed")? {
+            Some(s) if s >= 0.0 && s.fract() == 0.0 => s as u64,
+            Some(_) => return Err(o.bad("seed", "a non-negative integer")),
+            None => (js_sys::Math::random() * 2f64.powi(53)) as u64,
+        };
+        let params = SamplerParams {
+            temperature: f("temperature", 0.8)?,
+            top_k: o.count("topK")?.unwrap_or(40),
+            top_p: f("topP", 0.95)?,
+            min_p: f("minP", 0.05)?,
+            repeat_penalty: f("repeatPenalty", 1.0)?,
+            seed,
+            ..SamplerParams::default()
+        };
+        params.validate()?;
+        Ok(GenSettings {
+            max_tokens: o.count("maxTokens")?.unwrap_or(256),
+            params,
+            stop: o.strings("stop")?,
+            on_token: o.function("onToken")?,
+            signal: o.signal("signal")?,
+        })
+    }
+}
+
+/// State shared by a `WasmModel`, its pending promises and its streams.
+struct Shared {
+    /// `None` once freed.
+    engine: RefCell<Option<Engine>>,
+    tokenizer: Rc<Tokenizer>,
+    template: Result<ChatTemplate>,
+    gpu: Option<Gpu>,
+    backend: &'static str,
+    fallback_reason: Option<String>,
+    info: JsValue,
+    busy: Cell<bool>,
+    freed: Cell<bool>,
+}
+
+/// Marks the model busy for as long as it lives.
+struct BusyGuard(Rc<Shared>);
+
+impl BusyGuard {
+    fn enter(s: &Rc<Shared>) -> Result<BusyGuard> {
+        if s.freed.get() {
+            return Err(Error::InvalidArgument("the model was freed".into()));
+        }
+        if s.busy.get() {
+            return Err(Error::Busy);
+        }
+        s.busy.set(true);
+        Ok(BusyGuard(s.clone()))
+    }
+}
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        self.0.busy.set(false);
+        if self.0.freed.get() {
+            // `free()` came while this generation ran: release now.
+            if let Ok(mut e) = self.0.engine.try_borrow_mut() {
+                e.take();
+            }
+        }
+    }
+}
+
+/// A generation in progress, driven token by token by `generate` and by a
+/// stream's `next()`.
+struct Run {
+    guard: BusyGuard,
+    settings: GenSettings,
+    /// Text handed out so far.
+    emitted: String,
+    last_id: u32,
+    result: Option<Generation>,
+    last_yield: f64,
+}
+
+impl Run {
+    fn start(shared: &Rc<Shared>, prompt: &str, settings: GenSettings) -> Result<Run> {
+        let guard = BusyGuard::enter(shared)?;
+        if let Some(gpu) = &shared.gpu {
+            gpu.check()?;
+        }
+        {
+            let mut slot = shared.engine.try_borrow_mut().map_err(|_| Error::Busy)?;
+            let engine = slot
+                .as_mut()
+                .ok_or_else(|| Error::InvalidArgument("the model was freed".into()))?;
+            let ids = engine.prompt_ids(prompt);
+            engine.begin(&ids, settings.max_tokens, settings.params)?;
+            engine.stop_at(&settings.stop)?;
+        }
+        Ok(Run {
+            guard,
+            settings,
+            emitted: String::new(),
+            last_id: 0,
+            result: None,
+            last_yield: now_ms(),
+        })
+    }
+
+    fn shared(&self) -> &Rc<Shared> {
+        &self.guard.0
+    }
+
+    fn check_abort(&self) -> Result<()> {
+        if self.shared().freed.get() {
+            return Err(Error::InvalidArgument(
+                "the model was freed during generation".into(),
+            ));
+        }
+        match &self.settings.signal {
+            Some(s) if s.aborted() => Err(Error::Aborted),
+            _ => Ok(()),
+        }
+    }
+
+    /// The next piece of text and its token id; `None` when the run is over.
+    /// On an error the run is over too and the model is left ready for the
+    /// next call (its KV cache emptied unless the error was an abort).
+    async fn step(&mut self) -> Result<Option<(String, u32)>> {
+        if self.result.is_some() {
+            return Ok(None);
+        }
+        match self.advance().await {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                let shared = self.shared().clone();
+                let e = self.explain(e).await;
+                if let Ok(mut slot) = shared.engine.try_borrow_mut() {
+                    if let Some(engine) = slot.as_mut() {
+                        let _ = engine.finish();
+                        if e != Error::Aborted {
+                            engine.reset();
+                        }
+                    }
+                }
+                self.result = Some(empty_generation());
+                Err(e)
+            }
+        }
+    }
+
+    // The engine stays borrowed across the token's await. That is sound
+    // here: the run holds the busy flag, and every other path to the engine
+    // (reset, free, a second generation) checks that flag or uses
+    // try_borrow, so none can reach the RefCell meanwhile.
+    #[allow(clippy::await_holding_refcell_ref)]
+    async fn advance(&mut self) -> Result<Option<(String, u32)>> {
+        self.check_abort()?;
+        let shared = self.shared().clone();
+        // A long prompt runs in chunks, with a chance to abort between them.
+        loop {
+            let more = {
+                let mut slot = shared.engine.try_borrow_mut().map_err(|_| Error::Busy)?;
+                slot.as_mut().map_or(Ok(false), |e| e.prefill_chunk())?
+            };
+            if !more {
+                break;
+            }
+            yield_to_event_loop().await;
+            self.last_yield = now_ms();
+            self.check_abort()?;
+        }
+        let next = {
+            let mut slot = shared.engine.try_borrow_mut().map_err(|_| Error::Busy)?;
+            let engine = slot
+                .as_mut()
+                .ok_or_else(|| Error::InvalidArgument("the model was freed".into()))?;
+            match engine.next_token().await? {
+                Some(t) => Some(t),
+                None => {
+                    let g = engine.finish()?;
+                    let tail = g.text.get(self.emitted.len()..).unwrap_or("").to_string();
+                    self.result = Some(g);
+                    if tail.is_empty() {
+                        return Ok(None);
+                    }
+                    // Text held back at the end (a partial stop string or
+                    // UTF-8 sequence) still belongs to the output.
+                    self.emitted.push_str(&tail);
+                    return Ok(Some((tail, self.last_id)));
+                }
+            }
+        };
+        let (id, piece) = next.expect("handled above");
+        self.last_id = id;
+        self.emitted.push_str(&piece);
+        // The CPU backend never waits on anything: give the event loop a
+        // turn now and then so the page and the abort signal stay live.
+        if now_ms() - self.last_yield > 8.0 {
+            yield_to_event_loop().await;
+            self.last_yield = now_ms();
+        }
+        Ok(Some((piece, id)))
+    }
+
+    /// A GPU failure right after the device was lost is reported as the
+    /// loss (the lost callback may arrive a moment after the failed read).
+    async fn explain(&self, e: Error) -> Error {
+        let Some(gpu) = &self.shared().gpu else {
+            return e;
+        };
+        if matches!(e, Error::Gpu(_)) {
+            yield_to_event_loop().await;
+        }
+        match gpu.check() {
+            Err(lost @ Error::DeviceLost(_)) => lost,
+            _ => e,
+        }
+    }
+
+    fn call_on_token(&self, piece: &str, id: u32) -> Result<()> {
+        if let Some(f) = &self.settings.on_token {
+            f.call2(&JsValue::NULL, &piece.into(), &id.into())
+                .map_err(|e| {
+                    Error::InvalidArgument(format!(
+                        "onToken threw: {}",
+                        e.as_string()
+                            .or_else(|| e.dyn_ref::<js_sys::Error>().map(|e| e.to_string().into()))
+                            .unwrap_or_else(|| "an exception".into())
+                    ))
+                })?;
+        }
+        Ok(())
+    }
+
+    fn result_js(&self) -> JsValue {
+        let g = self.result.as_ref().expect("run finished");
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Stats {
+            prompt_tokens: usize,
+            cached_tokens: usize,
+            generated_tokens: usize,
+            prefill_tok_s: f64,
+            decode_tok_s: f64,
+            stop_reason: &'static str,
+        }
+        #[derive(Serialize)]
+        struct Out<'a> {
+            text: &'a str,
+            tokens: &'a [u32],
+            stats: Stats,
+        }
+        serialize(&Out {
+            text: &self.emitted,
+            tokens: &g.generated_ids,
+            stats: Stats {
+                prompt_tokens: g.prompt_ids.len(),
+                cached_tokens: g.prompt_ids.len() - g.prefilled,
+                generated_tokens: g.generated_ids.len(),
+                prefill_tok_s: g.prefill_tok_s(),
+                decode_tok_s: g.decode_tok_s(),
+                stop_reason: g.stop.as_str(),
+            },
+        })
+    }
+}
+
+fn empty_generation() -> Generation {
+    Generation {
+        prompt_ids: Vec::new(),
+        generated_ids: Vec::new(),
+        text: String::new(),
+        prefilled: 0,
+        prefill_ms: 0.0,
+        decode_ms: 0.0,
+        stop: crate::engine::StopReason::Stopped,
+    }
+}
+
+/// Start a generation now (so a second call made before this one's promise
+/// settles is refused) and drive it to the end in a promise.
+fn generate(shared: &Rc<Shared>, prompt: &str, opts: &JsValue) -> Promise {
+    match GenSettings::parse(opts).and_then(|s| Run::start(shared, prompt, s)) {
+        Ok(run) => promise(drive(run)),
+        Err(e) => Promise::reject(&js_error(&e)),
+    }
+}
+
+async fn drive(mut run: Run) -> Result<JsValue> {
+    let shared = run.shared().clone();
+    while let Some((piece, id)) = run.step().await? {
+        if let Err(e) = run.call_on_token(&piece, id) {
+            // The callback's failure ends the run like any other error.
+            let _ = shared
+                .engine
+                .try_borrow_mut()
+                .map(|mut s| s.as_mut().map(|e| e.finish()));
+            return Err(e);
+        }
+    }
+    Ok(run.result_js())
+}
+
+fn promise<F>(f: F) -> Promise
+where
+    F: std::future::Future<Output = Result<JsValue>> + 'static,
+{
+    future_to_promise(async move { f.await.map_err(|e| js_error(&e)) })
+}
+
+/// A GGUF model loaded for generation. Create it with `await WasmModel.new(bytes)`.
+#[wasm_bindgen]
+pub struct WasmModel {
+    shared: Rc<Shared>,
+}
+
+#[wasm_bindgen]
+impl WasmModel {
+    /// Load a GGUF file. `bytes` is copied once into WebAssembly memory; on
+    /// WebGPU that copy is released after the weights are uploaded.
+    #[wasm_bindgen(js_name = new)]
+    pub async fn load(
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array | ArrayBuffer")] bytes: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "LoadOptions")] options: Option<JsValue>,
+    ) -> std::result::Result<WasmModel, JsValue> {
+        load(bytes, options.unwrap_or(JsValue::UNDEFINED))
+            .await
+            .map_err(|e| js_error(&e))
+    }
+
+    /// Generate a completion of `prompt` (tokenized as the CLI does: BOS by
+    /// the model's rule, special tokens parsed).
+    #[wasm_bindgen(unchecked_return_type = "Promise<GenerateResult>")]
+    pub fn generate(
+        &self,
+        prompt: String,
+        #[wasm_bindgen(unchecked_param_type = "GenerateOptions")] opts: Option<JsValue>,
+    ) -> Promise {
+        generate(&self.shared, &prompt, &opts.unwrap_or_default())
+    }
+
+    /// The same generation as `generate`, as an async iterator of text
+    /// pieces (`for await (const piece of model.stream(prompt)) ...`). The
+    /// pieces concatenate to `generate`'s text. Breaking out of the loop
+    /// ends the generation.
+    #[wasm_bindgen(unchecked_return_type = "AsyncIterableIterator<string>")]
+    pub fn stream(
+        &self,
+        prompt: String,
+        #[wasm_bindgen(unchecked_param_type = "GenerateOptions")] opts: Option<JsValue>,
+    ) -> std::result::Result<JsValue, JsValue> {
+        let run = GenSettings::parse(&opts.unwrap_or_default())
+            .and_then(|s| Run::start(&self.shared, &prompt, s))
+            .map_err(|e| js_error(&e))?;
+        let stream = TokenStream {
+            run: Rc::new(RefCell::new(Some(run))),
+            stepping: Rc::new(Cell::new(false)),
+        };
+        Ok(async_iterable(stream.into()))
+    }
+
+    /// The prompt the model's own chat template makes of `messages`.
+    #[wasm_bindgen(js_name = applyChatTemplate)]
+    pub fn apply_chat_template(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ChatMessage[]")] messages: JsValue,
+        #[wasm_bindgen(js_name = addGenerationPrompt)] add_generation_prompt: Option<bool>,
+    ) -> std::result::Result<String, JsValue> {
+        self.chat_prompt(&messages, add_generation_prompt.unwrap_or(true))
+            .map_err(|e| js_error(&e))
+    }
+
+    /// Generate the assistant's reply to `messages` with the chat template.
+    /// The KV cache is reused for the part of the prompt the model has seen.
+    #[wasm_bindgen(unchecked_return_type = "Promise<GenerateResult>")]
+    pub fn chat(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ChatMessage[]")] messages: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "GenerateOptions")] opts: Option<JsValue>,
+    ) -> Promise {
+        match self.chat_prompt(&messages, true) {
+            Ok(prompt) => generate(&self.shared, &prompt, &opts.unwrap_or_default()),
+            Err(e) => Promise::reject(&js_error(&e)),
+        }
+    }
+
+    /// Token ids of `text`, as a prompt is tokenized.
+    #[wasm_bindgen(unchecked_return_type = "number[]")]
+    pub fn tokenize(&self, text: String) -> JsValue {
+        let ids = self.shared.tokenizer.encode(&text, true, true);
+        serialize(&ids)
+    }
+
+    /// The text of `ids` (special tokens included as text).
+    pub fn detokenize(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number[] | Uint32Array")] ids: JsValue,
+    ) -> std::result::Result<String, JsValue> {
+        self.ids_from_js(&ids)
+            .map(|ids| self.shared.tokenizer.detokenize(&ids, false, true))
+            .map_err(|e| js_error(&e))
+    }
+
+    /// Forget the conversation (empty the KV cache).
+    pub fn reset(&self) -> std::result::Result<(), JsValue> {
+        let _guard = BusyGuard::enter(&self.shared).map_err(|e| js_error(&e))?;
+        if let Some(e) = self.shared.engine.borrow_mut().as_mut() {
+            e.reset();
+        }
+        Ok(())
+    }
+
+    /// `'webgpu'` or `'cpu'`.
+    #[wasm_bindgen(getter, unchecked_return_type = "'webgpu' | 'cpu'")]
+    pub fn backend(&self) -> String {
+        self.shared.backend.to_string()
+    }
+
+    /// Why `backend: 'auto'` chose the CPU, if it did.
+    #[wasm_bindgen(getter, js_name = fallbackReason)]
+    pub fn fallback_reason(&self) -> Option<String> {
+        self.shared.fallback_reason.clone()
+    }
+
+    #[wasm_bindgen(getter, unchecked_return_type = "ModelInfo")]
+    pub fn info(&self) -> JsValue {
+        self.shared.info.clone()
+    }
+
+    /// Destroy the GPU device as a driver reset would (`GPUDevice.destroy()`),
+    /// to exercise device-loss handling. A no-op on the CPU backend.
+    #[wasm_bindgen(js_name = destroyDevice)]
+    pub fn destroy_device(&self) {
+        if let Some(gpu) = &self.shared.gpu {
+            gpu.device.destroy();
+        }
+    }
+}
+
+impl WasmModel {
+    fn chat_prompt(&self, messages: &JsValue, add_generation_prompt: bool) -> Result<String> {
+        let template = self.shared.template.as_ref().map_err(Clone::clone)?;
+        template.apply(&messages_from_js(messages)?, add_generation_prompt)
+    }
+
+    fn ids_from_js(&self, v: &JsValue) -> Result<Vec<u32>> {
+        let vocab = self.shared.tokenizer.vocab_size();
+        let ids: Vec<u32> = if let Some(a) = v.dyn_ref::<Uint32Array>() {
+            a.to_vec()
+        } else if Array::is_array(v) {
+            Array::from(v)
+                .iter()
+                .map(|x| match x.as_f64() {
+                    Some(f) if f >= 0.0 && f.fract() == 0.0 && f <= u32::MAX as f64 => Ok(f as u32),
+                    _ => Err(Error::InvalidArgument(
+                        "token ids must be non-negative integers".into(),
+                    )),
+                })
+                .collect::<Result<_>>()?
+        } else {
+            return Err(Error::InvalidArgument(
+                "ids must be an array of numbers or a Uint32Array".into(),
+            ));
+        };
+        match ids.iter().find(|&&id| id as usize >= vocab) {
+            Some(&id) => Err(Error::BadToken { id, vocab }),
+            None => Ok(ids),
+        }
+    }
+}
+
+impl Drop for WasmModel {
+    fn drop(&mut self) {
+        let s = &self.shared;
+        s.freed.set(true);
+        if !s.busy.get() {
+            if let Ok(mut e) = s.engine.try_borrow_mut() {
+                e.take();
+            }
+        }
+    }
+}
+
+fn messages_from_js(v: &JsValue) -> Result<Vec<Message>> {
+    if !Array::is_array(v) {
+        return Err(Error::InvalidArgument(
+            "messages must be an array of { role, content }".into(),
+        ));
+    }
+    Array::from(v)
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let field = |k: &str| {
+                Reflect::get(&m, &k.into())
+                    .ok()
+                    .and_then(|x| x.as_string())
+                    .ok_or_else(|| {
+                        Error::InvalidArgument(format!("messages[{i}].{k} must be a string"))
+                    })
+            };
+            Ok(Message {
+                role: field("role")?,
+                content: field("content")?,
+            })
+        })
+        .collect()
+}
+
+/// The async iterator `stream()` returns.
+#[wasm_bindgen]
+pub struct TokenStream {
+    /// `None` once finished; dropping the run releases the model.
+    run: Rc<RefCell<Option<Run>>>,
+    stepping: Rc<Cell<bool>>,
+}
+
+#[wasm_bindgen]
+impl TokenStream {
+    /// The next piece of text (`{ value, done }`).
+    #[wasm_bindgen(unchecked_return_type = "Promise<IteratorResult<string, undefined>>")]
+    pub fn next(&self) -> Promise {
+        if self.stepping.replace(true) {
+            return Promise::reject(&js_error(&Error::InvalidArgument(
+                "stream.next() was called again before the previous call settled".into(),
+            )));
+        }
+        let (run, stepping) = (self.run.clone(), self.stepping.clone());
+        future_to_promise(async move {
+            // Taken out for the await, so no RefCell borrow spans it.
+            let taken = run.borrow_mut().take();
+            let out = match taken {
+                None => Ok(iter_result(JsValue::UNDEFINED, true)),
+                Some(mut r) => match r.step().await {
+                    Ok(Some((piece, id))) => match r.call_on_token(&piece, id) {
+                        Ok(()) => {
+                            *run.borrow_mut() = Some(r);
+                            Ok(iter_result(piece.into(), false))
+                        }
+                        Err(e) => Err(js_error(&e)),
+                    },
+                    Ok(None) => Ok(iter_result(JsValue::UNDEFINED, true)),
+                    Err(e) => Err(js_error(&e)),
+                },
+            };
+            stepping.set(false);
+            out
+        })
+    }
+
+    /// End the generation early (what `break` in `for await` calls).
+    #[wasm_bindgen(
+        js_name = "return",
+        unchecked_return_type = "Promise<IteratorResult<string, undefined>>"
+    )]
+    pub fn finish(&self) -> Promise {
+        if let Ok(mut slot) = self.run.try_borrow_mut() {
+            if let Some(r) = slot.take() {
+                if let Ok(mut e) = r.shared().engine.try_borrow_mut() {
+                    if let Some(engine) = e.as_mut() {
+                        let _ = engine.finish();
+                    }
+                }
+            }
+        }
+        Promise::resolve(&iter_result(JsValue::UNDEFINED, true))
+    }
+}
+
+async fn load(bytes: JsValue, options: JsValue) -> Result<WasmModel> {
+    let o = Opts::new(&options, "options")?;
+    let choice = o.string("backend")?.unwrap_or_else(|| "auto".into());
+    if !matches!(choice.as_str(), "auto" | "webgpu" | "cpu") {
+        return Err(o.bad("backend", "'auto', 'webgpu' or 'cpu'"));
+    }
+    let on_progress = o.function("onProgress")?;
+    let progress = |fraction: f64, stage: &str| {
+        if let Some(f) = &on_progress {
+            let _ = f.call2(&JsValue::NULL, &fraction.into(), &stage.into());
+        }
+    };
+    let src: Uint8Array = if let Some(a) = bytes.dyn_ref::<Uint8Array>() {
+        a.clone()
+    } else if let Some(b) = bytes.dyn_ref::<ArrayBuffer>() {
+        Uint8Array::new(b)
+    } else {
+        return Err(Error::InvalidArgument(
+            "the model must be a Uint8Array or an ArrayBuffer".into(),
+        ));
+    };
+    let opts = EngineOptions {
+        context: o.count("contextLength")?.unwrap_or(0),
+        max_batch: 64,
+        ..EngineOptions::default()
+    };
+
+    let mut fallback_reason = None;
+    if choice != "cpu" {
+        match open_gpu(choice == "auto").await {
+            Ok(gpu) => {
+                let bytes = copy_in(&src, &progress, 0.3).await?;
+                progress(0.3, "upload");
+                let ctx = default_context(&bytes, opts.context);
+                let opts = EngineOptions {
+                    context: ctx,
+                    ..opts
+                };
+                match gpu::load_engine(gpu.clone(), bytes, opts, GpuOptions::default(), now_ms)
+                    .await
+                {
+                    Ok(engine) => {
+                        progress(1.0, "ready");
+                        return Ok(finish_load(engine, Some(gpu), None));
+                    }
+                    Err(e @ (Error::Gpu(_) | Error::DeviceLimit(_) | Error::DeviceLost(_)))
+                        if choice == "auto" =>
+                    {
+                        fallback_reason = Some(format!("WebGPU could not load the model: {e}"));
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            Err(reason) if choice == "auto" => fallback_reason = Some(reason),
+            Err(reason) => return Err(Error::Gpu(reason)),
+        }
+    }
+    let bytes = copy_in(&src, &progress, 0.8).await?;
+    progress(0.8, "parse");
+    yield_to_event_loop().await;
+    let ctx = default_context(&bytes, opts.context);
+    let engine = Engine::load_cpu(
+        bytes,
+        EngineOptions {
+            context: ctx,
+            ..opts
+        },
+        Box::new(Serial),
+        now_ms,
+    )?;
+    progress(1.0, "ready");
+    Ok(finish_load(engine, None, fallback_reason))
+}
+
+/// The browser default context is 2048 tokens (the KV cache lives in wasm
+/// memory on the CPU), unless the caller asked; 0 lets the engine choose
+/// when the file cannot be read here (it will fail with a clear error later).
+fn default_context(bytes: &[u8], asked: usize) -> usize {
+    if asked > 0 {
+        return asked;
+    }
+    crate::gguf::Gguf::parse(bytes)
+        .ok()
+        .and_then(|g| crate::model::Config::from_gguf(&g).ok())
+        .map_or(0, |c| c.train_ctx.min(2048))
+}
+
+/// A WebGPU device, or why there is none (as a fallback reason).
+async fn open_gpu(skip_software: bool) -> std::result::Result<Gpu, String> {
+    if !has_webgpu() {
+        return Err("navigator.gpu is missing: this browser or context has no WebGPU".into());
+    }
+    let gpu = Gpu::new().await.map_err(|e| e.to_string())?;
+    if skip_software && gpu.is_software() {
+        return Err(
+            "the only WebGPU adapter is a software fallback (e.g. SwiftShader); the CPU engine is faster on the same cores"
+                .into(),
+        );
+    }
+    Ok(gpu)
+}
+
+/// Copy the JS bytes into wasm memory in slices, reporting progress from 0
+/// to `upto`. The allocation is checked first: a model larger than wasm32
+/// can address is an error, not a trap.
+async fn copy_in(src: &Uint8Array, progress: &dyn Fn(f64, &str), upto: f64) -> Result<Vec<u8>> {
+    let len = src.length() as usize;
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        Error::InvalidArgument(format!(
+            "the model file ({} MiB) does not fit in WebAssembly memory",
+            len >> 20
+        ))
+    })?;
+    v.resize(len, 0);
+    const SLICE: usize = 16 << 20;
+    let mut at = 0;
+    while at < len {
+        let end = (at + SLICE).min(len);
+        src.subarray(at as u32, end as u32).copy_to(&mut v[at..end]);
+        at = end;
+        progress(upto * at as f64 / len.max(1) as f64, "copy");
+        yield_to_event_loop().await;
+    }
+    Ok(v)
+}
+
+fn finish_load(engine: Engine, gpu: Option<Gpu>, fallback_reason: Option<String>) -> WasmModel {
+    let tok = engine.tokenizer.clone();
+    let text = |id: Option<u32>| id.and_then(|i| tok.token_text(i)).unwrap_or("").to_string();
+    let template = match &engine.info.chat_template {
+        Some(src) => ChatTemplate::new(src, &text(tok.bos()), &text(tok.eos())),
+        None => Err(Error::ChatTemplate(
+            "this model file has no chat template (tokenizer.chat_template)".into(),
+        )),
+    };
+    let backend = if gpu.is_some() { "webgpu" } else { "cpu" };
+    let info = model_info(&engine, gpu.as_ref(), backend, fallback_reason.as_deref());
+    WasmModel {
+        shared: Rc::new(Shared {
+            tokenizer: engine.tokenizer.clone(),
+            engine: RefCell::new(Some(engine)),
+            template,
+            gpu,
+            backend,
+            fallback_reason,
+            info,
+            busy: Cell::new(false),
+            freed: Cell::new(false),
+        }),
+    }
+}
+
+fn model_info(
+    engine: &Engine,
+    gpu: Option<&Gpu>,
+    backend: &str,
+    fallback: Option<&str>,
+) -> JsValue {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Limits {
+        max_storage_buffer_binding_size: u64,
+        max_buffer_size: u64,
+        max_compute_workgroup_storage_size: u32,
+        max_compute_invocations_per_workgroup: u32,
+        max_compute_workgroups_per_dimension: u32,
+    }
+    #[derive(Serialize)]
+    struct Adapter {
+        name: String,
+        software: bool,
+        features: Vec<String>,
+        limits: Limits,
+    }
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Info<'a> {
+        architecture: &'a str,
+        name: Option<&'a str>,
+        parameters: usize,
+        quantization: String,
+        tensor_types: &'a str,
+        context_length: usize,
+        train_context_length: usize,
+        vocab_size: usize,
+        layers: usize,
+        embedding_length: usize,
+        heads: usize,
+        kv_heads: usize,
+        weight_bytes_per_token: usize,
+        has_chat_template: bool,
+        backend: &'a str,
+        fallback_reason: Option<&'a str>,
+        adapter: Option<Adapter>,
+    }
+    let c = &engine.config;
+    let i = &engine.info;
+    // The format holding most matrix elements names the quantization.
+    let mut by_type = std::collections::BTreeMap::<&str, usize>::new();
+    for (_, ty, dims) in i.tensors.iter().filter(|t| t.2.len() >= 2) {
+        *by_type.entry(ty).or_default() += dims.iter().product::<usize>();
+    }
+    let quantization = by_type
+        .iter()
+        .max_by_key(|(_, n)| **n)
+        .map_or("?", |(t, _)| t)
+        .to_string();
+    let adapter = gpu.map(|g| Adapter {
+        name: g.adapter.name.clone(),
+        software: g.is_software(),
+        features: g
+            .features
+            .iter_names()
+            .map(|(n, _)| n.to_string())
+            .collect(),
+        limits: Limits {
+            max_storage_buffer_binding_size: g.limits.max_storage_buffer_binding_size,
+            max_buffer_size: g.limits.max_buffer_size,
+            max_compute_workgroup_storage_size: g.limits.max_compute_workgroup_storage_size,
+            max_compute_invocations_per_workgroup: g.limits.max_compute_invocations_per_workgroup,
+            max_compute_workgroups_per_dimension: g.limits.max_compute_workgroups_per_dimension,
+        },
+    });
+    serialize(&Info {
+        architecture: c.arch.name(),
+        name: i.name.as_deref(),
+        parameters: i.n_params,
+        quantization,
+        tensor_types: &i.file_type,
+        context_length: engine.context_len(),
+        train_context_length: c.train_ctx,
+        vocab_size: c.vocab_size,
+        layers: c.n_layers,
+        embedding_length: c.dim,
+        heads: c.n_heads,
+        kv_heads: c.n_kv_heads,
+        weight_bytes_per_token: i.weight_bytes_per_token,
+        has_chat_template: i.chat_template.is_some(),
+        backend,
+        fallback_reason: fallback,
+        adapter,
+    })
+}

@@ -1,0 +1,35 @@
+// Compiled with `tsc --noEmit` against the built package's .d.ts: the
+// documented API must type-check as a user would write it.
+import init, { WasmModel, type GenerateResult, type ChatMessage, type ModelInfo } from 'webgguf';
+
+export async function demo(bytes: Uint8Array): Promise<string> {
+  await init();
+  const model: WasmModel = await WasmModel.new(bytes, {
+    backend: 'auto',
+    contextLength: 1024,
+    onProgress: (fraction: number, stage: string) => console.log(stage, fraction),
+  });
+  const backend: 'webgpu' | 'cpu' = model.backend;
+  const why: string | undefined = model.fallbackReason;
+  const info: ModelInfo = model.info;
+  console.log(backend, why, info.quantization, info.adapter?.limits.maxBufferSize);
+
+  const controller = new AbortController();
+  const r: GenerateResult = await model.generate('Once upon a time', {
+    maxTokens: 32, temperature: 0, topK: 40, topP: 0.9, minP: 0.05, repeatPenalty: 1.1, seed: 1,
+    stop: ['\n\n'], onToken: (piece: string, id: number) => console.log(piece, id), signal: controller.signal,
+  });
+  const ids: number[] = r.tokens;
+  console.log(ids.length, r.stats.decodeTokS, r.stats.stopReason, r.stats.cachedTokens);
+
+  let text = '';
+  for await (const piece of model.stream('Hello', { maxTokens: 8 })) text += piece;
+
+  const messages: ChatMessage[] = [{ role: 'user', content: 'Hi' }];
+  const prompt: string = model.applyChatTemplate(messages, true);
+  const reply = await model.chat(messages, { maxTokens: 16 });
+  const back: string = model.detokenize(model.tokenize(prompt));
+  model.reset();
+  model.free();
+  return text + reply.text + back;
+}

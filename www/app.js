@@ -1,0 +1,99 @@
+// The page: UI only. The model lives in worker.js so generation never blocks it.
+const $ = (id) => document.getElementById(id);
+const worker = new Worker('worker.js', { type: 'module' });
+let messages = [];     // the conversation sent to model.chat()
+let current = null;    // { el, text } of the assistant reply being streamed
+
+function setBusy(generating) {
+  $('send').disabled = generating;
+  $('prompt').disabled = generating;
+  $('stop').disabled = !generating;
+  $('clear').disabled = generating;
+}
+
+function addMessage(role, text) {
+  const el = document.createElement('div');
+  el.className = `msg ${role}`;
+  el.textContent = text;
+  $('log').append(el);
+  el.scrollIntoView({ block: 'end' });
+  return el;
+}
+
+function load(source) {
+  $('progress').hidden = false;
+  $('status').textContent = 'Loading…';
+  $('send').disabled = true;
+  $('prompt').disabled = true;
+  worker.postMessage({ type: 'load', backend: $('backend').value, ...source });
+}
+
+worker.onmessage = ({ data: m }) => {
+  if (m.type === 'progress') {
+    $('bar').value = m.fraction;
+    $('stage').textContent = `${m.stage} ${(m.fraction * 100).toFixed(0)}%`;
+  } else if (m.type === 'loaded') {
+    const i = m.info;
+    $('progress').hidden = true;
+    const adapter = i.adapter ? ` on ${i.adapter.name || 'an unnamed adapter'}${i.adapter.software ? ' (software)' : ''}` : '';
+    $('status').textContent = `${i.name || i.architecture} · ${(i.parameters / 1e6).toFixed(0)}M params · ${i.quantization} · ` +
+      `backend: ${i.backend}${adapter} · context ${i.contextLength}`;
+    $('status').dataset.backend = i.backend;
+    if (i.fallbackReason) {
+      $('notice').hidden = false;
+      $('notice').textContent = `Running on the CPU: ${i.fallbackReason}.`;
+    } else {
+      $('notice').hidden = true;
+    }
+    messages = [];
+    $('log').replaceChildren();
+    setBusy(false);
+    $('prompt').focus();
+  } else if (m.type === 'token') {
+    current.text += m.piece;
+    current.el.textContent = current.text;
+    current.el.scrollIntoView({ block: 'end' });
+  } else if (m.type === 'done') {
+    messages.push({ role: 'assistant', content: current.text });
+    if (m.aborted) current.el.dataset.stopped = 'true';
+    if (m.stats) {
+      const s = m.stats;
+      $('speed').textContent = `prefill ${s.prefillTokS.toFixed(1)} tok/s (${s.promptTokens} tokens) · ` +
+        `decode ${s.decodeTokS.toFixed(1)} tok/s (${s.generatedTokens} tokens) · stop: ${s.stopReason}`;
+    } else {
+      $('speed').textContent = 'stopped';
+    }
+    current = null;
+    setBusy(false);
+  } else if (m.type === 'error') {
+    $('progress').hidden = true;
+    addMessage('error', m.message);
+    $('status').textContent = $('status').textContent === 'Loading…' ? 'No model loaded.' : $('status').textContent;
+    if (current) { current = null; setBusy(false); }
+  }
+};
+
+$('source').onsubmit = (e) => { e.preventDefault(); load({ url: $('url').value }); };
+$('file').onchange = () => { if ($('file').files[0]) load({ file: $('file').files[0] }); };
+$('prompt-form').onsubmit = (e) => {
+  e.preventDefault();
+  const text = $('prompt').value.trim();
+  if (!text) return;
+  $('prompt').value = '';
+  messages.push({ role: 'user', content: text });
+  addMessage('user', text);
+  current = { el: addMessage('assistant', ''), text: '' };
+  setBusy(true);
+  worker.postMessage({ type: 'chat', messages, options: { maxTokens: 256, temperature: 0.2 } });
+};
+$('prompt').onkeydown = (e) => {
+  if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); $('prompt-form').requestSubmit(); }
+};
+$('stop').onclick = () => worker.postMessage({ type: 'stop' });
+$('clear').onclick = () => { messages = []; $('log').replaceChildren(); worker.postMessage({ type: 'reset' }); };
+
+if (!navigator.gpu) {
+  $('notice').hidden = false;
+  $('notice').textContent = 'This browser has no WebGPU (navigator.gpu is missing): the model will run on the CPU.';
+}
+load({ url: $('url').value });

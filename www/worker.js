@@ -1,0 +1,72 @@
+// The model runs here, off the page's thread. Messages in:
+//   { type: 'load', url } | { type: 'load', file } | { type: 'chat', messages, options }
+//   { type: 'stop' } | { type: 'reset' }
+// Messages out:
+//   { type: 'progress', fraction, stage } | { type: 'loaded', info }
+//   { type: 'token', piece } | { type: 'done', stats, aborted } | { type: 'error', message }
+import init, { WasmModel } from './pkg/webgguf.js';
+
+let model = null;
+let controller = null;
+const post = (m) => self.postMessage(m);
+
+// Fetch into one preallocated buffer when the size is known, so a large model
+// is held once, with download progress.
+async function download(url) {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`fetching ${url} failed: HTTP ${res.status}`);
+  const total = Number(res.headers.get('content-length')) || 0;
+  if (!total || !res.body) return new Uint8Array(await res.arrayBuffer());
+  const out = new Uint8Array(total);
+  const reader = res.body.getReader();
+  let at = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (at + value.length > total) throw new Error('the download is longer than its Content-Length');
+    out.set(value, at);
+    at += value.length;
+    post({ type: 'progress', fraction: at / total, stage: 'download' });
+  }
+  if (at !== total) throw new Error(`the download ended after ${at} of ${total} bytes`);
+  return out;
+}
+
+async function load(msg) {
+  if (model) { model.free(); model = null; }
+  const bytes = msg.file ? new Uint8Array(await msg.file.arrayBuffer()) : await download(msg.url);
+  model = await WasmModel.new(bytes, {
+    backend: msg.backend || 'auto',
+    onProgress: (fraction, stage) => post({ type: 'progress', fraction, stage }),
+  });
+  post({ type: 'loaded', info: model.info });
+}
+
+async function chat(msg) {
+  controller = new AbortController();
+  try {
+    const result = await model.chat(msg.messages, {
+      ...msg.options,
+      signal: controller.signal,
+      onToken: (piece) => post({ type: 'token', piece }),
+    });
+    post({ type: 'done', stats: result.stats, aborted: false });
+  } catch (e) {
+    if (e.name === 'AbortError') post({ type: 'done', stats: null, aborted: true });
+    else throw e;
+  } finally {
+    controller = null;
+  }
+}
+
+self.onmessage = async ({ data: msg }) => {
+  try {
+    if (msg.type === 'stop') { controller?.abort(); return; }
+    if (msg.type === 'reset') { model?.reset(); return; }
+    await init();
+    if (msg.type === 'load') await load(msg);
+    else if (msg.type === 'chat') await chat(msg);
+  } catch (e) {
+    post({ type: 'error', message: String(e && e.message || e), code: e && e.code });
+  }
+};
