@@ -1,7 +1,7 @@
 // Sampling on the GPU, as src/sampler.rs does it (llama.cpp's chain):
 // repetition penalty, top-k, softmax, top-p, min-p, temperature, draw.
 // Candidates are (logit, token) pairs ordered by logit, highest first, the
-// lower token first among equal logits (NaN logits count as -inf).
+// lower token first among equal logits (NaN logits count as the lowest).
 //
 // Entry `first`: workgroup w sorts logits [1024 w, 1024 w + 1024) (after the
 //   penalty: each token listed in Pen, distinct, l > 0 ? l / p : l * p) and
@@ -65,8 +65,12 @@ const NONE: u32 = 0xffffffffu;
 var<workgroup> kv: array<f32, 1024>;
 var<workgroup> ki: array<u32, 1024>;
 
+// Below every real logit: padding and NaN logits sort last. (A constant
+// -inf is not allowed in WGSL: Tint rejects it, naga does not.)
+const NEG: f32 = -3.4e38;
+
 fn neg_inf() -> f32 {
-    return bitcast<f32>(0xff800000u);
+    return NEG;
 }
 
 // Whether (va, ia) comes before (vb, ib).
