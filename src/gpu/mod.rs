@@ -1018,6 +1018,43 @@ pub struct GpuBackend {
     _matrices: Vec<GpuMatrix>,
 }
 
+impl Drop for GpuBackend {
+    /// Free the GPU memory now. Natively wgpu does this when the handles
+    /// drop; in the browser its handles drop without `GPUBuffer.destroy()`,
+    /// leaving the memory to the JS garbage collector, so a freed model
+    /// would hold its weights until some later collection.
+    fn drop(&mut self) {
+        let s = &self.s;
+        for b in [
+            &s.x,
+            &s.xb,
+            &s.q,
+            &s.k,
+            &s.v,
+            &s.xo,
+            &s.hb,
+            &s.hb2,
+            &s.scores,
+            &s.logits,
+            &s.tokens,
+            &s.argmax,
+            &s.partials,
+            &s.sample.pen,
+            &s.sample.stat,
+        ]
+        .into_iter()
+        .chain(&s.sample.cand)
+        .chain(&self._keep)
+        .chain(
+            self._matrices
+                .iter()
+                .flat_map(|m| m.parts.iter().map(|p| &p.buf)),
+        ) {
+            b.destroy();
+        }
+    }
+}
+
 fn f(v: f32) -> u32 {
     v.to_bits()
 }
