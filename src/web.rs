@@ -430,16 +430,8 @@ impl Run {
         match self.advance().await {
             Ok(v) => Ok(v),
             Err(e) => {
-                let shared = self.shared().clone();
                 let e = self.explain(e).await;
-                if let Ok(mut slot) = shared.engine.try_borrow_mut() {
-                    if let Some(engine) = slot.as_mut() {
-                        let _ = engine.finish();
-                        if e != Error::Aborted {
-                            engine.reset();
-                        }
-                    }
-                }
+                self.end(e != Error::Aborted);
                 self.result = Some(empty_generation());
                 Err(e)
             }
@@ -498,6 +490,19 @@ impl Run {
             self.last_yield = now_ms();
         }
         Ok(Some((piece, id)))
+    }
+
+    /// End the engine's side of the run early (an error, an onToken that
+    /// threw, `break` out of a stream); `reset` also empties the KV cache.
+    fn end(&self, reset: bool) {
+        if let Ok(mut slot) = self.shared().engine.try_borrow_mut() {
+            if let Some(engine) = slot.as_mut() {
+                let _ = engine.finish();
+                if reset {
+                    engine.reset();
+                }
+            }
+        }
     }
 
     /// A GPU failure right after the device was lost is reported as the
@@ -585,14 +590,10 @@ fn generate(shared: &Rc<Shared>, prompt: &str, opts: &JsValue) -> Promise {
 }
 
 async fn drive(mut run: Run) -> Result<JsValue> {
-    let shared = run.shared().clone();
     while let Some((piece, id)) = run.step().await? {
         if let Err(e) = run.call_on_token(&piece, id) {
             // The callback's failure ends the run like any other error.
-            let _ = shared
-                .engine
-                .try_borrow_mut()
-                .map(|mut s| s.as_mut().map(|e| e.finish()));
+            run.end(false);
             return Err(e);
         }
     }
@@ -835,7 +836,10 @@ impl TokenStream {
                             *run.borrow_mut() = Some(r);
                             Ok(iter_result(piece.into(), false))
                         }
-                        Err(e) => Err(js_error(&e)),
+                        Err(e) => {
+                            r.end(false);
+                            Err(js_error(&e))
+                        }
                     },
                     Ok(None) => Ok(iter_result(JsValue::UNDEFINED, true)),
                     Err(e) => Err(js_error(&e)),
@@ -854,11 +858,7 @@ impl TokenStream {
     pub fn finish(&self) -> Promise {
         if let Ok(mut slot) = self.run.try_borrow_mut() {
             if let Some(r) = slot.take() {
-                if let Ok(mut e) = r.shared().engine.try_borrow_mut() {
-                    if let Some(engine) = e.as_mut() {
-                        let _ = engine.finish();
-                    }
-                }
+                r.end(false);
             }
         }
         Promise::resolve(&iter_result(JsValue::UNDEFINED, true))
