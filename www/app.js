@@ -58,7 +58,7 @@ worker.onmessage = ({ data: m }) => {
     if (m.aborted) current.el.dataset.stopped = 'true';
     if (m.stats) {
       const s = m.stats;
-      $('speed').textContent = `prefill ${s.prefillTokS.toFixed(1)} tok/s (${s.promptTokens} tokens) · ` +
+      $('speed').textContent = `prefill ${s.prefillTokS.toFixed(1)} tok/s (${s.promptTokens - s.cachedTokens} new tokens, ${s.cachedTokens} from the cache) · ` +
         `decode ${s.decodeTokS.toFixed(1)} tok/s (${s.generatedTokens} tokens) · stop: ${s.stopReason}`;
     } else {
       $('speed').textContent = 'stopped';
