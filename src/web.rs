@@ -71,6 +71,14 @@ export interface LoadOptions {
   backend?: 'auto' | 'webgpu' | 'cpu';
   /** KV-cache length in tokens; default min(the model's, 2048). */
   contextLength?: number;
+  /** Let 'auto' use a software WebGPU adapter (SwiftShader, WARP); default false. */
+  allowSoftwareAdapter?: boolean;
+  /**
+   * Cap the bytes one GPU binding may hold below the device's limit (weights are split
+   * across bindings up to it), e.g. 128 MiB to act like many phones; a row larger than
+   * the cap makes the GPU load fail ('auto' then falls back to the CPU).
+   */
+  maxBindingBytes?: number;
   /** Called as loading proceeds; fraction in [0, 1], stage 'copy' | 'parse' | 'upload' | 'ready'. */
   onProgress?: (fraction: number, stage: string) => void;
 }
@@ -262,6 +270,13 @@ impl Opts {
                     .ok_or_else(|| self.bad(key, "a string or an array of strings"))
             })
             .collect()
+    }
+
+    fn flag(&self, key: &str) -> Result<bool> {
+        match self.get(key) {
+            None => Ok(false),
+            Some(v) => v.as_bool().ok_or_else(|| self.bad(key, "a boolean")),
+        }
     }
 
     fn function(&self, key: &str) -> Result<Option<Function>> {
@@ -892,9 +907,14 @@ async fn load(bytes: JsValue, options: JsValue) -> Result<WasmModel> {
         ..EngineOptions::default()
     };
 
+    let gpu_opts = GpuOptions {
+        max_binding: o.count("maxBindingBytes")?.map(|b| b as u64),
+        ..GpuOptions::default()
+    };
+    let skip_software = choice == "auto" && !o.flag("allowSoftwareAdapter")?;
     let mut fallback_reason = None;
     if choice != "cpu" {
-        match open_gpu(choice == "auto").await {
+        match open_gpu(skip_software).await {
             Ok(gpu) => {
                 let bytes = copy_in(&src, &progress, 0.3).await?;
                 progress(0.3, "upload");
@@ -903,9 +923,7 @@ async fn load(bytes: JsValue, options: JsValue) -> Result<WasmModel> {
                     context: ctx,
                     ..opts
                 };
-                match gpu::load_engine(gpu.clone(), bytes, opts, GpuOptions::default(), now_ms)
-                    .await
-                {
+                match gpu::load_engine(gpu.clone(), bytes, opts, gpu_opts, now_ms).await {
                     Ok(engine) => {
                         progress(1.0, "ready");
                         return Ok(finish_load(engine, Some(gpu), None));

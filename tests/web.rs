@@ -212,6 +212,46 @@ async fn cpu_greedy_ids_equal_llama_cpp_forced_and_without_navigator_gpu() {
 }
 
 #[wasm_bindgen_test]
+async fn a_model_over_the_gpu_limits_is_an_error_and_auto_falls_back_to_the_cpu() {
+    if server().is_none() {
+        return;
+    }
+    let bytes = fetch("shared/models/stories260K.F32.gguf").await;
+    // A 128-byte binding cap: token_embd's 256-byte rows cannot fit.
+    let opts = |backend: &str| {
+        Some(obj(&[
+            ("backend", backend.into()),
+            ("allowSoftwareAdapter", true.into()),
+            ("maxBindingBytes", 128.into()),
+        ]))
+    };
+    let err = WasmModel::load(bytes.clone().into(), opts("webgpu"))
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(error_field(&err, "code"), "DeviceLimit", "{err:?}");
+    assert!(error_field(&err, "message").contains("storage binding"));
+    let model = WasmModel::load(bytes.clone().into(), opts("auto"))
+        .await
+        .unwrap();
+    assert_eq!(model.backend(), "cpu");
+    let reason = model.fallback_reason().unwrap();
+    assert!(reason.contains("exceeds GPU limits"), "{reason}");
+    check_greedy(&model, &references("greedy.json").await).await;
+    // Without the cap, the same options take the (software) GPU.
+    let model = WasmModel::load(
+        bytes.clone().into(),
+        Some(obj(&[
+            ("backend", "auto".into()),
+            ("allowSoftwareAdapter", true.into()),
+        ])),
+    )
+    .await
+    .unwrap();
+    assert_eq!(model.backend(), "webgpu");
+}
+
+#[wasm_bindgen_test]
 async fn auto_passes_over_a_software_adapter() {
     if server().is_none() {
         return;
