@@ -903,6 +903,8 @@ async fn load(bytes: JsValue, options: JsValue) -> Result<WasmModel> {
     };
     let opts = EngineOptions {
         context: o.count("contextLength")?.unwrap_or(0),
+        // On the CPU the KV cache lives in wasm memory (4 GiB at most).
+        default_context: 2048,
         max_batch: 64,
         ..EngineOptions::default()
     };
@@ -918,11 +920,6 @@ async fn load(bytes: JsValue, options: JsValue) -> Result<WasmModel> {
             Ok(gpu) => {
                 let bytes = copy_in(&src, &progress, 0.3).await?;
                 progress(0.3, "upload");
-                let ctx = default_context(&bytes, opts.context);
-                let opts = EngineOptions {
-                    context: ctx,
-                    ..opts
-                };
                 match gpu::load_engine(gpu.clone(), bytes, opts, gpu_opts, now_ms).await {
                     Ok(engine) => {
                         progress(1.0, "ready");
@@ -943,31 +940,9 @@ async fn load(bytes: JsValue, options: JsValue) -> Result<WasmModel> {
     let bytes = copy_in(&src, &progress, 0.8).await?;
     progress(0.8, "parse");
     yield_to_event_loop().await;
-    let ctx = default_context(&bytes, opts.context);
-    let engine = Engine::load_cpu(
-        bytes,
-        EngineOptions {
-            context: ctx,
-            ..opts
-        },
-        Box::new(Serial),
-        now_ms,
-    )?;
+    let engine = Engine::load_cpu(bytes, opts, Box::new(Serial), now_ms)?;
     progress(1.0, "ready");
     Ok(finish_load(engine, None, fallback_reason))
-}
-
-/// The browser default context is 2048 tokens (the KV cache lives in wasm
-/// memory on the CPU), unless the caller asked; 0 lets the engine choose
-/// when the file cannot be read here (it will fail with a clear error later).
-fn default_context(bytes: &[u8], asked: usize) -> usize {
-    if asked > 0 {
-        return asked;
-    }
-    crate::gguf::Gguf::parse(bytes)
-        .ok()
-        .and_then(|g| crate::model::Config::from_gguf(&g).ok())
-        .map_or(0, |c| c.train_ctx.min(2048))
 }
 
 /// A WebGPU device, or why there is none (as a fallback reason).
