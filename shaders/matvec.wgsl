@@ -24,7 +24,10 @@
 //   LAST. The host prepends `const R`, `RN` (R + 1: the rows and the sum of
 //   squares), `WG` (64, 128 or 256), `RW` (RN * WG) and `FOLD`, and appends
 //   matrix.wgsl, dequant.wgsl, units.wgsl, the format's aliases, the
-//   generated `dot_rows` and one of the two `reduce` functions.
+//   generated `dot_rows`, one of the two `reduce` functions, and `xv4(i)` /
+//   `gv4(k)` (X[i .. i + 4], G[k .. k + 4]): vec4 loads through bindings
+//   11 (X again) and 12 (G again) where rows are a multiple of 4 long,
+//   scalar loads otherwise.
 
 var<workgroup> red: array<f32, RW>;
 var<private> SGL: u32;
@@ -106,13 +109,9 @@ fn row_scale(sep: f32) -> f32 {
 // x with the norm gains (and the separate norm's scale) applied.
 fn xg(x: vec4<f32>, k: u32, scale: f32, norm: bool) -> vec4<f32> {
     if norm {
-        return (x * scale) * vec4<f32>(G[k], G[k + 1u], G[k + 2u], G[k + 3u]);
+        return (x * scale) * gv4(k);
     }
     return x;
-}
-
-fn xraw(xb: u32, k: u32) -> vec4<f32> {
-    return vec4<f32>(X[xb + k], X[xb + k + 1u], X[xb + k + 2u], X[xb + k + 3u]);
 }
 
 @compute @workgroup_size(WG)

@@ -660,9 +660,9 @@ pub struct BenchResult {
 
 impl Engine {
     /// llama-bench's two tests on an empty cache, `reps` times each, averaged:
-    /// pp = one batch of `p` prompt tokens (in max_batch chunks), tg = `n`
-    /// tokens run one at a time, each waited for. Token ids are fixed
-    /// pseudo-random values.
+    /// pp = one batch of `p` prompt tokens (fixed pseudo-random ids, in
+    /// max_batch chunks), tg = `n` tokens generated one at a time, each
+    /// pick read back and fed in as the next token, as a generation does.
     pub async fn bench(&mut self, p: usize, n: usize, reps: usize) -> Result<BenchResult> {
         self.bench_sampled(p, n, reps, SamplerParams::default())
             .await
@@ -704,12 +704,16 @@ impl Engine {
             }
             self.backend.sync().await?;
             let t1 = (self.clock)();
-            for (pos, t) in ids[..n].iter().enumerate() {
-                self.backend
-                    .forward_sample(std::slice::from_ref(t), pos, &mut sampler, &[])
+            let mut t = ids[0];
+            for pos in 0..n {
+                t = self
+                    .backend
+                    .forward_sample(&[t], pos, &mut sampler, &[])
                     .await?;
             }
             let t2 = (self.clock)();
+            // A step fed ahead may still run; keep it out of the next pp.
+            self.backend.sync().await?;
             pp_ms += t1 - t0;
             tg_ms += t2 - t1;
         }

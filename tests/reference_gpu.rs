@@ -137,3 +137,41 @@ fn gpu_sampling_and_bad_input() {
     let long = vec![1u32; e.context_len() + 1];
     assert!(pollster::block_on(e.logits_at(&long, 0, 5)).is_err());
 }
+
+/// Greedy decoding submits each step before the CPU has read the pick it
+/// runs on (the GPU feeds its own argmax forward). A step fed that way is
+/// used only when the next call asks for exactly it; a prompt that goes on
+/// from the same position with another token, or with that token after
+/// a chat-style cache reuse, must give what the CPU engine gives.
+#[test]
+fn gpu_fed_steps_follow_the_prompt() {
+    let Some(shared) = common::shared() else {
+        return;
+    };
+    let path = shared.join("models/stories260K.F32.gguf");
+    let Some(mut gpu) = common::gpu_engine(&path, false) else {
+        return;
+    };
+    let mut cpu = common::cpu_engine(&path, false);
+    let vocab = gpu.config.vocab_size as u32;
+    let mut run = |prompt: &[u32]| -> Vec<u32> {
+        let greedy = SamplerParams::default();
+        let g = pollster::block_on(gpu.generate(prompt, 6, greedy, &mut |_, _| true)).unwrap();
+        let c = pollster::block_on(cpu.generate(prompt, 6, greedy, &mut |_, _| true)).unwrap();
+        assert_eq!(g.generated_ids, c.generated_ids, "prompt {prompt:?}");
+        g.generated_ids
+    };
+    let prompt = vec![1u32, 403, 407];
+    let first = run(&prompt);
+    // The cache holds the prompt and the first five picks; the sixth pick
+    // was fed to a step at the next position, which these prompts reuse
+    // (same token) or must not (another token).
+    let mut same = prompt.clone();
+    same.extend_from_slice(&first);
+    let mut other = prompt.clone();
+    other.extend_from_slice(&first[..5]);
+    other.push((first[5] + 1) % vocab);
+    run(&other);
+    run(&same);
+    run(&prompt);
+}

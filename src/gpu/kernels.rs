@@ -124,6 +124,29 @@ fn unit_decoder(ty: GgmlType, cols: usize) -> (&'static str, &'static str) {
     }
 }
 
+/// matvec.wgsl's `xv4` and `gv4` (four x values from element i, four gains
+/// from column k): one 16-byte load each through vec4 aliases of X and G.
+/// An L1 request serves a warp's 16-byte loads four times as fast as four
+/// 4-byte ones, and x is read once per unit for every row of the group.
+const VEC4_LOADS: &str = "@group(0) @binding(11) var<storage, read> XV: array<vec4<f32>>;
+@group(0) @binding(12) var<storage, read> GV: array<vec4<f32>>;
+fn xv4(i: u32) -> vec4<f32> {
+    return XV[i >> 2u];
+}
+fn gv4(k: u32) -> vec4<f32> {
+    return GV[k >> 2u];
+}
+";
+
+/// The same with scalar loads, for rows that are not a multiple of 4 long.
+const SCALAR_LOADS: &str = "fn xv4(i: u32) -> vec4<f32> {
+    return vec4<f32>(X[i], X[i + 1u], X[i + 2u], X[i + 3u]);
+}
+fn gv4(k: u32) -> vec4<f32> {
+    return vec4<f32>(G[k], G[k + 1u], G[k + 2u], G[k + 3u]);
+}
+";
+
 /// matvec.wgsl's `dot_rows` for `r` rows, with the row loop and the units
 /// of an iteration written out (see there): two units per iteration up to
 /// 4 rows, one beyond, so that a thread waits for few memory round trips.
@@ -144,8 +167,8 @@ fn dot_rows_src(r: u32) -> String {
             "        let ok{i} = u0 + {i}u * WG < units;
         let u{i} = select(u0, u0 + {i}u * WG, ok{i});
         let k{i} = unit_cols(u{i});
-        let xa{i} = xraw(xb, k{i}.x);
-        let xc{i} = xraw(xb, k{i}.y);
+        let xa{i} = xv4(xb + k{i}.x);
+        let xc{i} = xv4(xb + k{i}.y);
 "
         );
     }
@@ -309,7 +332,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 
 /// What a matvec pipeline is specialised for: format, entry, rows per
 /// workgroup, workgroup size, unit decoder, folded norm.
-type MatvecKey = (GgmlType, Mv, u32, u32, &'static str, bool);
+type MatvecKey = (GgmlType, Mv, u32, u32, &'static str, bool, bool);
 
 pub struct Kernels {
     matvec: HashMap<MatvecKey, Rc<wgpu::ComputePipeline>>,
@@ -320,6 +343,9 @@ pub struct Kernels {
     pub subgroups: bool,
     /// Threads per matvec workgroup (64, 128 or 256).
     pub matvec_wg: u32,
+    /// Read x and the norm gains as vec4 where the rows allow
+    /// (WEBGGUF_GPU_VX=0 keeps scalar loads).
+    pub vector_x: bool,
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
     chunked: HashMap<(u32, u32), Rc<wgpu::ComputePipeline>>,
     matmul: HashMap<(GgmlType, Mv, Tile), Rc<wgpu::ComputePipeline>>,
@@ -398,6 +424,7 @@ impl Kernels {
                 Ok("256") => 256,
                 _ => 64,
             },
+            vector_x: !std::env::var("WEBGGUF_GPU_VX").is_ok_and(|v| v == "0"),
             embed: HashMap::new(),
             chunked: HashMap::new(),
             matmul: HashMap::new(),
@@ -424,6 +451,13 @@ impl Kernels {
         }
     }
 
+    /// Whether matvec pipelines for `cols`-column matrices read x and the
+    /// gains as vec4 (bindings 11 and 12): every row of x then starts on a
+    /// 16-byte boundary.
+    pub fn matvec_vx(&self, cols: usize) -> bool {
+        self.vector_x && cols.is_multiple_of(4)
+    }
+
     fn unsupported(ty: GgmlType) -> Error {
         Error::UnsupportedTensorType {
             tensor: "(GPU weight)".into(),
@@ -448,9 +482,10 @@ impl Kernels {
         let sg = self.subgroups;
         let wg = self.matvec_wg;
         let fold = self.fold_norm;
+        let vx = self.matvec_vx(cols);
         Ok(self
             .matvec
-            .entry((ty, mv, rows, wg, dec, fold))
+            .entry((ty, mv, rows, wg, dec, fold, vx))
             .or_insert_with(|| {
                 let mut src = String::new();
                 if sg && cfg!(target_arch = "wasm32") {
@@ -479,6 +514,7 @@ impl Kernels {
                 src.push_str(UNITS);
                 src.push_str(if sg { REDUCE_SUBGROUP } else { REDUCE });
                 src.push_str(&dot_rows_src(rows));
+                src.push_str(if vx { VEC4_LOADS } else { SCALAR_LOADS });
                 src.push_str(&format!(
                     "fn unit_cols(u: u32) -> vec2<u32> {{\n    return unit_cols_{group}(u);\n}}\n\
                      fn unit_dot(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {{\n    \

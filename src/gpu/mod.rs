@@ -267,13 +267,14 @@ impl Gpu {
 
     /// Record `ops` for `n` tokens into one pass, then `copies`, and submit.
     pub fn run(&self, ops: &[&[Op]], n: u32, copies: &[Copy]) {
-        self.queue.submit([self.encode(ops, n, copies, None)]);
+        self.queue.submit([self.encode(&[], ops, n, copies, None)]);
     }
 
-    /// Record `ops` for `n` tokens into one pass (with `timestamps` written
-    /// at its start and end), then `copies`.
+    /// Record the copies `before`, then `ops` for `n` tokens in one pass
+    /// (with `timestamps` written at its start and end), then `copies`.
     pub fn encode(
         &self,
+        before: &[Copy],
         ops: &[&[Op]],
         n: u32,
         copies: &[Copy],
@@ -282,6 +283,9 @@ impl Gpu {
         let mut enc = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        for &(src, dst, bytes) in before {
+            enc.copy_buffer_to_buffer(src, 0, dst, 0, bytes);
+        }
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: None,
@@ -307,23 +311,44 @@ impl Gpu {
     }
 
     fn poll_native(&self) -> Result<()> {
+        self.poll_until(None)
+    }
+
+    /// Block natively until submission `sub` (None: all work) is done.
+    fn poll_until(&self, sub: Option<wgpu::SubmissionIndex>) -> Result<()> {
         // Natively nothing drives callbacks but a poll; in the browser the
         // event loop does, and blocking is not allowed.
         #[cfg(not(target_arch = "wasm32"))]
         self.device
-            .poll(wgpu::PollType::wait_indefinitely())
+            .poll(wgpu::PollType::Wait {
+                submission_index: sub,
+                timeout: None,
+            })
             .map_err(|e| Error::Gpu(format!("waiting for the GPU failed: {e}")))?;
+        #[cfg(target_arch = "wasm32")]
+        let _ = sub;
         Ok(())
     }
 
     /// Map `buf` (a readback buffer whose copy is submitted) and return its
     /// first `bytes` bytes.
     pub async fn read(&self, buf: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
+        self.read_after(buf, bytes, None).await
+    }
+
+    /// `read` for a copy made by submission `sub`, without waiting for
+    /// work submitted after it (None: waits for all work).
+    pub async fn read_after(
+        &self,
+        buf: &wgpu::Buffer,
+        bytes: u64,
+        sub: Option<wgpu::SubmissionIndex>,
+    ) -> Result<Vec<u8>> {
         let (tx, rx) = oneshot();
         buf.slice(..bytes).map_async(wgpu::MapMode::Read, move |r| {
             tx(r.map_err(|e| e.to_string()))
         });
-        self.poll_native()?;
+        self.poll_until(sub)?;
         rx.await
             .map_err(|e| Error::Gpu(format!("reading back from the GPU failed: {e}")))?;
         self.check()?;
@@ -781,6 +806,9 @@ pub fn matvec_ops(
         let mut entries = vec![(0, &p.buf), (1, a.x), (2, a.y), (3, &params), (5, a.step)];
         if !tiled {
             entries.push((4, g));
+            if k.matvec_vx(m.cols) {
+                entries.extend([(11, a.x), (12, g)]);
+            }
         }
         if a.mv == Mv::Head {
             let part = a
@@ -989,7 +1017,9 @@ struct Scratch {
     argmax: wgpu::Buffer,
     /// The LM head's per-workgroup (logit, row) bests.
     partials: wgpu::Buffer,
-    read_id: wgpu::Buffer,
+    /// Two, so that a step fed ahead has its own while the one before it
+    /// is read.
+    read_id: [wgpu::Buffer; 2],
     read_logits: wgpu::Buffer,
     sample: SampleBufs,
 }
@@ -1011,8 +1041,14 @@ pub struct GpuBackend {
     logits: Vec<f32>,
     /// Record the next decode step while the GPU runs this one.
     pipeline: bool,
-    /// That step's command buffer, recorded ahead, and its tail.
-    ahead: Option<(Tail, wgpu::CommandBuffer)>,
+    /// That step's command buffer, recorded ahead, and what it runs.
+    ahead: Option<(Recipe, wgpu::CommandBuffer)>,
+    /// Greedy decoding feeds each pick back on the GPU: the step after it
+    /// is submitted before the pick is read, so the GPU never waits for the
+    /// CPU's round trip (WEBGGUF_GPU_FEED=0 turns that off).
+    feed: bool,
+    /// The step submitted that way and not yet asked for.
+    fed: Option<Fed>,
     /// Keeps uploads alive for the bind groups that name them.
     _keep: Vec<wgpu::Buffer>,
     _matrices: Vec<GpuMatrix>,
@@ -1127,7 +1163,7 @@ impl GpuBackend {
             step: gpu.step_buffer(),
             argmax: gpu.storage("argmax", 4)?,
             partials: gpu.storage("argmax partials", vocab as u64 * 8)?,
-            read_id: gpu.readback_buffer(4),
+            read_id: [gpu.readback_buffer(4), gpu.readback_buffer(4)],
             read_logits: gpu.readback_buffer(vocab as u64 * 4),
             sample: SampleBufs::new(&gpu, vocab)?,
         };
@@ -1503,6 +1539,8 @@ impl GpuBackend {
             logits: vec![0.0; vocab],
             pipeline: !std::env::var("WEBGGUF_GPU_PIPELINE").is_ok_and(|v| v == "0"),
             ahead: None,
+            feed: !std::env::var("WEBGGUF_GPU_FEED").is_ok_and(|v| v == "0"),
+            fed: None,
             _keep: keep,
             _matrices: mats,
         })
@@ -1535,8 +1573,9 @@ impl GpuBackend {
         self.gpu.check()
     }
 
-    /// The op lists for `n` tokens and `tail`, and the copy that follows.
-    fn plan(&self, n: u32, tail: Tail) -> (Vec<&[Op]>, Vec<Copy<'_>>) {
+    /// The op lists for `n` tokens and `tail`, and the copy that follows
+    /// (an id goes to readback buffer `slot`).
+    fn plan(&self, n: u32, tail: Tail, slot: usize) -> (Vec<&[Op]>, Vec<Copy<'_>>) {
         let layers: &[Op] = if n == 1 {
             &self.layers_one
         } else {
@@ -1552,22 +1591,36 @@ impl GpuBackend {
             }
             Tail::Argmax => {
                 ops.extend([&self.head[..], &self.argmax[..]]);
-                copies.push((&self.s.argmax, &self.s.read_id, 4));
+                copies.push((&self.s.argmax, &self.s.read_id[slot], 4));
             }
             Tail::Sample => {
                 ops.extend([&self.head[..], &self.sample[..]]);
-                copies.push((&self.s.argmax, &self.s.read_id, 4));
+                copies.push((&self.s.argmax, &self.s.read_id[slot], 4));
             }
         }
         (ops, copies)
     }
 
-    /// One command buffer that runs `n` tokens and `tail`; it reads the
-    /// tokens and the position from buffers written just before its submit,
-    /// so it can be recorded ahead of time.
-    fn encode(&self, n: u32, tail: Tail) -> wgpu::CommandBuffer {
-        let (ops, copies) = self.plan(n, tail);
-        self.gpu.encode(&ops, n, &copies, None)
+    /// One command buffer for `r`; it reads the tokens and the position
+    /// from buffers written just before its submit (a fed step copies its
+    /// token from the previous step's pick first), so it can be recorded
+    /// ahead of time.
+    fn encode(&self, r: Recipe) -> wgpu::CommandBuffer {
+        let (ops, copies) = self.plan(r.n, r.tail, r.slot);
+        let feed: &[Copy] = if r.fed {
+            &[(&self.s.argmax, &self.s.tokens, 4)]
+        } else {
+            &[]
+        };
+        self.gpu.encode(feed, &ops, r.n, &copies, None)
+    }
+
+    /// `r`'s command buffer: the one recorded ahead if it matches.
+    fn command_buffer(&mut self, r: Recipe) -> wgpu::CommandBuffer {
+        match self.ahead.take() {
+            Some((a, cb)) if a == r => cb,
+            _ => self.encode(r),
+        }
     }
 
     /// Write the tokens and position for the next submit.
@@ -1581,22 +1634,79 @@ impl GpuBackend {
     }
 
     /// Submit the layers for `tokens` and, with `tail`, the LM head and what
-    /// follows it. A single-token greedy step uses the command buffer
-    /// recorded during the previous one, if any, and records the next while
-    /// the GPU runs (WEBGGUF_GPU_PIPELINE=0 turns that off).
-    fn submit(&mut self, tokens: &[u32], pos: usize, tail: Tail) -> Result<()> {
+    /// follows it (an id to readback buffer 0). A single-token sampling step
+    /// uses the command buffer recorded during the previous one, if any,
+    /// and records the next while the GPU runs (WEBGGUF_GPU_PIPELINE=0
+    /// turns that off). Anything submitted here ends a fed step's claim.
+    fn submit(&mut self, tokens: &[u32], pos: usize, tail: Tail) -> Result<wgpu::SubmissionIndex> {
+        self.fed = None;
         self.write_inputs(tokens, pos)?;
-        let n = tokens.len() as u32;
-        let ahead = self.pipeline && n == 1 && matches!(tail, Tail::Argmax | Tail::Sample);
-        let cb = match self.ahead.take() {
-            Some((t, cb)) if ahead && t == tail => cb,
-            _ => self.encode(n, tail),
+        let r = Recipe {
+            n: tokens.len() as u32,
+            tail,
+            fed: false,
+            slot: 0,
         };
-        self.gpu.queue.submit([cb]);
-        if ahead {
-            self.ahead = Some((tail, self.encode(1, tail)));
+        let cb = self.command_buffer(r);
+        let sub = self.gpu.queue.submit([cb]);
+        if self.pipeline && r.n == 1 && matches!(tail, Tail::Argmax | Tail::Sample) {
+            self.ahead = Some((r, self.encode(r)));
+        }
+        Ok(sub)
+    }
+
+    /// Submit the greedy step at `pos` whose token is the pick of the step
+    /// just submitted (into readback buffer `slot`), and record the one
+    /// after it (back to the other slot) while the GPU runs.
+    fn submit_fed(&mut self, pos: usize, slot: usize) -> Result<()> {
+        self.gpu.check()?;
+        self.gpu.write_step(&self.s.step, pos as u32, 1);
+        let r = Recipe {
+            n: 1,
+            tail: Tail::Argmax,
+            fed: true,
+            slot,
+        };
+        let cb = self.command_buffer(r);
+        let sub = self.gpu.queue.submit([cb]);
+        self.fed = Some(Fed {
+            pos,
+            slot,
+            sub,
+            token: None,
+        });
+        if self.pipeline {
+            let next = Recipe {
+                slot: 1 - slot,
+                ..r
+            };
+            self.ahead = Some((next, self.encode(next)));
         }
         Ok(())
+    }
+
+    /// A greedy step: `tokens` at `pos`, then the argmax. When the fed step
+    /// already submitted is exactly this one (same position, and its token
+    /// is the pick it was fed), it is not submitted again; with nothing
+    /// else submitted in between, the GPU state it ran on is this call's.
+    async fn greedy(&mut self, tokens: &[u32], pos: usize) -> Result<u32> {
+        let n = tokens.len();
+        let (slot, sub) = match self.fed.take() {
+            Some(f) if n == 1 && f.pos == pos && f.token == Some(tokens[0]) => (f.slot, f.sub),
+            _ => (0, self.submit(tokens, pos, Tail::Argmax)?),
+        };
+        if self.feed && pos + n < self.ctx {
+            self.submit_fed(pos + n, 1 - slot)?;
+        }
+        let b = self
+            .gpu
+            .read_after(&self.s.read_id[slot], 4, Some(sub))
+            .await?;
+        let id = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        if let Some(f) = &mut self.fed {
+            f.token = Some(id);
+        }
+        Ok(id)
     }
 
     async fn logits_after(&mut self, tokens: &[u32], pos: usize) -> Result<()> {
@@ -1610,6 +1720,26 @@ impl GpuBackend {
         }
         Ok(())
     }
+}
+
+/// What a recorded command buffer runs: `n` tokens and `tail`, with the
+/// token written by the host or (`fed`) the previous step's pick, and an id
+/// copied to readback buffer `slot`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Recipe {
+    n: u32,
+    tail: Tail,
+    fed: bool,
+    slot: usize,
+}
+
+/// A greedy step submitted before its token was known on the CPU: it runs
+/// at `pos` on the pick of the step before, which is `token` once read.
+struct Fed {
+    pos: usize,
+    slot: usize,
+    sub: wgpu::SubmissionIndex,
+    token: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1632,7 +1762,7 @@ impl Backend for GpuBackend {
         self.ctx
     }
     fn forward(&mut self, tokens: &[u32], pos: usize) -> Result<()> {
-        self.submit(tokens, pos, Tail::None)
+        self.submit(tokens, pos, Tail::None).map(drop)
     }
     fn forward_sample<'a>(
         &'a mut self,
@@ -1643,9 +1773,10 @@ impl Backend for GpuBackend {
     ) -> LocalFuture<'a, Result<u32>> {
         Box::pin(async move {
             let p = sampler.params();
-            let tail = if p.temperature <= 0.0 && p.repeat_penalty == 1.0 {
-                Tail::Argmax
-            } else {
+            if p.temperature <= 0.0 && p.repeat_penalty == 1.0 {
+                return self.greedy(tokens, pos).await;
+            }
+            {
                 let pen = sampler.penalized(history);
                 if pen.len() > PEN_CAP {
                     // Too long a penalty window for the GPU's list.
@@ -1659,10 +1790,12 @@ impl Backend for GpuBackend {
                     0.0
                 };
                 self.s.sample.write(&self.gpu, self.vocab, &p, &pen, r);
-                Tail::Sample
-            };
-            self.submit(tokens, pos, tail)?;
-            let b = self.gpu.read(&self.s.read_id, 4).await?;
+            }
+            let sub = self.submit(tokens, pos, Tail::Sample)?;
+            let b = self
+                .gpu
+                .read_after(&self.s.read_id[0], 4, Some(sub))
+                .await?;
             Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         })
     }

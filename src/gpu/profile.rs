@@ -143,15 +143,19 @@ impl GpuBackend {
                 .as_ref()
                 .filter(|_| i >= warm)
                 .map(|s| s.writes((i - warm) as u32));
-            let cb = self
-                .gpu
-                .encode(&lists, 1, &[(&self.s.argmax, &self.s.read_id, 4)], ts);
+            let cb = self.gpu.encode(
+                &[],
+                &lists,
+                1,
+                &[(&self.s.argmax, &self.s.read_id[0], 4)],
+                ts,
+            );
             let e = us(t0);
             let t1 = Instant::now();
             self.gpu.queue.submit([cb]);
             let sb = us(t1);
             let t2 = Instant::now();
-            self.gpu.read(&self.s.read_id, 4).await?;
+            self.gpu.read(&self.s.read_id[0], 4).await?;
             let w = us(t2);
             if i >= warm {
                 enc_us.push(e);
@@ -188,7 +192,7 @@ impl GpuBackend {
             for (i, &t) in ids.iter().enumerate() {
                 let t0 = Instant::now();
                 self.submit(&[t], i, Tail::Argmax)?;
-                self.gpu.read(&self.s.read_id, 4).await?;
+                self.gpu.read(&self.s.read_id[0], 4).await?;
                 if i >= 4 {
                     v.push(us(t0));
                 }
@@ -200,6 +204,23 @@ impl GpuBackend {
         }
         self.pipeline = saved;
         self.ahead = None;
+        // The real greedy loop: each pick fed back (on the GPU as well,
+        // unless WEBGGUF_GPU_FEED=0).
+        let mut v = Vec::new();
+        let mut t = ids[0];
+        for i in 0..ids.len() {
+            let t0 = Instant::now();
+            t = self.greedy(&[t], i).await?;
+            if i >= 4 {
+                v.push(us(t0));
+            }
+        }
+        self.fed = None;
+        self.gpu.wait_idle().await?;
+        out.insert(
+            format!("greedy_fed_{}", self.feed),
+            json!({"median_us": median(&mut v.clone()), "mean_us": mean(&v)}),
+        );
         Ok(Value::Object(out))
     }
 
@@ -265,8 +286,8 @@ impl GpuBackend {
         for _ in 0..20 {
             let t0 = Instant::now();
             self.gpu
-                .run(&[], 0, &[(&self.s.argmax, &self.s.read_id, 4)]);
-            self.gpu.read(&self.s.read_id, 4).await?;
+                .run(&[], 0, &[(&self.s.argmax, &self.s.read_id[0], 4)]);
+            self.gpu.read(&self.s.read_id[0], 4).await?;
             v.push(us(t0));
         }
         Ok(json!({"median_us": median(&mut v)}))
@@ -296,7 +317,7 @@ impl GpuBackend {
             let mut res = json!({});
             for rep in 0..2 {
                 let t0 = Instant::now();
-                let cb = g.encode(&[&ops], 1, &[], stamps.as_ref().map(|s| s.writes(0)));
+                let cb = g.encode(&[], &[&ops], 1, &[], stamps.as_ref().map(|s| s.writes(0)));
                 let e = us(t0);
                 let t1 = Instant::now();
                 g.queue.submit([cb]);

@@ -140,14 +140,15 @@ fn matvec_every_format_matches_cpu() {
     let Some(g) = gpu() else { return };
     let mut k = Kernels::new(&g);
     let mut rng = Rng::new(7);
-    for ty in BLOCK_TYPES {
-        // 3 blocks per row for the 32-element formats (rows start at odd
-        // multiples of 2 bytes), 2 super-blocks for the K-quants.
-        let cols = if ty.block_len() == 1 {
-            70
-        } else {
-            ty.block_len() * if ty.block_len() == 32 { 3 } else { 2 }
-        };
+    // 3 blocks per row for the 32-element formats (rows start at odd
+    // multiples of 2 bytes), 2 super-blocks for the K-quants; float rows
+    // of 70 (scalar x loads) and 68 (vec4 x loads, not whole units).
+    let cases = BLOCK_TYPES.iter().flat_map(|&ty| match ty.block_len() {
+        1 => vec![(ty, 70), (ty, 68)],
+        32 => vec![(ty, 96)],
+        b => vec![(ty, 2 * b)],
+    });
+    for (ty, cols) in cases {
         let rows = 37;
         let n = 3;
         let data = random_matrix(&mut rng, ty, rows, cols);
