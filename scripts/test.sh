@@ -18,7 +18,7 @@ cargo test --release
 
 echo "== CLI contract against llama.cpp's references (../shared/tools/refcheck.py)"
 if [ -d ../shared/reference ]; then
-  BIN=target/release/webgguf
+  BIN=${CARGO_TARGET_DIR:-target}/release/webgguf
   SMOL=.cache/SmolLM2-135M-Instruct.Q4_1.gguf
   for refs in greedy synth256 synthqwen2; do
     python3 ../shared/tools/refcheck.py "$BIN" cpu "../shared/reference/$refs.json" ../shared/models --smollm2 "$SMOL"
