@@ -333,21 +333,30 @@ impl Gpu {
     /// Map `buf` (a readback buffer whose copy is submitted) and return its
     /// first `bytes` bytes.
     pub async fn read(&self, buf: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
-        self.read_after(buf, bytes, None).await
+        let pending = self.start_read(buf, bytes);
+        self.finish_read(pending, None).await
     }
 
-    /// `read` for a copy made by submission `sub`, without waiting for
-    /// work submitted after it (None: waits for all work).
-    pub async fn read_after(
-        &self,
-        buf: &wgpu::Buffer,
-        bytes: u64,
-        sub: Option<wgpu::SubmissionIndex>,
-    ) -> Result<Vec<u8>> {
+    /// Ask for `buf`'s first `bytes` bytes (a readback buffer whose copy is
+    /// submitted) before more work is submitted: the browser completes a
+    /// map once the work submitted before the request is done, so work
+    /// submitted after it does not delay the read.
+    pub fn start_read<'b>(&self, buf: &'b wgpu::Buffer, bytes: u64) -> PendingRead<'b> {
         let (tx, rx) = oneshot();
         buf.slice(..bytes).map_async(wgpu::MapMode::Read, move |r| {
             tx(r.map_err(|e| e.to_string()))
         });
+        PendingRead { buf, bytes, rx }
+    }
+
+    /// The bytes `start_read` asked for; natively this blocks until
+    /// submission `sub` (the one that made the copy; None: all work) is done.
+    pub async fn finish_read(
+        &self,
+        p: PendingRead<'_>,
+        sub: Option<wgpu::SubmissionIndex>,
+    ) -> Result<Vec<u8>> {
+        let PendingRead { buf, bytes, rx } = p;
         self.poll_until(sub)?;
         rx.await
             .map_err(|e| Error::Gpu(format!("reading back from the GPU failed: {e}")))?;
@@ -431,6 +440,13 @@ impl Gpu {
 }
 
 /// A value handed from a wgpu callback to an awaiting task.
+/// A readback in flight (`Gpu::start_read`).
+pub struct PendingRead<'b> {
+    buf: &'b wgpu::Buffer,
+    bytes: u64,
+    rx: Receiver<std::result::Result<(), String>>,
+}
+
 struct Slot<T> {
     value: Option<T>,
     waker: Option<Waker>,
@@ -1695,13 +1711,21 @@ impl GpuBackend {
             Some(f) if n == 1 && f.pos == pos && f.token == Some(tokens[0]) => (f.slot, f.sub),
             _ => (0, self.submit(tokens, pos, Tail::Argmax)?),
         };
-        if self.feed && pos + n < self.ctx {
-            self.submit_fed(pos + n, 1 - slot)?;
-        }
-        let b = self
-            .gpu
-            .read_after(&self.s.read_id[slot], 4, Some(sub))
-            .await?;
+        // The read is asked for before the fed step is submitted, so that it
+        // completes with this step (see start_read); the fed step writes the
+        // other readback buffer.
+        let read_id = self.s.read_id[slot].clone();
+        let pending = self.gpu.start_read(&read_id, 4);
+        // Finish the read even if the fed step failed: a map left pending
+        // would fail the buffer's next one.
+        let fed = if self.feed && pos + n < self.ctx {
+            self.submit_fed(pos + n, 1 - slot)
+        } else {
+            Ok(())
+        };
+        let b = self.gpu.finish_read(pending, Some(sub)).await;
+        fed?;
+        let b = b?;
         let id = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         if let Some(f) = &mut self.fed {
             f.token = Some(id);
@@ -1792,10 +1816,8 @@ impl Backend for GpuBackend {
                 self.s.sample.write(&self.gpu, self.vocab, &p, &pen, r);
             }
             let sub = self.submit(tokens, pos, Tail::Sample)?;
-            let b = self
-                .gpu
-                .read_after(&self.s.read_id[0], 4, Some(sub))
-                .await?;
+            let pending = self.gpu.start_read(&self.s.read_id[0], 4);
+            let b = self.gpu.finish_read(pending, Some(sub)).await?;
             Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         })
     }
