@@ -17,8 +17,9 @@
 //   The host prepends TM, TN, WGS, UPT (units staged per thread, TM * 4 /
 //   WGS) and XPT (8-value x groups per thread, TN * 4 / WGS), and appends
 //   the generated entry `main` (its per-thread accumulators written out),
-//   matrix.wgsl, dequant.wgsl, units.wgsl and the format's `unit_cols` and
-//   `unit_w` aliases.
+//   matrix.wgsl, dequant.wgsl, units.wgsl, the format's `unit_cols` and
+//   `unit_w` aliases, and `xv4(i)` (X[i .. i + 4]: one vec4 load through
+//   binding 11, X again, or four scalar loads with WEBGGUF_GPU_VX=0).
 
 const KS: u32 = 32u;
 
@@ -48,8 +49,8 @@ fn xfetch(t0: u32, k0: u32, lid: u32, i: u32) -> mat2x4<f32> {
     let gi = lid + i * WGS;
     let tok = t0 + gi / 4u;
     let xb = min(tok, S.n - 1u) * P.cols + k0 + 8u * (gi % 4u);
-    let a = vec4<f32>(X[xb], X[xb + 1u], X[xb + 2u], X[xb + 3u]);
-    let b = vec4<f32>(X[xb + 4u], X[xb + 5u], X[xb + 6u], X[xb + 7u]);
+    let a = xv4(xb);
+    let b = xv4(xb + 4u);
     let ok = tok < S.n;
     return mat2x4<f32>(select(vec4<f32>(0.0), a, ok), select(vec4<f32>(0.0), b, ok));
 }

@@ -128,21 +128,23 @@ fn unit_decoder(ty: GgmlType, cols: usize) -> (&'static str, &'static str) {
 /// from column k): one 16-byte load each through vec4 aliases of X and G.
 /// An L1 request serves a warp's 16-byte loads four times as fast as four
 /// 4-byte ones, and x is read once per unit for every row of the group.
-const VEC4_LOADS: &str = "@group(0) @binding(11) var<storage, read> XV: array<vec4<f32>>;
-@group(0) @binding(12) var<storage, read> GV: array<vec4<f32>>;
+const X_VEC4: &str = "@group(0) @binding(11) var<storage, read> XV: array<vec4<f32>>;
 fn xv4(i: u32) -> vec4<f32> {
     return XV[i >> 2u];
 }
+";
+const G_VEC4: &str = "@group(0) @binding(12) var<storage, read> GV: array<vec4<f32>>;
 fn gv4(k: u32) -> vec4<f32> {
     return GV[k >> 2u];
 }
 ";
 
 /// The same with scalar loads, for rows that are not a multiple of 4 long.
-const SCALAR_LOADS: &str = "fn xv4(i: u32) -> vec4<f32> {
+const X_SCALAR: &str = "fn xv4(i: u32) -> vec4<f32> {
     return vec4<f32>(X[i], X[i + 1u], X[i + 2u], X[i + 3u]);
 }
-fn gv4(k: u32) -> vec4<f32> {
+";
+const G_SCALAR: &str = "fn gv4(k: u32) -> vec4<f32> {
     return vec4<f32>(G[k], G[k + 1u], G[k + 2u], G[k + 3u]);
 }
 ";
@@ -349,7 +351,7 @@ pub struct Kernels {
     pub vector_x: bool,
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
     chunked: HashMap<(u32, u32), Rc<wgpu::ComputePipeline>>,
-    matmul: HashMap<(GgmlType, Mv, Tile), Rc<wgpu::ComputePipeline>>,
+    matmul: HashMap<(GgmlType, Mv, Tile, bool), Rc<wgpu::ComputePipeline>>,
     /// The prefill tile.
     pub tile: Tile,
     pub rmsnorm: Rc<wgpu::ComputePipeline>,
@@ -529,7 +531,8 @@ impl Kernels {
                 src.push_str(UNITS);
                 src.push_str(if sg { REDUCE_SUBGROUP } else { REDUCE });
                 src.push_str(&dot_rows_src(rows));
-                src.push_str(if vx { VEC4_LOADS } else { SCALAR_LOADS });
+                src.push_str(if vx { X_VEC4 } else { X_SCALAR });
+                src.push_str(if vx { G_VEC4 } else { G_SCALAR });
                 src.push_str(&format!(
                     "fn unit_cols(u: u32) -> vec2<u32> {{\n    return unit_cols_{group}(u);\n}}\n\
                      fn unit_dot(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {{\n    \
@@ -564,13 +567,16 @@ impl Kernels {
         // Tiles need cols % 32 == 0, so every fast decoder's alignment holds.
         let (dec, group) = unit_decoder(ty, 32);
         let tile = self.tile;
+        let vx = self.vector_x;
         Ok(self
             .matmul
-            .entry((ty, mv, tile))
+            .entry((ty, mv, tile, vx))
             .or_insert_with(|| {
                 let mut src = String::from(MATRIX);
                 src.push_str(&compose(&matmul_src(tile), ty));
                 src.push_str(UNITS);
+                // Tile rows start at multiples of 32 columns.
+                src.push_str(if vx { X_VEC4 } else { X_SCALAR });
                 src.push_str(&format!(
                     "fn unit_cols(u: u32) -> vec2<u32> {{\n    return unit_cols_{group}(u);\n}}\n\
                      fn unit_w(rb: u32, u: u32) -> mat2x4<f32> {{\n    return unit_w_{dec}(rb, u);\n}}\n"

@@ -819,7 +819,9 @@ pub fn matvec_ops(
         ]);
         part_base += groups;
         let g = a.norm.map_or(a.x, |n| n.0);
-        let mut entries = vec![(0, &p.buf), (1, a.x), (2, a.y), (3, &params), (5, a.step)];
+        // The tiled kernel reads x only through its vec4 alias when it has one.
+        let x_binding = if tiled && k.vector_x { 11 } else { 1 };
+        let mut entries = vec![(0, &p.buf), (x_binding, a.x), (2, a.y), (3, &params), (5, a.step)];
         if !tiled {
             entries.push((4, g));
             if k.matvec_vx(m.cols) {
