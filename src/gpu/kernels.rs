@@ -24,20 +24,6 @@ const ATTENTION: &str = include_str!("../../shaders/attention.wgsl");
 const ELEMENTWISE: &str = include_str!("../../shaders/elementwise.wgsl");
 const ARGMAX: &str = include_str!("../../shaders/argmax.wgsl");
 const SAMPLE: &str = include_str!("../../shaders/sample.wgsl");
-pub const F16_CHECK: &str = include_str!("../../shaders/f16_check.wgsl");
-
-/// The integer f16 rounding of attention.wgsl and matrix.wgsl ...
-const SOFT_ROUND: &str = "fn round_f16(x: f32) -> f32 {";
-/// ... and what takes its name where the conversion rounds to nearest even
-/// (`Gpu::f16_round`): two conversion instructions instead of a dozen
-/// integer ones on the f16-accumulated attention replay's serial path.
-const HW_ROUND: &str = "fn round_f16(x: f32) -> f32 {
-    if abs(x) <= 65504.0 {
-        return f32(f16(x));
-    }
-    return round_f16_soft(x); // past f16's range (to inf), NaN
-}
-fn round_f16_soft(x: f32) -> f32 {";
 
 /// Workgroups along x for flattened and row-indexed dispatches; kept under
 /// WebGPU's guaranteed 65535 per dimension, the rest goes to y.
@@ -382,19 +368,11 @@ pub struct Kernels {
 }
 
 pub fn pipeline(gpu: &Gpu, label: &str, src: &str, entry: &str) -> Rc<wgpu::ComputePipeline> {
-    let src = if gpu.f16_round && src.contains(SOFT_ROUND) {
-        Cow::Owned(format!(
-            "enable f16;\n{}",
-            src.replace(SOFT_ROUND, HW_ROUND)
-        ))
-    } else {
-        Cow::Borrowed(src)
-    };
     let module = gpu
         .device
         .create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(label),
-            source: wgpu::ShaderSource::Wgsl(src),
+            source: wgpu::ShaderSource::Wgsl(Cow::Borrowed(src)),
         });
     Rc::new(
         gpu.device

@@ -75,10 +75,6 @@ pub struct Gpu {
     pub adapter: wgpu::AdapterInfo,
     pub limits: wgpu::Limits,
     pub features: wgpu::Features,
-    /// The kernels round to f16 with the hardware conversion (shader-f16,
-    /// and a load-time probe found it rounds to nearest even); otherwise
-    /// by integer arithmetic. WEBGGUF_GPU_F16ROUND=0 keeps the latter.
-    pub f16_round: bool,
     status: Arc<Mutex<Status>>,
 }
 
@@ -124,75 +120,14 @@ impl Gpu {
                 st.error = Some(e.to_string());
             }
         }));
-        let mut gpu = Gpu {
+        Ok(Gpu {
             device,
             queue,
             adapter: adapter.get_info(),
             limits,
             features,
-            f16_round: false,
             status,
-        };
-        if features.contains(wgpu::Features::SHADER_F16)
-            && !std::env::var("WEBGGUF_GPU_F16ROUND").is_ok_and(|v| v == "0")
-        {
-            // A failed probe only means the slower rounding.
-            gpu.f16_round = gpu.f16_conversion_is_rne().await.unwrap_or(false);
-        }
-        Ok(gpu)
-    }
-
-    /// Whether `f32(f16(x))` rounds to nearest even here: every f16 tie
-    /// (the midpoint of two neighbours, which the conversion must send to
-    /// the even one) and the f32 values either side of it, over normal and
-    /// subnormal f16 values of both signs.
-    async fn f16_conversion_is_rne(&self) -> Result<bool> {
-        let mut xs = Vec::new();
-        for bits in (0u16..0x7bff)
-            .step_by(7)
-            .chain([0x7bfe, 0x3bff, 0x3c00, 0x0001])
-        {
-            let lo = half::f16::from_bits(bits).to_f32();
-            let hi = half::f16::from_bits(bits + 1).to_f32();
-            let mid = (lo as f64 + hi as f64) / 2.0;
-            let m = mid as f32; // exact: an f16 midpoint needs 12 bits
-            for v in [
-                m,
-                f32::from_bits(m.to_bits() - 1),
-                f32::from_bits(m.to_bits() + 1),
-                lo,
-            ] {
-                xs.extend([v, -v]);
-            }
-        }
-        let bytes = (xs.len() * 4) as u64;
-        let data: Vec<u8> = xs.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let read = self.readback_buffer(bytes);
-        self.scoped("f16 conversion probe", || {
-            let buf = self
-                .device
-                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some("f16 probe"),
-                    contents: &data,
-                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-                });
-            let p = kernels::pipeline(self, "f16 probe", kernels::F16_CHECK, "main");
-            let bind = kernels::bind(self, &p, &[(0, &buf)]);
-            let op = Op {
-                pipeline: p,
-                bind,
-                shape: Shape::Fixed([(xs.len() as u32).div_ceil(64), 1, 1]),
-                label: "f16 probe",
-            };
-            self.run(&[&[op]], 1, &[(&buf, &read, bytes)]);
-            Ok(())
         })
-        .await?;
-        let got = self.read(&read, bytes).await?;
-        Ok(xs.iter().zip(got.chunks_exact(4)).all(|(x, g)| {
-            let want = half::f16::from_f32(*x).to_f32();
-            f32::from_le_bytes([g[0], g[1], g[2], g[3]]).to_bits() == want.to_bits()
-        }))
     }
 
     /// Whether the adapter is a software rasterizer (lavapipe, SwiftShader,
@@ -208,7 +143,7 @@ impl Gpu {
             "{} ({:?}, {:?}, driver {} {}); max_storage_buffer_binding_size {} MiB, \
              max_buffer_size {} MiB, max_compute_workgroup_storage_size {} B, \
              max_compute_invocations_per_workgroup {}, max_compute_workgroups_per_dimension {}; \
-             features: {:?}; f16 rounding by {}",
+             features: {:?}",
             self.adapter.name,
             self.adapter.backend,
             self.adapter.device_type,
@@ -219,12 +154,7 @@ impl Gpu {
             l.max_compute_workgroup_storage_size,
             l.max_compute_invocations_per_workgroup,
             l.max_compute_workgroups_per_dimension,
-            self.features,
-            if self.f16_round {
-                "conversion (probed: round to nearest even)"
-            } else {
-                "integer arithmetic"
-            }
+            self.features
         )
     }
 
@@ -891,13 +821,7 @@ pub fn matvec_ops(
         let g = a.norm.map_or(a.x, |n| n.0);
         // The tiled kernel reads x only through its vec4 alias when it has one.
         let x_binding = if tiled && k.vector_x { 11 } else { 1 };
-        let mut entries = vec![
-            (0, &p.buf),
-            (x_binding, a.x),
-            (2, a.y),
-            (3, &params),
-            (5, a.step),
-        ];
+        let mut entries = vec![(0, &p.buf), (x_binding, a.x), (2, a.y), (3, &params), (5, a.step)];
         if !tiled {
             entries.push((4, g));
             if k.matvec_vx(m.cols) {

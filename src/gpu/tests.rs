@@ -412,7 +412,13 @@ fn attention_matches_cpu() {
     let Some(g) = gpu() else { return };
     let mut k = Kernels::new(&g);
     let mut rng = Rng::new(13);
-    for (hd, chunked, heads, kvh) in ATTENTION_CASES {
+    for (hd, chunked, heads, kvh) in [
+        (6usize, false, 4usize, 2usize),
+        (6, true, 4, 2),
+        (64, true, 9, 3),
+        (64, true, 10, 1),
+        (128, true, 4, 2),
+    ] {
         check_attention(&g, &mut k, &mut rng, hd, chunked, heads, kvh);
     }
 }
@@ -425,9 +431,8 @@ fn check_attention(
     chunked: bool,
     heads: usize,
     kvh: usize,
-) -> Vec<f32> {
+) {
     let ctx = 80usize;
-    let mut outputs = Vec::new();
     let (qd, kvd) = (heads * hd, kvh * hd);
     let f16r = |v: f32| half::f16::from_f32(v).to_f32() as f64;
     let kc = g.storage("kc", (ctx * kvd * 2) as u64).unwrap();
@@ -535,49 +540,7 @@ fn check_attention(
             1e-3,
             1e-4,
         );
-        outputs.extend(got);
     }
-    outputs
-}
-
-const ATTENTION_CASES: [(usize, bool, usize, usize); 5] = [
-    (6, false, 4, 2),
-    (6, true, 4, 2),
-    (64, true, 9, 3),
-    (64, true, 10, 1),
-    (128, true, 4, 2),
-];
-
-/// Where the hardware f32 -> f16 conversion passed the load-time probe,
-/// the kernels round with it; the attention outputs (the f16-accumulated
-/// replay, the cache store, the rounded queries) must then be bit for bit
-/// those of the integer rounding.
-#[test]
-fn f16_rounding_by_conversion_equals_the_integer_rounding() {
-    let Some(g) = gpu() else { return };
-    if !g.f16_round {
-        eprintln!("SKIPPED: no shader-f16, or its conversion does not round to nearest even here");
-        return;
-    }
-    let mut soft = g.clone();
-    soft.f16_round = false;
-    let run = |g: &Gpu| {
-        let mut k = Kernels::new(g);
-        // attention_matches_cpu's seed: its CPU-twin bound holds there.
-        let mut rng = Rng::new(13);
-        ATTENTION_CASES
-            .iter()
-            .flat_map(|&(hd, chunked, heads, kvh)| {
-                check_attention(g, &mut k, &mut rng, hd, chunked, heads, kvh)
-            })
-            .map(f32::to_bits)
-            .collect::<Vec<u32>>()
-    };
-    let sw = run(&soft);
-    let hw = run(&g);
-    assert_eq!(hw.len(), sw.len());
-    let differ = hw.iter().zip(&sw).filter(|(a, b)| a != b).count();
-    assert_eq!(differ, 0, "{differ} of {} outputs differ", hw.len());
 }
 
 /// silu·mul and bias add vs f64 twins; bound 1e-6 relative + 1e-7.
