@@ -664,29 +664,33 @@ impl Engine {
     /// max_batch chunks), tg = `n` tokens generated one at a time, each
     /// pick read back and fed in as the next token, as a generation does.
     pub async fn bench(&mut self, p: usize, n: usize, reps: usize) -> Result<BenchResult> {
-        self.bench_sampled(p, n, reps, SamplerParams::default())
+        self.bench_sampled(p, n, reps, SamplerParams::default(), 0)
             .await
     }
 
     /// `bench` with each decoded token picked by a sampler with `params`
-    /// (greedy by default) instead of argmax.
+    /// (greedy by default) instead of argmax, and the tg test run after a
+    /// prompt of `depth` tokens (untimed; llama-bench's `-d`), so that each
+    /// step attends to depth + i keys.
     pub async fn bench_sampled(
         &mut self,
         p: usize,
         n: usize,
         reps: usize,
         params: SamplerParams,
+        depth: usize,
     ) -> Result<BenchResult> {
         let ctx = self.backend.context_len();
-        if p.max(n) > ctx {
+        let needed = p.max(depth + n);
+        if needed > ctx {
             return Err(Error::ContextOverflow {
-                needed: p.max(n),
+                needed,
                 context: ctx,
             });
         }
         let vocab = self.config.vocab_size as u64;
         let mut rng = crate::sampler::Rng::new(1234);
-        let ids: Vec<u32> = (0..p.max(n).max(1))
+        let ids: Vec<u32> = (0..p.max(n).max(depth).max(1))
             .map(|_| (rng.next_u32() as u64 % vocab) as u32)
             .collect();
         let mut sampler = Sampler::new(params, self.config.vocab_size)?;
@@ -704,18 +708,25 @@ impl Engine {
             }
             self.backend.sync().await?;
             let t1 = (self.clock)();
+            pp_ms += t1 - t0;
+            if depth > 0 {
+                for (i, chunk) in ids[..depth].chunks(batch).enumerate() {
+                    self.backend.forward(chunk, i * batch)?;
+                }
+                self.backend.sync().await?;
+            }
+            let t2 = (self.clock)();
             let mut t = ids[0];
-            for pos in 0..n {
+            for pos in depth..depth + n {
                 t = self
                     .backend
                     .forward_sample(&[t], pos, &mut sampler, &[])
                     .await?;
             }
-            let t2 = (self.clock)();
+            let t3 = (self.clock)();
             // A step fed ahead may still run; keep it out of the next pp.
             self.backend.sync().await?;
-            pp_ms += t1 - t0;
-            tg_ms += t2 - t1;
+            tg_ms += t3 - t2;
         }
         self.reset();
         Ok(BenchResult {

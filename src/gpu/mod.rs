@@ -821,7 +821,13 @@ pub fn matvec_ops(
         let g = a.norm.map_or(a.x, |n| n.0);
         // The tiled kernel reads x only through its vec4 alias when it has one.
         let x_binding = if tiled && k.vector_x { 11 } else { 1 };
-        let mut entries = vec![(0, &p.buf), (x_binding, a.x), (2, a.y), (3, &params), (5, a.step)];
+        let mut entries = vec![
+            (0, &p.buf),
+            (x_binding, a.x),
+            (2, a.y),
+            (3, &params),
+            (5, a.step),
+        ];
         if !tiled {
             entries.push((4, g));
             if k.matvec_vx(m.cols) {

@@ -23,7 +23,7 @@ commands:
            --repeat-penalty R --seed S] [--json]
   logits   -m MODEL --tokens ID,ID,... --start S [--top K] --json
   tokenize -m MODEL --text T [--no-special] --json
-  bench    -m MODEL [-p 512] [-n 128] [-r 3] [--json] [--temp T ...]
+  bench    -m MODEL [-p 512] [-n 128] [-r 3] [-d DEPTH] [--json] [--temp T ...]
            (decode greedy unless --temp > 0: then the sampler options apply)
   info     -m MODEL
   gpu-bandwidth [--mib 1024] [-r 10] [--json]
@@ -393,6 +393,7 @@ fn cmd_bench(args: &Args) -> CliResult {
         "-p",
         "-n",
         "-r",
+        "-d",
         "--temp",
         "--top-k",
         "--top-p",
@@ -404,16 +405,17 @@ fn cmd_bench(args: &Args) -> CliResult {
     let p: usize = args.num(&["-p"], 512)?;
     let n: usize = args.num(&["-n"], 128)?;
     let reps: usize = args.num(&["-r"], 3)?.max(1);
+    let depth: usize = args.num(&["-d"], 0)?;
     let params = sampler_params(args)?;
     let mut engine = load(args)?;
-    let b = block_on(engine.bench_sampled(p, n, reps, params))?;
+    let b = block_on(engine.bench_sampled(p, n, reps, params, depth))?;
     if args.flag("--json") {
         println!(
             "{}",
             json!({
                 "pp_tok_s": b.pp_tok_s, "tg_tok_s": b.tg_tok_s, "backend": engine.backend_name(),
                 "threads": args.num(&["--threads", "-t"], ThreadPool::available())?,
-                "pp": p, "tg": n, "reps": reps, "temp": params.temperature,
+                "pp": p, "tg": n, "depth": depth, "reps": reps, "temp": params.temperature,
                 "model": engine.info.name, "weight_bytes_per_token": engine.info.weight_bytes_per_token,
             })
         );
@@ -423,7 +425,12 @@ fn cmd_bench(args: &Args) -> CliResult {
         let name = engine.info.name.clone().unwrap_or_default();
         let be = engine.backend_name();
         println!("| {name} | {be} | pp{p} | {:.1} |", b.pp_tok_s);
-        println!("| {name} | {be} | tg{n} | {:.1} |", b.tg_tok_s);
+        let at = if depth > 0 {
+            format!(" @ d{depth}")
+        } else {
+            String::new()
+        };
+        println!("| {name} | {be} | tg{n}{at} | {:.1} |", b.tg_tok_s);
     }
     Ok(())
 }
