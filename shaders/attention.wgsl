@@ -22,6 +22,18 @@
 //   Bindings: 8 Q, 2 KC, 3 VC, 4 P, 5 S, 6 Out (no scratch).
 //   Dispatch: (kv_heads * ceil(heads / kv_heads / QS), tokens, 1)
 //   workgroups of 256 threads.
+// Entry `split` (decode, one token, long contexts): `chunked` over keys
+//   [LS * s, LS * (s + 1)) only, for split s = workgroup_id.y, leaving each
+//   head's f16-accumulated sum, its total weight and its running max in
+//   Part ([heads][P.splits][head_dim + 2]); splits past the context exit.
+//   The host prepends `const LS` (a multiple of C). Bindings: 8 Q, 2 KC,
+//   3 VC, 4 P, 5 S, 9 Part. Dispatch: (as `chunked`, P.splits, 1)
+//   workgroups of 256 threads.
+// Entry `merge`: Out = sum_s acc_s e^(m_s - M) / sum_s total_s e^(m_s - M)
+//   over the splits in use (M their largest max): flash-decoding's merge,
+//   in f32. With one split it is `chunked`'s acc / total exactly.
+//   Bindings: 9 Part, 4 P, 5 S, 6 Out. Dispatch: (heads, 1, 1) workgroups
+//   of 64 threads.
 
 struct Params {
     heads: u32,
@@ -30,7 +42,8 @@ struct Params {
     ctx: u32,
     scale: f32,
     _p0: u32,
-    _p1: u32,
+    // Split slots per head in Part (`split`, `merge`).
+    splits: u32,
     _p2: u32,
 }
 
@@ -50,6 +63,7 @@ struct Step {
 @group(0) @binding(6) var<storage, read_write> Out: array<f32>;
 @group(0) @binding(7) var<storage, read_write> Scores: array<f32>;
 @group(0) @binding(8) var<storage, read> Q: array<f32>;
+@group(0) @binding(9) var<storage, read_write> Part: array<f32>;
 
 @compute @workgroup_size(64)
 fn store(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -169,20 +183,39 @@ fn kvload(buf: u32, j0: u32, f: u32, len: u32, kvw: u32, kvh: u32, hw: u32) -> u
     return VC[i];
 }
 
-@compute @workgroup_size(256)
-fn chunked(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let t = wid.y;
+// This workgroup's query heads: the first, how many, and the kv head.
+struct Slots {
+    h0: u32,
+    n: u32,
+    kvh: u32,
+}
+
+fn slots(wx: u32) -> Slots {
+    let grp = P.heads / P.kv_heads;
+    let per = (grp + QS - 1u) / QS;
+    let kvi = wx / per;
+    let h0 = kvi * grp + (wx % per) * QS;
+    return Slots(h0, min(QS, kvi * grp + grp - h0), kvi * (P.head_dim / 2u));
+}
+
+// What a replay thread holds after keys [lo, hi): its f16-rounded sum and
+// the total weight, both relative to run_max[its slot].
+struct Acc {
+    acc: f32,
+    total: f32,
+}
+
+// `chunked` for token t over keys [lo, hi) (hi <= its length).
+fn chunked_keys(wx: u32, lid: u32, t: u32, lo: u32, hi: u32) -> Acc {
     let hd = P.head_dim;
     let hw = hd / 2u;
     let qd = P.heads * hd;
     let kvw = P.kv_heads * hw;
-    let grp = P.heads / P.kv_heads;
-    let per = (grp + QS - 1u) / QS;
-    let kvi = wid.x / per;
-    let h0 = kvi * grp + (wid.x % per) * QS;
-    let nslot = min(QS, kvi * grp + grp - h0);
-    let kvh = kvi * hw;
-    let len = S.pos + t + 1u;
+    let sl = slots(wx);
+    let h0 = sl.h0;
+    let nslot = sl.n;
+    let kvh = sl.kvh;
+    let len = hi;
     // The zero that keeps products out of fused multiply-adds, as in `main`.
     let Z = bitcast<f32>(P._p0);
     // Replay role: slot lid / hd, dim lid % hd.
@@ -200,7 +233,7 @@ fn chunked(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
     let key = lid % C;
     var acc = 0.0;
     var total = 0.0;
-    for (var j0 = 0u; j0 < len; j0 += C) {
+    for (var j0 = lo; j0 < len; j0 += C) {
         // The chunk's C keys and V rows: 4 words of each per thread.
         let kw0 = kvload(0u, j0, lid, len, kvw, kvh, hw);
         let kw1 = kvload(0u, j0, lid + AWG, len, kvw, kvh, hw);
@@ -308,7 +341,63 @@ fn chunked(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
         }
         workgroupBarrier();
     }
-    if replays {
-        Out[t * qd + (h0 + rslot) * hd + d] = acc * (1.0 / total);
+    return Acc(acc, total);
+}
+
+@compute @workgroup_size(256)
+fn chunked(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let t = wid.y;
+    let r = chunked_keys(wid.x, lid, t, 0u, S.pos + t + 1u);
+    let hd = P.head_dim;
+    let sl = slots(wid.x);
+    if lid / hd < sl.n {
+        Out[t * P.heads * hd + (sl.h0 + lid / hd) * hd + lid % hd] = r.acc * (1.0 / r.total);
+    }
+}
+
+@compute @workgroup_size(256)
+fn split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let len = S.pos + 1u;
+    let lo = wid.y * LS;
+    if lo >= len {
+        return;
+    }
+    let r = chunked_keys(wid.x, lid, 0u, lo, min(len, lo + LS));
+    let hd = P.head_dim;
+    let sl = slots(wid.x);
+    let rslot = lid / hd;
+    let d = lid % hd;
+    if rslot < sl.n {
+        let o = ((sl.h0 + rslot) * P.splits + wid.y) * (hd + 2u);
+        Part[o + d] = r.acc;
+        if d == 0u {
+            Part[o + hd] = r.total;
+            Part[o + hd + 1u] = run_max[rslot];
+        }
+    }
+}
+
+@compute @workgroup_size(64)
+fn merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let h = wid.x;
+    let hd = P.head_dim;
+    let n = (S.pos + LS) / LS; // splits in use: ceil((pos + 1) / LS)
+    let base = h * P.splits;
+    var m = -3.4e38;
+    for (var s = 0u; s < n; s++) {
+        m = max(m, Part[(base + s) * (hd + 2u) + hd + 1u]);
+    }
+    for (var d = lid; d < hd; d += 64u) {
+        var acc = 0.0;
+        var total = 0.0;
+        for (var s = 0u; s < n; s++) {
+            let o = (base + s) * (hd + 2u);
+            let ms = Part[o + hd + 1u];
+            // Exactly 1 for the split holding the max (exp(0) need not be).
+            let w = select(exp(ms - m), 1.0, ms == m);
+            acc += Part[o + d] * w;
+            total += Part[o + hd] * w;
+        }
+        Out[h * hd + d] = acc * (1.0 / total);
     }
 }

@@ -350,7 +350,7 @@ pub struct Kernels {
     /// (WEBGGUF_GPU_VX=0 keeps scalar loads).
     pub vector_x: bool,
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
-    chunked: HashMap<(u32, u32), Rc<wgpu::ComputePipeline>>,
+    chunked: HashMap<((u32, u32), &'static str), Rc<wgpu::ComputePipeline>>,
     matmul: HashMap<(GgmlType, Mv, Tile, bool), Rc<wgpu::ComputePipeline>>,
     /// The prefill tile.
     pub tile: Tile,
@@ -391,8 +391,15 @@ pub fn pipeline(gpu: &Gpu, label: &str, src: &str, entry: &str) -> Rc<wgpu::Comp
 /// and `group` query heads per kv head.
 fn attention_src(head_dim: usize, group: usize) -> String {
     let (c, qs) = chunk_shape(head_dim, group);
-    format!("const C: u32 = {c}u;\nconst QS: u32 = {qs}u;\n{ATTENTION}")
+    format!(
+        "const C: u32 = {c}u;\nconst QS: u32 = {qs}u;\nconst LS: u32 = {SPLIT_KEYS}u;\n{ATTENTION}"
+    )
 }
+
+/// Keys per split of attention.wgsl's `split` (a multiple of every chunk
+/// size). Decode attends in splits once the context is longer than this;
+/// up to it, `chunked`'s one pass keeps llama.cpp's CPU order exactly.
+pub const SPLIT_KEYS: usize = 64;
 
 /// attention.wgsl `chunked`'s keys per chunk (a power of two <= 64 whose
 /// K and V rows fit 1024 words each) and query heads per workgroup.
@@ -551,11 +558,21 @@ impl Kernels {
         head_dim: usize,
         group: usize,
     ) -> Rc<wgpu::ComputePipeline> {
+        self.attention_entry(gpu, head_dim, group, "chunked")
+    }
+
+    /// Another entry of attention.wgsl (`split`, `merge`) for the shape
+    /// `attention_chunked` takes.
+    pub fn attention_entry(
+        &mut self,
+        gpu: &Gpu,
+        head_dim: usize,
+        group: usize,
+        entry: &'static str,
+    ) -> Rc<wgpu::ComputePipeline> {
         self.chunked
-            .entry(chunk_shape(head_dim, group))
-            .or_insert_with(|| {
-                pipeline(gpu, "attention", &attention_src(head_dim, group), "chunked")
-            })
+            .entry((chunk_shape(head_dim, group), entry))
+            .or_insert_with(|| pipeline(gpu, "attention", &attention_src(head_dim, group), entry))
             .clone()
     }
 

@@ -1046,6 +1046,8 @@ struct Scratch {
     read_id: [wgpu::Buffer; 2],
     read_logits: wgpu::Buffer,
     sample: SampleBufs,
+    /// Split attention's partial results ([heads][splits][head_dim + 2]).
+    att_part: wgpu::Buffer,
 }
 
 pub struct GpuBackend {
@@ -1059,6 +1061,10 @@ pub struct GpuBackend {
     layers: Vec<Op>,
     /// The layers for one token (decode), fused where the shapes allow.
     layers_one: Vec<Op>,
+    /// The same with attention in splits of SPLIT_KEYS keys merged after,
+    /// for positions past the first SPLIT_KEYS (empty where the chunked
+    /// kernel does not apply, or with WEBGGUF_GPU_SPLIT=0).
+    layers_long: Vec<Op>,
     head: Vec<Op>,
     argmax: Vec<Op>,
     sample: Vec<Op>,
@@ -1101,6 +1107,7 @@ impl Drop for GpuBackend {
             &s.partials,
             &s.sample.pen,
             &s.sample.stat,
+            &s.att_part,
         ]
         .into_iter()
         .chain(&s.sample.cand)
@@ -1160,6 +1167,7 @@ impl GpuBackend {
         // The one-key-at-a-time attention kernel needs a score scratch that
         // grows with batch x heads x context; the chunked one needs none.
         let simple_attention = c.head_dim > 256 || !chunked_attention();
+        let splits = ctx.div_ceil(kernels::SPLIT_KEYS);
         let score_cap = gpu.binding_limit().min(256 << 20);
         while simple_attention && batch > 1 && (batch * c.n_heads * ctx * 4) as u64 > score_cap {
             batch /= 2;
@@ -1190,6 +1198,10 @@ impl GpuBackend {
             read_id: [gpu.readback_buffer(4), gpu.readback_buffer(4)],
             read_logits: gpu.readback_buffer(vocab as u64 * 4),
             sample: SampleBufs::new(&gpu, vocab)?,
+            att_part: gpu.storage(
+                "attention splits",
+                (c.n_heads * splits * (c.head_dim + 2) * 4) as u64,
+            )?,
         };
         let mut k = Kernels::new(&gpu);
         let mut keep = Vec::new();
@@ -1226,7 +1238,7 @@ impl GpuBackend {
             ctx as u32,
             f(1.0 / (c.head_dim as f32).sqrt()),
             0,
-            0,
+            splits as u32,
             0,
         ]);
         let ew = |width: usize| gpu.params([width as u32, kernels::NX, 0, 0, 0, 0, 0, 0]);
@@ -1236,6 +1248,9 @@ impl GpuBackend {
 
         let mut layers = Vec::new();
         let mut layers_one = Vec::new();
+        let mut layers_long = Vec::new();
+        let split_attention =
+            chunked_attention() && !std::env::var("WEBGGUF_GPU_SPLIT").is_ok_and(|v| v == "0");
         let norm_op = |k: &Kernels, x: &wgpu::Buffer, g: &wgpu::Buffer, out: &wgpu::Buffer| Op {
             bind: kernels::bind(
                 &gpu,
@@ -1485,13 +1500,61 @@ impl GpuBackend {
                 ops.extend(matvec_ops(&gpu, k, m, 0..m.rows, &a)?);
                 Ok(ops)
             };
-            for (one, list) in [(true, &mut layers_one), (false, &mut layers)] {
+            // Decode past SPLIT_KEYS keys: the keys in splits, each split in
+            // its own workgroups (splits past the context exit at once), then
+            // the merge; `chunked` alone serializes every key of a kv head.
+            let attention_long = (c.head_dim <= 256 && split_attention).then(|| {
+                let group = c.n_heads / c.n_kv_heads;
+                let (_, qs) = kernels::chunk_shape(c.head_dim, group);
+                let wgs = c.n_kv_heads as u32 * (group as u32).div_ceil(qs);
+                let sp = k.attention_entry(&gpu, c.head_dim, group, "split");
+                let mp = k.attention_entry(&gpu, c.head_dim, group, "merge");
+                vec![
+                    Op {
+                        bind: kernels::bind(
+                            &gpu,
+                            &sp,
+                            &[
+                                (8, &s.q),
+                                (2, &kc),
+                                (3, &vc),
+                                (4, &att_p),
+                                (5, &s.step),
+                                (9, &s.att_part),
+                            ],
+                        ),
+                        pipeline: sp,
+                        shape: Shape::Fixed([wgs, splits as u32, 1]),
+                        label: "attention",
+                    },
+                    Op {
+                        bind: kernels::bind(
+                            &gpu,
+                            &mp,
+                            &[(9, &s.att_part), (4, &att_p), (5, &s.step), (6, &s.xo)],
+                        ),
+                        pipeline: mp,
+                        shape: Shape::Fixed([c.n_heads as u32, 1, 1]),
+                        label: "attention_merge",
+                    },
+                ]
+            });
+            let lists = [
+                (true, Some(&mut layers_one)),
+                (true, attention_long.is_some().then_some(&mut layers_long)),
+                (false, Some(&mut layers)),
+            ];
+            for (i, (one, list)) in lists.into_iter().enumerate() {
+                let Some(list) = list else { continue };
                 let tiled = !one && tiled_prefill();
                 list.extend(match qkv.fused().filter(|_| quads) {
                     Some(m) => qkv_fused(&mut k, m, tiled)?,
                     None => qkv_unfused(&mut k, tiled)?,
                 });
-                list.push(attention.clone());
+                match (&attention_long, i) {
+                    (Some(ops), 1) => list.extend(ops.iter().cloned()),
+                    _ => list.push(attention.clone()),
+                }
                 list.extend(plain(&mut k, &wo, &s.xo, tiled)?);
                 list.extend(match gate_up.fused() {
                     Some(m) => ffn_fused(&mut k, m, tiled)?,
@@ -1557,6 +1620,7 @@ impl GpuBackend {
             embed,
             layers,
             layers_one,
+            layers_long,
             head,
             argmax,
             sample,
@@ -1597,13 +1661,18 @@ impl GpuBackend {
         self.gpu.check()
     }
 
-    /// The op lists for `n` tokens and `tail`, and the copy that follows
-    /// (an id goes to readback buffer `slot`).
-    fn plan(&self, n: u32, tail: Tail, slot: usize) -> (Vec<&[Op]>, Vec<Copy<'_>>) {
-        let layers: &[Op] = if n == 1 {
-            &self.layers_one
-        } else {
-            &self.layers
+    /// Whether one token at `pos` attends in splits (`layers_long`).
+    fn long(&self, n: usize, pos: usize) -> bool {
+        n == 1 && pos >= kernels::SPLIT_KEYS && !self.layers_long.is_empty()
+    }
+
+    /// The op lists for `n` tokens (`long`: in `layers_long`) and `tail`,
+    /// and the copy that follows (an id goes to readback buffer `slot`).
+    fn plan(&self, n: u32, long: bool, tail: Tail, slot: usize) -> (Vec<&[Op]>, Vec<Copy<'_>>) {
+        let layers: &[Op] = match (n, long) {
+            (1, true) => &self.layers_long,
+            (1, false) => &self.layers_one,
+            _ => &self.layers,
         };
         let mut ops: Vec<&[Op]> = vec![&self.embed, layers];
         let mut copies = Vec::new();
@@ -1630,7 +1699,7 @@ impl GpuBackend {
     /// token from the previous step's pick first), so it can be recorded
     /// ahead of time.
     fn encode(&self, r: Recipe) -> wgpu::CommandBuffer {
-        let (ops, copies) = self.plan(r.n, r.tail, r.slot);
+        let (ops, copies) = self.plan(r.n, r.long, r.tail, r.slot);
         let feed: &[Copy] = if r.fed {
             &[(&self.s.argmax, &self.s.tokens, 4)]
         } else {
@@ -1667,6 +1736,7 @@ impl GpuBackend {
         self.write_inputs(tokens, pos)?;
         let r = Recipe {
             n: tokens.len() as u32,
+            long: self.long(tokens.len(), pos),
             tail,
             fed: false,
             slot: 0,
@@ -1674,7 +1744,11 @@ impl GpuBackend {
         let cb = self.command_buffer(r);
         let sub = self.gpu.queue.submit([cb]);
         if self.pipeline && r.n == 1 && matches!(tail, Tail::Argmax | Tail::Sample) {
-            self.ahead = Some((r, self.encode(r)));
+            let next = Recipe {
+                long: self.long(1, pos + 1),
+                ..r
+            };
+            self.ahead = Some((next, self.encode(next)));
         }
         Ok(sub)
     }
@@ -1687,6 +1761,7 @@ impl GpuBackend {
         self.gpu.write_step(&self.s.step, pos as u32, 1);
         let r = Recipe {
             n: 1,
+            long: self.long(1, pos),
             tail: Tail::Argmax,
             fed: true,
             slot,
@@ -1702,6 +1777,7 @@ impl GpuBackend {
         if self.pipeline {
             let next = Recipe {
                 slot: 1 - slot,
+                long: self.long(1, pos + 1),
                 ..r
             };
             self.ahead = Some((next, self.encode(next)));
@@ -1754,12 +1830,14 @@ impl GpuBackend {
     }
 }
 
-/// What a recorded command buffer runs: `n` tokens and `tail`, with the
+/// What a recorded command buffer runs: `n` tokens (`long`: attention in
+/// splits) and `tail`, with the
 /// token written by the host or (`fed`) the previous step's pick, and an id
 /// copied to readback buffer `slot`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Recipe {
     n: u32,
+    long: bool,
     tail: Tail,
     fed: bool,
     slot: usize,

@@ -399,6 +399,148 @@ fn rope_matches_cpu() {
     }
 }
 
+/// Decode attention past SPLIT_KEYS keys: `split` (keys in blocks of
+/// SPLIT_KEYS, each block in `chunked`'s f16-accumulated order) and `merge`
+/// (the blocks rescaled to the largest max and summed in f32) vs a CPU twin
+/// of exactly that, over the same f16-rounded keys, values and query; at
+/// one block past the boundary, at a ragged last block and near the end of
+/// the context, for head sizes 6, 64 (3 and 10 query heads per kv head) and
+/// 128. Bound as `attention_matches_cpu`: one f16 ulp plus 1e-4 (the twin's
+/// scores are f64).
+#[test]
+fn split_attention_matches_cpu() {
+    let Some(g) = gpu() else { return };
+    let mut k = Kernels::new(&g);
+    let mut rng = Rng::new(17);
+    let ls = kernels::SPLIT_KEYS;
+    let f16r = |v: f32| half::f16::from_f32(v).to_f32();
+    for (hd, heads, kvh) in [
+        (6usize, 4usize, 2usize),
+        (64, 9, 3),
+        (64, 10, 1),
+        (128, 4, 2),
+    ] {
+        let ctx = 5 * ls;
+        let splits = ctx.div_ceil(ls);
+        let (qd, kvd) = (heads * hd, kvh * hd);
+        let scale = 1.0 / (hd as f32).sqrt();
+        let p = g.params([
+            heads as u32,
+            kvh as u32,
+            hd as u32,
+            ctx as u32,
+            scale.to_bits(),
+            0,
+            splits as u32,
+            0,
+        ]);
+        let kc = g.storage("kc", (ctx * kvd * 2) as u64).unwrap();
+        let vc = g.storage("vc", (ctx * kvd * 2) as u64).unwrap();
+        let part = g
+            .storage("part", (heads * splits * (hd + 2) * 4) as u64)
+            .unwrap();
+        // The whole cache in one store.
+        let kx = randn(&mut rng, ctx * kvd);
+        let vx = randn(&mut rng, ctx * kvd);
+        let (kb, vb) = (g.upload_f32("k", &kx), g.upload_f32("v", &vx));
+        let s0 = step(&g, 0, ctx as u32);
+        let store = Op {
+            bind: kernels::bind(
+                &g,
+                &k.kv_store,
+                &[(0, &kb), (1, &vb), (2, &kc), (3, &vc), (4, &p), (5, &s0)],
+            ),
+            pipeline: k.kv_store.clone(),
+            label: "test",
+            shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
+        };
+        g.run(&[&[store]], ctx as u32, &[]);
+        let group = heads / kvh;
+        let (_, qs) = kernels::chunk_shape(hd, group);
+        let wgs = kvh as u32 * (group as u32).div_ceil(qs);
+        let sp = k.attention_entry(&g, hd, group, "split");
+        let mp = k.attention_entry(&g, hd, group, "merge");
+        for pos in [ls, ls + 7, 3 * ls + 1, ctx - 1] {
+            let q = randn(&mut rng, qd);
+            let qb = g.upload_f32("q", &q);
+            let out = poisoned(&g, qd);
+            let st = step(&g, pos as u32, 1);
+            let ops = [
+                Op {
+                    bind: kernels::bind(
+                        &g,
+                        &sp,
+                        &[(8, &qb), (2, &kc), (3, &vc), (4, &p), (5, &st), (9, &part)],
+                    ),
+                    pipeline: sp.clone(),
+                    label: "test",
+                    shape: Shape::Fixed([wgs, splits as u32, 1]),
+                },
+                Op {
+                    bind: kernels::bind(&g, &mp, &[(9, &part), (4, &p), (5, &st), (6, &out)]),
+                    pipeline: mp.clone(),
+                    label: "test",
+                    shape: Shape::Fixed([heads as u32, 1, 1]),
+                },
+            ];
+            g.run(&[&ops], 1, &[]);
+            let got = read_f32(&g, &out, qd);
+            let mut want = vec![0f64; qd];
+            for h in 0..heads {
+                let kh = h / group * hd;
+                let qh: Vec<f64> = (0..hd).map(|d| f16r(q[h * hd + d]) as f64).collect();
+                let sc: Vec<f32> = (0..=pos)
+                    .map(|j| {
+                        let dot: f64 = (0..hd)
+                            .map(|d| qh[d] * f16r(kx[j * kvd + kh + d]) as f64)
+                            .sum();
+                        (dot * scale as f64) as f32
+                    })
+                    .collect();
+                for d in 0..hd {
+                    // Each block: the serial recurrence; then the merge.
+                    let blocks: Vec<(f32, f32, f32)> = sc
+                        .chunks(ls)
+                        .enumerate()
+                        .map(|(b, block)| {
+                            let (mut acc, mut mx, mut total) = (0f32, -3.0e38f32, 0f32);
+                            for (i, &score) in block.iter().enumerate() {
+                                let v = f16r(vx[(b * ls + i) * kvd + kh + d]);
+                                let (mut rescale, mut weight) = (1f32, 1f32);
+                                if score > mx {
+                                    rescale = (mx - score).exp();
+                                    mx = score;
+                                    acc = f16r(acc * rescale);
+                                } else {
+                                    weight = (score - mx).exp();
+                                }
+                                acc = f16r(acc + v * weight);
+                                total = total * rescale + weight;
+                            }
+                            (acc, total, mx)
+                        })
+                        .collect();
+                    let m = blocks.iter().fold(f32::MIN, |a, b| a.max(b.2));
+                    let (mut acc, mut total) = (0f32, 0f32);
+                    for &(a, t, ms) in &blocks {
+                        let w = if ms == m { 1.0 } else { (ms - m).exp() };
+                        acc += a * w;
+                        total += t * w;
+                    }
+                    want[h * hd + d] = (acc * (1.0 / total)) as f64;
+                }
+            }
+            close(
+                &format!("split attention hd {hd} heads {heads}/{kvh} pos {pos}"),
+                &got,
+                &want,
+                1e-3,
+                1e-4,
+            );
+        }
+    }
+}
+
 /// KV store + attention (GQA, more keys than threads and than a chunk, a
 /// batch of queries at different positions) vs a CPU twin over the same
 /// f16-rounded keys, values and queries (f64 scores, then the kernel's
