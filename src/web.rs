@@ -920,7 +920,11 @@ async fn load(bytes: JsValue, options: JsValue) -> Result<WasmModel> {
             Ok(gpu) => {
                 let bytes = copy_in(&src, &progress, 0.3).await?;
                 progress(0.3, "upload");
-                match gpu::load_engine(gpu.clone(), bytes, opts, gpu_opts, now_ms).await {
+                // The upload reports per layer; in a worker (as the demo
+                // runs it) each report reaches the page while it goes on.
+                let uploaded = |f: f64| progress(0.3 + 0.65 * f, "upload");
+                match gpu::load_engine(gpu.clone(), bytes, opts, gpu_opts, now_ms, &uploaded).await
+                {
                     Ok(engine) => {
                         progress(1.0, "ready");
                         return Ok(finish_load(engine, Some(gpu), None));

@@ -93,14 +93,23 @@ fn tiny_shape_runs_on_gpu_with_split_matrices() {
         max_binding: Some(1024),
         ..Default::default()
     };
+    // The upload reports each layer, in order, ending at 1.
+    let seen = std::cell::RefCell::new(Vec::new());
     let mut e = pollster::block_on(webgguf::gpu::load_engine(
         gpu,
         bytes,
         opts(),
         gopts,
         common::now_ms,
+        &|f| seen.borrow_mut().push(f),
     ))
     .unwrap();
+    let seen = seen.into_inner();
+    assert_eq!(seen.len(), e.config.n_layers, "progress reports {seen:?}");
+    assert!(
+        seen.windows(2).all(|w| w[0] < w[1]) && seen.last() == Some(&1.0),
+        "{seen:?}"
+    );
     let b = pollster::block_on(e.bench(8, 4, 1)).unwrap();
     assert!(b.pp_tok_s > 0.0 && b.tg_tok_s > 0.0);
 }

@@ -175,7 +175,31 @@ async fn webgpu_greedy_ids_equal_llama_cpp_on_stories260k_f32() {
         return;
     }
     let bytes = fetch("shared/models/stories260K.F32.gguf").await;
-    let model = load(&bytes, "webgpu").await.unwrap();
+    // Load progress: the copy, the GPU upload layer by layer, then ready;
+    // fractions never go back.
+    let seen: Rc<RefCell<Vec<(f64, String)>>> = Rc::default();
+    let sink = seen.clone();
+    let on_progress = Closure::<dyn FnMut(f64, String)>::new(move |f, stage| {
+        sink.borrow_mut().push((f, stage));
+    });
+    let model = WasmModel::load(
+        bytes.clone().into(),
+        Some(obj(&[
+            ("backend", "webgpu".into()),
+            ("contextLength", 256.into()),
+            ("onProgress", on_progress.as_ref().clone()),
+        ])),
+    )
+    .await
+    .unwrap();
+    let seen = seen.borrow().clone();
+    let uploads = seen.iter().filter(|(_, s)| s == "upload").count();
+    assert!(
+        uploads >= 2,
+        "one report per layer (5 here) and the start: {seen:?}"
+    );
+    assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "{seen:?}");
+    assert_eq!(seen.last(), Some(&(1.0, "ready".to_string())), "{seen:?}");
     assert_eq!(model.backend(), "webgpu");
     let adapter = get(&model.info(), "adapter");
     console_log!("adapter: {:?}", js_sys::JSON::stringify(&adapter).unwrap());

@@ -1127,6 +1127,8 @@ fn f(v: f32) -> u32 {
 }
 
 impl GpuBackend {
+    /// Upload `w` and build every pipeline and dispatch; `progress` hears
+    /// the fraction of the layers uploaded so far.
     pub async fn new(
         gpu: Gpu,
         c: &Config,
@@ -1134,10 +1136,11 @@ impl GpuBackend {
         ctx: usize,
         max_batch: usize,
         opts: GpuOptions,
+        progress: &dyn Fn(f64),
     ) -> Result<GpuBackend> {
         let g = gpu.clone();
         gpu.scoped("loading the model onto the GPU", move || {
-            Self::build(g, c, w, ctx, max_batch, opts)
+            Self::build(g, c, w, ctx, max_batch, opts, progress)
         })
         .await
     }
@@ -1149,6 +1152,7 @@ impl GpuBackend {
         ctx: usize,
         max_batch: usize,
         opts: GpuOptions,
+        progress: &dyn Fn(f64),
     ) -> Result<GpuBackend> {
         let ctx = ctx.max(1);
         if c.head_dim > 512 || !c.head_dim.is_multiple_of(2) {
@@ -1567,6 +1571,7 @@ impl GpuBackend {
             mats.extend(gate_up.mats);
             mats.extend([wo, wd]);
             keep.extend([attn_norm, ffn_norm, kc, vc]);
+            progress((l + 1) as f64 / w.layers.len() as f64);
         }
 
         let out_norm = gpu.upload_f32("output_norm", &w.output_norm);
@@ -1925,13 +1930,15 @@ impl Backend for GpuBackend {
     }
 }
 
-/// Load a GGUF file held in memory onto `gpu` and wrap it in an engine.
+/// Load a GGUF file held in memory onto `gpu` and wrap it in an engine;
+/// `progress` hears the fraction of the layers uploaded so far.
 pub async fn load_engine(
     gpu: Gpu,
     bytes: Vec<u8>,
     opts: EngineOptions,
     gpu_opts: GpuOptions,
     clock: fn() -> f64,
+    progress: &dyn Fn(f64),
 ) -> Result<Engine> {
     let Loaded {
         config,
@@ -1940,7 +1947,16 @@ pub async fn load_engine(
         weights,
     } = Loaded::from_bytes(bytes, opts.load)?;
     let ctx = context_for(&config, &opts);
-    let backend = GpuBackend::new(gpu, &config, &weights, ctx, opts.max_batch, gpu_opts).await?;
+    let backend = GpuBackend::new(
+        gpu,
+        &config,
+        &weights,
+        ctx,
+        opts.max_batch,
+        gpu_opts,
+        progress,
+    )
+    .await?;
     // The GPU holds its own copy; the file bytes are released here.
     drop(weights);
     Ok(Engine::with_backend(

@@ -382,6 +382,7 @@ pub async fn profile_model(
         ctx,
         opts.max_batch,
         GpuOptions::default(),
+        &|_| {},
     )
     .await?;
     drop(weights);

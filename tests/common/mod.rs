@@ -96,6 +96,7 @@ pub fn gpu_engine(path: &std::path::Path, upcast_f16: bool) -> Option<Engine> {
         opts,
         webgguf::gpu::GpuOptions::default(),
         now_ms,
+        &|_| {},
     ))
     .unwrap_or_else(|e| panic!("load {} on the GPU: {e}", path.display()));
     Some(e)

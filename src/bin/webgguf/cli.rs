@@ -251,7 +251,7 @@ fn load(args: &Args) -> Result<Engine, CliError> {
             if backend == "auto" && g.is_software() {
                 return Ok(None);
             }
-            gpu::load_engine(g, bytes, opts, gpu::GpuOptions::default(), now_ms)
+            gpu::load_engine(g, bytes, opts, gpu::GpuOptions::default(), now_ms, &|_| {})
                 .await
                 .map(Some)
         });
