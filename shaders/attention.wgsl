@@ -174,6 +174,16 @@ var<workgroup> wt: array<f32, 256>;
 var<workgroup> run_max: array<f32, 256>;
 
 // Word f of the chunk's rows starting at key j0 (clamped into the cache).
+// acc * r rounded to f16, skipping the rounding where r is 1 (every key
+// but a new running max): acc is already an f16 value, so that is exact,
+// and it takes a dozen integer operations off most steps of the replay.
+fn rescaled(acc: f32, r: f32) -> f32 {
+    if r == 1.0 {
+        return acc;
+    }
+    return round_f16(acc * r);
+}
+
 fn kvload(buf: u32, j0: u32, f: u32, len: u32, kvw: u32, kvh: u32, hw: u32) -> u32 {
     let j = min(j0 + f / hw, len - 1u);
     let i = j * kvw + kvh + f % hw;
@@ -320,18 +330,18 @@ fn chunked_keys(wx: u32, lid: u32, t: u32, lo: u32, hi: u32) -> Acc {
                 let v1 = unpack2x16float(vch[(c + 1u) * hw + d / 2u]);
                 let v2 = unpack2x16float(vch[(c + 2u) * hw + d / 2u]);
                 let v3 = unpack2x16float(vch[(c + 3u) * hw + d / 2u]);
-                acc = round_f16(round_f16(acc * r0) + (select(v0.x, v0.y, hi) * w0 + Z));
+                acc = round_f16(rescaled(acc, r0) + (select(v0.x, v0.y, hi) * w0 + Z));
                 total = total * r0 + w0;
-                acc = round_f16(round_f16(acc * r1) + (select(v1.x, v1.y, hi) * w1 + Z));
+                acc = round_f16(rescaled(acc, r1) + (select(v1.x, v1.y, hi) * w1 + Z));
                 total = total * r1 + w1;
-                acc = round_f16(round_f16(acc * r2) + (select(v2.x, v2.y, hi) * w2 + Z));
+                acc = round_f16(rescaled(acc, r2) + (select(v2.x, v2.y, hi) * w2 + Z));
                 total = total * r2 + w2;
-                acc = round_f16(round_f16(acc * r3) + (select(v3.x, v3.y, hi) * w3 + Z));
+                acc = round_f16(rescaled(acc, r3) + (select(v3.x, v3.y, hi) * w3 + Z));
                 total = total * r3 + w3;
             }
             for (; c < cn; c++) {
                 let vv = unpack2x16float(vch[c * hw + d / 2u]);
-                acc = round_f16(round_f16(acc * rs[b + c]) + (select(vv.x, vv.y, hi) * wt[b + c] + Z));
+                acc = round_f16(rescaled(acc, rs[b + c]) + (select(vv.x, vv.y, hi) * wt[b + c] + Z));
                 total = total * rs[b + c] + wt[b + c];
             }
         }
