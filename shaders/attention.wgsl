@@ -164,7 +164,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 }
 
 const AWG: u32 = 256u;
-var<workgroup> kch: array<u32, 1024>;
+// Key rows padded to hw + 1 words: the score threads of a warp read one
+// word of each of their keys at once, and rows hw words apart would put
+// them all in one shared-memory bank (hw = 32 for 64-dim heads).
+var<workgroup> kch: array<u32, 1088>;
 var<workgroup> vch: array<u32, 1024>;
 var<workgroup> qsl: array<f32, 256>;
 var<workgroup> sc: array<f32, 256>;
@@ -182,6 +185,11 @@ fn rescaled(acc: f32, r: f32) -> f32 {
         return acc;
     }
     return round_f16(acc * r);
+}
+
+// Word f of the chunk's key rows in the padded layout of kch.
+fn kpad(f: u32, hw: u32) -> u32 {
+    return f + f / hw;
 }
 
 fn kvload(buf: u32, j0: u32, f: u32, len: u32, kvw: u32, kvh: u32, hw: u32) -> u32 {
@@ -255,19 +263,19 @@ fn chunked_keys(wx: u32, lid: u32, t: u32, lo: u32, hi: u32) -> Acc {
         let vw3 = kvload(1u, j0, lid + 3u * AWG, len, kvw, kvh, hw);
         let n = C * hw;
         if lid < n {
-            kch[lid] = kw0;
+            kch[kpad(lid, hw)] = kw0;
             vch[lid] = vw0;
         }
         if lid + AWG < n {
-            kch[lid + AWG] = kw1;
+            kch[kpad(lid + AWG, hw)] = kw1;
             vch[lid + AWG] = vw1;
         }
         if lid + 2u * AWG < n {
-            kch[lid + 2u * AWG] = kw2;
+            kch[kpad(lid + 2u * AWG, hw)] = kw2;
             vch[lid + 2u * AWG] = vw2;
         }
         if lid + 3u * AWG < n {
-            kch[lid + 3u * AWG] = kw3;
+            kch[kpad(lid + 3u * AWG, hw)] = kw3;
             vch[lid + 3u * AWG] = vw3;
         }
         workgroupBarrier();
@@ -278,7 +286,7 @@ fn chunked_keys(wx: u32, lid: u32, t: u32, lo: u32, hi: u32) -> Acc {
             var dot = 0.0;
             let qb = sslot * hd;
             for (var e = 0u; e < hd; e += 2u) {
-                let kk = unpack2x16float(kch[key * hw + e / 2u]);
+                let kk = unpack2x16float(kch[key * (hw + 1u) + e / 2u]);
                 dot += qsl[qb + e] * kk.x + Z;
                 dot += qsl[qb + e + 1u] * kk.y + Z;
             }
