@@ -349,6 +349,9 @@ pub struct Kernels {
     /// Read x and the norm gains as vec4 where the rows allow
     /// (WEBGGUF_GPU_VX=0 keeps scalar loads).
     pub vector_x: bool,
+    /// The device's storage buffers per shader stage: the q/k/v kernel
+    /// binds 8 without the vec4 aliases and 10 with them.
+    pub storage_buffers: u32,
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
     chunked: HashMap<((u32, u32), &'static str), Rc<wgpu::ComputePipeline>>,
     matmul: HashMap<(GgmlType, Mv, Tile, bool), Rc<wgpu::ComputePipeline>>,
@@ -435,6 +438,7 @@ impl Kernels {
                 _ => 0,
             },
             vector_x: !std::env::var("WEBGGUF_GPU_VX").is_ok_and(|v| v == "0"),
+            storage_buffers: gpu.limits.max_storage_buffers_per_shader_stage,
             embed: HashMap::new(),
             chunked: HashMap::new(),
             matmul: HashMap::new(),
@@ -461,11 +465,12 @@ impl Kernels {
         }
     }
 
-    /// Whether matvec pipelines for `cols`-column matrices read x and the
-    /// gains as vec4 (bindings 11 and 12): every row of x then starts on a
-    /// 16-byte boundary.
-    pub fn matvec_vx(&self, cols: usize) -> bool {
-        self.vector_x && cols.is_multiple_of(4)
+    /// Whether matvec pipelines (entry `mv`) for `cols`-column matrices
+    /// read x and the gains as vec4 (bindings 11 and 12): every row of x
+    /// then starts on a 16-byte boundary, and the entry's storage bindings
+    /// (10 for q/k/v) fit the device's limit (WebGPU guarantees only 8).
+    pub fn matvec_vx(&self, cols: usize, mv: Mv) -> bool {
+        self.vector_x && cols.is_multiple_of(4) && (mv != Mv::Qkv || self.storage_buffers >= 10)
     }
 
     /// Threads per matvec workgroup for rows of `cols` elements: 128 from
@@ -506,7 +511,7 @@ impl Kernels {
         let sg = self.subgroups;
         let wg = self.matvec_threads(cols);
         let fold = self.fold_norm;
-        let vx = self.matvec_vx(cols);
+        let vx = self.matvec_vx(cols, mv);
         Ok(self
             .matvec
             .entry((ty, mv, rows, wg, dec, fold, vx))

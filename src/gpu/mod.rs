@@ -142,7 +142,8 @@ impl Gpu {
         format!(
             "{} ({:?}, {:?}, driver {} {}); max_storage_buffer_binding_size {} MiB, \
              max_buffer_size {} MiB, max_compute_workgroup_storage_size {} B, \
-             max_compute_invocations_per_workgroup {}, max_compute_workgroups_per_dimension {}; \
+             max_compute_invocations_per_workgroup {}, max_compute_workgroups_per_dimension {}, \
+             max_storage_buffers_per_shader_stage {}; \
              features: {:?}",
             self.adapter.name,
             self.adapter.backend,
@@ -154,6 +155,7 @@ impl Gpu {
             l.max_compute_workgroup_storage_size,
             l.max_compute_invocations_per_workgroup,
             l.max_compute_workgroups_per_dimension,
+            l.max_storage_buffers_per_shader_stage,
             self.features
         )
     }
@@ -830,7 +832,7 @@ pub fn matvec_ops(
         ];
         if !tiled {
             entries.push((4, g));
-            if k.matvec_vx(m.cols) {
+            if k.matvec_vx(m.cols, a.mv) {
                 entries.extend([(11, a.x), (12, g)]);
             }
         }
