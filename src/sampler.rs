@@ -92,20 +92,30 @@ pub struct Sampler {
     rng: Rng,
     /// (logit or probability, id), sized to the vocabulary once.
     cand: Vec<(f32, u32)>,
+    /// Unique per sampler: the GPU backend draws a step's random number
+    /// ahead of time and may only use it for the sampler it came from.
+    id: u64,
 }
 
 impl Sampler {
     pub fn new(params: SamplerParams, vocab: usize) -> Result<Sampler> {
         params.validate()?;
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Ok(Sampler {
             params,
             rng: Rng::new(params.seed),
             cand: Vec::with_capacity(vocab),
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
     }
 
     pub fn params(&self) -> SamplerParams {
         self.params
+    }
+
+    /// This sampler's identity (no two samplers share one).
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// The tokens the repetition penalty applies to: each distinct token of

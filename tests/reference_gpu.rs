@@ -138,11 +138,13 @@ fn gpu_sampling_and_bad_input() {
     assert!(pollster::block_on(e.logits_at(&long, 0, 5)).is_err());
 }
 
-/// Greedy decoding submits each step before the CPU has read the pick it
-/// runs on (the GPU feeds its own argmax forward). A step fed that way is
-/// used only when the next call asks for exactly it; a prompt that goes on
-/// from the same position with another token, or with that token after
-/// a chat-style cache reuse, must give what the CPU engine gives.
+/// Greedy decoding, and sampling without a repetition penalty, submit each
+/// step before the CPU has read the pick it runs on (the GPU feeds its own
+/// pick forward; sampling draws that step's random number ahead). A step
+/// fed that way is used only when the next call asks for exactly it; a
+/// prompt that goes on from the same position with another token, or with
+/// that token after a chat-style cache reuse, or a new sampler (another
+/// seed) at that position, must give what the CPU engine gives.
 #[test]
 fn gpu_fed_steps_follow_the_prompt() {
     let Some(shared) = common::shared() else {
@@ -154,15 +156,18 @@ fn gpu_fed_steps_follow_the_prompt() {
     };
     let mut cpu = common::cpu_engine(&path, false);
     let vocab = gpu.config.vocab_size as u32;
-    let mut run = |prompt: &[u32]| -> Vec<u32> {
-        let greedy = SamplerParams::default();
-        let g = pollster::block_on(gpu.generate(prompt, 6, greedy, &mut |_, _| true)).unwrap();
-        let c = pollster::block_on(cpu.generate(prompt, 6, greedy, &mut |_, _| true)).unwrap();
-        assert_eq!(g.generated_ids, c.generated_ids, "prompt {prompt:?}");
+    let mut run = |prompt: &[u32], params: SamplerParams| -> Vec<u32> {
+        let g = pollster::block_on(gpu.generate(prompt, 6, params, &mut |_, _| true)).unwrap();
+        let c = pollster::block_on(cpu.generate(prompt, 6, params, &mut |_, _| true)).unwrap();
+        assert_eq!(
+            g.generated_ids, c.generated_ids,
+            "prompt {prompt:?}, {params:?}"
+        );
         g.generated_ids
     };
+    let greedy = SamplerParams::default();
     let prompt = vec![1u32, 403, 407];
-    let first = run(&prompt);
+    let first = run(&prompt, greedy);
     // The cache holds the prompt and the first five picks; the sixth pick
     // was fed to a step at the next position, which these prompts reuse
     // (same token) or must not (another token).
@@ -171,9 +176,26 @@ fn gpu_fed_steps_follow_the_prompt() {
     let mut other = prompt.clone();
     other.extend_from_slice(&first[..5]);
     other.push((first[5] + 1) % vocab);
-    run(&other);
-    run(&same);
-    run(&prompt);
+    run(&other, greedy);
+    run(&same, greedy);
+    run(&prompt, greedy);
+    // Sampling: the same, and a new sampler at the fed position.
+    // A high temperature over the top 40 (the GPU sampler's exact domain
+    // is at most 128 candidates), so that most tokens depend on the draw.
+    let sampled = |seed| SamplerParams {
+        temperature: 2.0,
+        top_k: 40,
+        top_p: 1.0,
+        min_p: 0.0,
+        seed,
+        ..SamplerParams::default()
+    };
+    let first = run(&prompt, sampled(1));
+    let mut same = prompt.clone();
+    same.extend_from_slice(&first);
+    run(&same, sampled(1));
+    run(&same, sampled(2));
+    run(&prompt, sampled(3));
 }
 
 /// Decode past the first SPLIT_KEYS (64) positions attends in splits merged

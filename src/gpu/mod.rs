@@ -1760,16 +1760,23 @@ impl GpuBackend {
         Ok(sub)
     }
 
-    /// Submit the greedy step at `pos` whose token is the pick of the step
-    /// just submitted (into readback buffer `slot`), and record the one
-    /// after it (back to the other slot) while the GPU runs.
-    fn submit_fed(&mut self, pos: usize, slot: usize) -> Result<()> {
+    /// Submit the step at `pos` (ending in `tail`, for `sampler`) whose
+    /// token is the pick of the step just submitted (into readback buffer
+    /// `slot`), and record the one after it (back to the other slot) while
+    /// the GPU runs.
+    fn submit_fed(
+        &mut self,
+        pos: usize,
+        slot: usize,
+        tail: Tail,
+        sampler: Option<(u64, SamplerParams)>,
+    ) -> Result<()> {
         self.gpu.check()?;
         self.gpu.write_step(&self.s.step, pos as u32, 1);
         let r = Recipe {
             n: 1,
             long: self.long(1, pos),
-            tail: Tail::Argmax,
+            tail,
             fed: true,
             slot,
         };
@@ -1780,6 +1787,8 @@ impl GpuBackend {
             slot,
             sub,
             token: None,
+            tail,
+            sampler,
         });
         if self.pipeline {
             let next = Recipe {
@@ -1792,15 +1801,55 @@ impl GpuBackend {
         Ok(())
     }
 
-    /// A greedy step: `tokens` at `pos`, then the argmax. When the fed step
-    /// already submitted is exactly this one (same position, and its token
-    /// is the pick it was fed), it is not submitted again; with nothing
-    /// else submitted in between, the GPU state it ran on is this call's.
-    async fn greedy(&mut self, tokens: &[u32], pos: usize) -> Result<u32> {
+    /// Write `sampler`'s parameters, the penalized ids and the step's
+    /// random number for the next submitted sampling step.
+    fn write_sample(&self, sampler: &mut Sampler, pen: &[u32]) {
+        let p = sampler.params();
+        // The CPU sampler draws only when not greedy; so does this.
+        let r = if p.temperature > 0.0 {
+            sampler.draw()
+        } else {
+            0.0
+        };
+        self.s.sample.write(&self.gpu, self.vocab, &p, pen, r);
+    }
+
+    /// A step whose pick depends on no history: `tokens` at `pos`, then the
+    /// argmax, or with `sampler` (no penalty) the GPU sampler. When the fed
+    /// step already submitted is exactly this one (same position, its token
+    /// the pick it was fed, same tail, and for sampling the same sampler and
+    /// parameters, whose random number it drew ahead, in order), it is not
+    /// submitted again; with nothing else submitted in between, the GPU
+    /// state it ran on is this call's.
+    async fn picked(
+        &mut self,
+        tokens: &[u32],
+        pos: usize,
+        mut sampler: Option<&mut Sampler>,
+    ) -> Result<u32> {
         let n = tokens.len();
+        let tail = if sampler.is_some() {
+            Tail::Sample
+        } else {
+            Tail::Argmax
+        };
+        let who = sampler.as_ref().map(|s| (s.id(), s.params()));
         let (slot, sub) = match self.fed.take() {
-            Some(f) if n == 1 && f.pos == pos && f.token == Some(tokens[0]) => (f.slot, f.sub),
-            _ => (0, self.submit(tokens, pos, Tail::Argmax)?),
+            Some(f)
+                if n == 1
+                    && f.pos == pos
+                    && f.token == Some(tokens[0])
+                    && f.tail == tail
+                    && f.sampler == who =>
+            {
+                (f.slot, f.sub)
+            }
+            _ => {
+                if let Some(s) = sampler.as_deref_mut() {
+                    self.write_sample(s, &[]);
+                }
+                (0, self.submit(tokens, pos, tail)?)
+            }
         };
         // The read is asked for before the fed step is submitted, so that it
         // completes with this step (see start_read); the fed step writes the
@@ -1810,7 +1859,10 @@ impl GpuBackend {
         // Finish the read even if the fed step failed: a map left pending
         // would fail the buffer's next one.
         let fed = if self.feed && pos + n < self.ctx {
-            self.submit_fed(pos + n, 1 - slot)
+            if let Some(s) = sampler {
+                self.write_sample(s, &[]);
+            }
+            self.submit_fed(pos + n, 1 - slot, tail, who)
         } else {
             Ok(())
         };
@@ -1850,13 +1902,17 @@ struct Recipe {
     slot: usize,
 }
 
-/// A greedy step submitted before its token was known on the CPU: it runs
-/// at `pos` on the pick of the step before, which is `token` once read.
+/// A step submitted before its token was known on the CPU: it runs at
+/// `pos` on the pick of the step before, which is `token` once read, and
+/// ends in `tail` (for sampling: with a random number drawn ahead from the
+/// sampler with this id and these parameters).
 struct Fed {
     pos: usize,
     slot: usize,
     sub: wgpu::SubmissionIndex,
     token: Option<u32>,
+    tail: Tail,
+    sampler: Option<(u64, SamplerParams)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1890,24 +1946,19 @@ impl Backend for GpuBackend {
     ) -> LocalFuture<'a, Result<u32>> {
         Box::pin(async move {
             let p = sampler.params();
-            if p.temperature <= 0.0 && p.repeat_penalty == 1.0 {
-                return self.greedy(tokens, pos).await;
+            if p.repeat_penalty == 1.0 {
+                // No penalty: a step depends on no history, so the next one
+                // can be fed on the GPU (see `picked`).
+                let s = (p.temperature > 0.0).then_some(sampler);
+                return self.picked(tokens, pos, s).await;
             }
-            {
-                let pen = sampler.penalized(history);
-                if pen.len() > PEN_CAP {
-                    // Too long a penalty window for the GPU's list.
-                    self.logits_after(tokens, pos).await?;
-                    return Ok(sampler.sample(&mut self.logits, history));
-                }
-                // The CPU sampler draws only when not greedy; so does this.
-                let r = if p.temperature > 0.0 {
-                    sampler.draw()
-                } else {
-                    0.0
-                };
-                self.s.sample.write(&self.gpu, self.vocab, &p, &pen, r);
+            let pen = sampler.penalized(history);
+            if pen.len() > PEN_CAP {
+                // Too long a penalty window for the GPU's list.
+                self.logits_after(tokens, pos).await?;
+                return Ok(sampler.sample(&mut self.logits, history));
             }
+            self.write_sample(sampler, &pen);
             let sub = self.submit(tokens, pos, Tail::Sample)?;
             let pending = self.gpu.start_read(&self.s.read_id[0], 4);
             let b = self.gpu.finish_read(pending, Some(sub)).await?;

@@ -210,7 +210,7 @@ impl GpuBackend {
         let mut t = ids[0];
         for i in 0..ids.len() {
             let t0 = Instant::now();
-            t = self.greedy(&[t], i).await?;
+            t = self.picked(&[t], i, None).await?;
             if i >= 4 {
                 v.push(us(t0));
             }
