@@ -1256,7 +1256,14 @@ impl GpuBackend {
         let mut layers_one = Vec::new();
         let mut layers_long = Vec::new();
         let split_attention =
-            chunked_attention() && !std::env::var("WEBGGUF_GPU_SPLIT").is_ok_and(|v| v == "0");
+            !simple_attention && !std::env::var("WEBGGUF_GPU_SPLIT").is_ok_and(|v| v == "0");
+        // Workgroups of the chunked and split kernels: kv heads x query
+        // slots per kv head.
+        let group = c.n_heads / c.n_kv_heads;
+        let att_wgs = {
+            let (_, qs) = kernels::chunk_shape(c.head_dim, group);
+            c.n_kv_heads as u32 * (group as u32).div_ceil(qs)
+        };
         let norm_op = |k: &Kernels, x: &wgpu::Buffer, g: &wgpu::Buffer, out: &wgpu::Buffer| Op {
             bind: kernels::bind(
                 &gpu,
@@ -1412,11 +1419,8 @@ impl GpuBackend {
                 ops.extend(matvec_ops(&gpu, k, m, 0..m.rows, &a)?);
                 Ok(ops)
             };
-            let attention = if c.head_dim <= 256 && chunked_attention() {
-                let group = c.n_heads / c.n_kv_heads;
+            let attention = if !simple_attention {
                 let p = k.attention_chunked(&gpu, c.head_dim, group);
-                let (_, qs) = kernels::chunk_shape(c.head_dim, group);
-                let wgs = c.n_kv_heads as u32 * (group as u32).div_ceil(qs);
                 Op {
                     bind: kernels::bind(
                         &gpu,
@@ -1431,7 +1435,7 @@ impl GpuBackend {
                         ],
                     ),
                     pipeline: p,
-                    shape: Shape::PerToken([wgs, 1, 1], 1),
+                    shape: Shape::PerToken([att_wgs, 1, 1], 1),
                     label: "attention",
                 }
             } else {
@@ -1509,10 +1513,7 @@ impl GpuBackend {
             // Decode past SPLIT_KEYS keys: the keys in splits, each split in
             // its own workgroups (splits past the context exit at once), then
             // the merge; `chunked` alone serializes every key of a kv head.
-            let attention_long = (c.head_dim <= 256 && split_attention).then(|| {
-                let group = c.n_heads / c.n_kv_heads;
-                let (_, qs) = kernels::chunk_shape(c.head_dim, group);
-                let wgs = c.n_kv_heads as u32 * (group as u32).div_ceil(qs);
+            let attention_long = split_attention.then(|| {
                 let sp = k.attention_entry(&gpu, c.head_dim, group, "split");
                 let mp = k.attention_entry(&gpu, c.head_dim, group, "merge");
                 vec![
@@ -1530,7 +1531,7 @@ impl GpuBackend {
                             ],
                         ),
                         pipeline: sp,
-                        shape: Shape::Fixed([wgs, splits as u32, 1]),
+                        shape: Shape::Fixed([att_wgs, splits as u32, 1]),
                         label: "attention",
                     },
                     Op {
@@ -1545,22 +1546,21 @@ impl GpuBackend {
                     },
                 ]
             });
-            let lists = [
-                (true, Some(&mut layers_one)),
-                (true, attention_long.is_some().then_some(&mut layers_long)),
-                (false, Some(&mut layers)),
+            // (one token, the list, its attention)
+            let mut lists = vec![
+                (true, &mut layers_one, vec![attention.clone()]),
+                (false, &mut layers, vec![attention]),
             ];
-            for (i, (one, list)) in lists.into_iter().enumerate() {
-                let Some(list) = list else { continue };
+            if let Some(ops) = attention_long {
+                lists.push((true, &mut layers_long, ops));
+            }
+            for (one, list, attention) in lists {
                 let tiled = !one && tiled_prefill();
                 list.extend(match qkv.fused().filter(|_| quads) {
                     Some(m) => qkv_fused(&mut k, m, tiled)?,
                     None => qkv_unfused(&mut k, tiled)?,
                 });
-                match (&attention_long, i) {
-                    (Some(ops), 1) => list.extend(ops.iter().cloned()),
-                    _ => list.push(attention.clone()),
-                }
+                list.extend(attention);
                 list.extend(plain(&mut k, &wo, &s.xo, tiled)?);
                 list.extend(match gate_up.fused() {
                     Some(m) => ffn_fused(&mut k, m, tiled)?,
