@@ -8,6 +8,7 @@
 mod common;
 
 use common::{assert_all_passed, check_forced, references, report};
+use webgguf::engine::Engine;
 use webgguf::sampler::SamplerParams;
 
 /// Largest |GPU logit - llama.cpp's| allowed on llama.cpp's top-10.
@@ -35,6 +36,13 @@ fn bound(model: &str) -> f32 {
     } else {
         0.75
     }
+}
+
+/// The GPU and CPU engines on `model` from ../shared/models (None: skipped).
+fn gpu_and_cpu(model: &str) -> Option<(Engine, Engine)> {
+    let path = common::shared()?.join("models").join(model);
+    let gpu = common::gpu_engine(&path, false)?;
+    Some((gpu, common::cpu_engine(&path, false)))
 }
 
 fn run_file(file: &str, only: &str, exact: bool) {
@@ -98,14 +106,9 @@ fn gpu_synthqwen2_matches_llama_cpp() {
 /// 16 did when this was written). Bad input is an error, not a panic.
 #[test]
 fn gpu_sampling_and_bad_input() {
-    let Some(shared) = common::shared() else {
+    let Some((mut e, mut cpu)) = gpu_and_cpu("stories260K.F32.gguf") else {
         return;
     };
-    let path = shared.join("models/stories260K.F32.gguf");
-    let Some(mut e) = common::gpu_engine(&path, false) else {
-        return;
-    };
-    let mut cpu = common::cpu_engine(&path, false);
     let params = SamplerParams {
         temperature: 0.8,
         repeat_penalty: 1.1,
@@ -147,14 +150,9 @@ fn gpu_sampling_and_bad_input() {
 /// seed) at that position, must give what the CPU engine gives.
 #[test]
 fn gpu_fed_steps_follow_the_prompt() {
-    let Some(shared) = common::shared() else {
+    let Some((mut gpu, mut cpu)) = gpu_and_cpu("stories260K.F32.gguf") else {
         return;
     };
-    let path = shared.join("models/stories260K.F32.gguf");
-    let Some(mut gpu) = common::gpu_engine(&path, false) else {
-        return;
-    };
-    let mut cpu = common::cpu_engine(&path, false);
     let vocab = gpu.config.vocab_size as u32;
     let mut run = |prompt: &[u32], params: SamplerParams| -> Vec<u32> {
         let g = pollster::block_on(gpu.generate(prompt, 6, params, &mut |_, _| true)).unwrap();
@@ -210,14 +208,9 @@ fn gpu_fed_steps_follow_the_prompt() {
 /// merge without the rescale (the top-10 changes).
 #[test]
 fn gpu_long_context_decode_follows_the_cpu() {
-    let Some(shared) = common::shared() else {
+    let Some((mut gpu, mut cpu)) = gpu_and_cpu("stories260K.F32.gguf") else {
         return;
     };
-    let path = shared.join("models/stories260K.F32.gguf");
-    let Some(mut gpu) = common::gpu_engine(&path, false) else {
-        return;
-    };
-    let mut cpu = common::cpu_engine(&path, false);
     let greedy = SamplerParams::default();
     let text =
         pollster::block_on(cpu.generate(&[1, 403, 407], 297, greedy, &mut |_, _| true)).unwrap();
