@@ -114,6 +114,30 @@ fn xg(x: vec4<f32>, k: u32, scale: f32, norm: bool) -> vec4<f32> {
     return x;
 }
 
+// Which weight row a logical row reads: plain, gate/up pairs, q/k/v quads.
+const ROWS_PLAIN: u32 = 0u;
+const ROWS_SILU: u32 = 1u;
+const ROWS_QKV: u32 = 2u;
+
+// Workgroup g's R logical rows (`rows` maps them to weight rows) summed
+// into red[r * WG] for token z; returns what the sums are multiplied by.
+fn group_rows(g: u32, lid: u32, z: u32, rows: u32) -> f32 {
+    let pr = prologue(lid, z);
+    var rb: array<u32, R>;
+    for (var r = 0u; r < R; r++) {
+        let L = min(g * R + r, P.rows - 1u);
+        var w = L;
+        if rows == ROWS_SILU {
+            w = silu_row(L);
+        } else if rows == ROWS_QKV {
+            w = qkv_row(L);
+        }
+        rb[r] = (P.w_row0 + w) * P.row_bytes;
+    }
+    reduce(lid, dot_rows(lid, pr.xb, pr.scale, (P.flags & F_NORM) != 0u, rb));
+    return row_scale(pr.scale);
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     SG_INIT
@@ -121,13 +145,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if g * R >= P.rows {
         return;
     }
-    let pr = prologue(lid, wid.z);
-    var rb: array<u32, R>;
-    for (var r = 0u; r < R; r++) {
-        rb[r] = (P.w_row0 + min(g * R + r, P.rows - 1u)) * P.row_bytes;
-    }
-    reduce(lid, dot_rows(lid, pr.xb, pr.scale, (P.flags & F_NORM) != 0u, rb));
-    let sc = row_scale(pr.scale);
+    let sc = group_rows(g, lid, wid.z, ROWS_PLAIN);
     let L = g * R + lid;
     if lid < R && L < P.rows {
         store_row(dst_token(wid.z), L, red[lid * WG] * sc);
@@ -141,13 +159,7 @@ fn head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if g * R >= P.rows {
         return;
     }
-    let pr = prologue(lid, wid.z);
-    var rb: array<u32, R>;
-    for (var r = 0u; r < R; r++) {
-        rb[r] = (P.w_row0 + min(g * R + r, P.rows - 1u)) * P.row_bytes;
-    }
-    reduce(lid, dot_rows(lid, pr.xb, pr.scale, (P.flags & F_NORM) != 0u, rb));
-    let sc = row_scale(pr.scale);
+    let sc = group_rows(g, lid, wid.z, ROWS_PLAIN);
     let L = g * R + lid;
     if lid < R && L < P.rows {
         store_row(dst_token(wid.z), L, red[lid * WG] * sc);
@@ -173,14 +185,7 @@ fn silu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if g * R >= P.rows {
         return;
     }
-    let pr = prologue(lid, wid.z);
-    var rb: array<u32, R>;
-    for (var r = 0u; r < R; r++) {
-        let L = min(g * R + r, P.rows - 1u);
-        rb[r] = (P.w_row0 + silu_row(L)) * P.row_bytes;
-    }
-    reduce(lid, dot_rows(lid, pr.xb, pr.scale, (P.flags & F_NORM) != 0u, rb));
-    let sc = row_scale(pr.scale);
+    let sc = group_rows(g, lid, wid.z, ROWS_SILU);
     let L = g * R + 2u * lid;
     if lid < R / 2u && L < P.rows {
         store_silu(dst_token(wid.z), L, red[2u * lid * WG] * sc, red[(2u * lid + 1u) * WG] * sc);
@@ -194,13 +199,7 @@ fn qkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) l
     if g * R >= P.rows {
         return;
     }
-    let pr = prologue(lid, wid.z);
-    var rb: array<u32, R>;
-    for (var r = 0u; r < R; r++) {
-        rb[r] = (P.w_row0 + qkv_row(min(g * R + r, P.rows - 1u))) * P.row_bytes;
-    }
-    reduce(lid, dot_rows(lid, pr.xb, pr.scale, (P.flags & F_NORM) != 0u, rb));
-    let sc = row_scale(pr.scale);
+    let sc = group_rows(g, lid, wid.z, ROWS_QKV);
     let l0 = g * R + 4u * lid;
     if lid < R / 4u && l0 < P.rows {
         store_qkv(dst_token(wid.z), l0, sc * vec4<f32>(red[4u * lid * WG], red[(4u * lid + 1u) * WG],
