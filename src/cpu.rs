@@ -7,7 +7,7 @@
 //! norms/softmax sum in f64.
 
 use crate::error::{Error, Result};
-use crate::model::{Config, Matrix, RopeStyle, Weights};
+use crate::model::{Activation, Config, LayerSpec, Matrix, RopeStyle, Weights, MAX_HEAD_DIM};
 use crate::quant::{self, GgmlType};
 
 /// Fork-join parallelism, injected by the shell: a thread pool natively, a
@@ -162,14 +162,19 @@ pub fn forward<'s>(
     }
     let (dim, qd, kvd, ff) = (c.dim, c.q_dim(), c.kv_dim(), c.ffn_dim);
 
-    // Token embeddings.
+    // Token embeddings, scaled where the architecture says (Gemma).
     for (t, &tok) in tokens.iter().enumerate() {
         let row = w.token_embd.row(&w.data, tok as usize);
-        quant::dequantize_row(w.token_embd.ty, row, &mut s.x[t * dim..(t + 1) * dim]);
+        let x = &mut s.x[t * dim..(t + 1) * dim];
+        quant::dequantize_row(w.token_embd.ty, row, x);
+        if let Some(scale) = c.spec.embed_scale {
+            x.iter_mut().for_each(|v| *v *= scale);
+        }
     }
 
-    for (l, layer) in w.layers.iter().enumerate() {
-        // Attention: x += Wo · attn(rope(Wq·xb), rope(Wk·xb), Wv·xb), xb = rmsnorm(x).
+    for (l, (layer, spec)) in w.layers.iter().zip(&c.spec.layers).enumerate() {
+        // Attention: x += [postnorm] Wo · attn(q, k, v), where
+        // q = rope([qnorm] Wq·xb + bq), k likewise, v = Wv·xb + bv, xb = rmsnorm(x).
         rmsnorm(
             &mut s.xb[..n * dim],
             &s.x[..n * dim],
@@ -184,41 +189,34 @@ pub fn forward<'s>(
         ];
         matmul(s, par, &w.data, &qkv, Src::Xb, n);
         for t in 0..n {
-            if let Some(b) = &layer.bq {
-                add(&mut s.q[t * qd..(t + 1) * qd], b);
+            let q = &mut s.q[t * qd..(t + 1) * qd];
+            let k = &mut s.k[t * kvd..(t + 1) * kvd];
+            let v = &mut s.v[t * kvd..(t + 1) * kvd];
+            for (x, b) in [(&mut *q, &layer.bq), (&mut *k, &layer.bk), (&mut *v, &layer.bv)] {
+                if let Some(b) = b {
+                    add(x, b);
+                }
             }
-            if let Some(b) = &layer.bk {
-                add(&mut s.k[t * kvd..(t + 1) * kvd], b);
-            }
-            if let Some(b) = &layer.bv {
-                add(&mut s.v[t * kvd..(t + 1) * kvd], b);
+            if let (Some(qn), Some(kn)) = (&layer.q_norm, &layer.k_norm) {
+                rmsnorm_in_place(q, qn, c.norm_eps);
+                rmsnorm_in_place(k, kn, c.norm_eps);
             }
             let p = pos + t;
-            rope(
-                c,
-                w.rope_freqs.as_deref(),
-                &mut s.q[t * qd..(t + 1) * qd],
-                p,
-            );
-            rope(
-                c,
-                w.rope_freqs.as_deref(),
-                &mut s.k[t * kvd..(t + 1) * kvd],
-                p,
-            );
+            rope(c, spec, w.rope_freqs.as_deref(), q, p);
+            rope(c, spec, w.rope_freqs.as_deref(), k, p);
             let at = (l * s.ctx + p) * kvd;
-            quant::round_f16(&s.k[t * kvd..(t + 1) * kvd], &mut s.key_cache[at..at + kvd]);
-            quant::round_f16(
-                &s.v[t * kvd..(t + 1) * kvd],
-                &mut s.value_cache[at..at + kvd],
-            );
+            quant::round_f16(k, &mut s.key_cache[at..at + kvd]);
+            quant::round_f16(v, &mut s.value_cache[at..at + kvd]);
         }
-        attention(c, s, par, l, pos, n);
+        attention(c, s, par, l, spec.window, pos, n);
         s.act_ty = None;
         matmul(s, par, &w.data, &[(&layer.wo, Dst::Delta)], Src::Xo, n);
+        if let Some(g) = &layer.post_attn_norm {
+            rmsnorm_in_place(&mut s.delta[..n * dim], g, c.norm_eps);
+        }
         add(&mut s.x[..n * dim], &s.delta[..n * dim]);
 
-        // Feed-forward: x += Wdown · (silu(Wgate·xb) * Wup·xb), xb = rmsnorm(x).
+        // Feed-forward: x += [postnorm] Wdown · (act(Wgate·xb) * Wup·xb), xb = rmsnorm(x).
         rmsnorm(
             &mut s.xb[..n * dim],
             &s.x[..n * dim],
@@ -228,11 +226,16 @@ pub fn forward<'s>(
         s.act_ty = None;
         let gate_up = [(&layer.w_gate, Dst::Hb), (&layer.w_up, Dst::Hb2)];
         matmul(s, par, &w.data, &gate_up, Src::Xb, n);
-        for (g, u) in s.hb[..n * ff].iter_mut().zip(&s.hb2[..n * ff]) {
-            *g = silu(*g) * u;
+        let (gate, up) = (&mut s.hb[..n * ff], &s.hb2[..n * ff]);
+        match c.spec.activation {
+            Activation::Silu => gate.iter_mut().zip(up).for_each(|(g, u)| *g = silu(*g) * u),
+            Activation::GeluTanh => gate.iter_mut().zip(up).for_each(|(g, u)| *g = gelu_mul(*g, *u)),
         }
         s.act_ty = None;
         matmul(s, par, &w.data, &[(&layer.w_down, Dst::Delta)], Src::Hb, n);
+        if let Some(g) = &layer.post_ffn_norm {
+            rmsnorm_in_place(&mut s.delta[..n * dim], g, c.norm_eps);
+        }
         add(&mut s.x[..n * dim], &s.delta[..n * dim]);
     }
 
@@ -263,6 +266,20 @@ fn rmsnorm(out: &mut [f32], x: &[f32], weight: &[f32], eps: f32) {
     }
 }
 
+/// `rmsnorm` of each `weight.len()`-long row of `x`, in place (per-head q/k
+/// norms, post-norms).
+fn rmsnorm_in_place(x: &mut [f32], weight: &[f32], eps: f32) {
+    let dim = weight.len();
+    for row in x.chunks_exact_mut(dim) {
+        let ss: f64 = row.iter().map(|&v| (v * v) as f64).sum();
+        let mean = (ss / dim as f64) as f32;
+        let scale = 1.0 / (mean + eps).sqrt();
+        for (v, &g) in row.iter_mut().zip(weight) {
+            *v = (*v * scale) * g;
+        }
+    }
+}
+
 fn add(x: &mut [f32], y: &[f32]) {
     for (a, b) in x.iter_mut().zip(y) {
         *a += b;
@@ -273,20 +290,42 @@ fn silu(x: f32) -> f32 {
     x / (1.0 + (-x).exp())
 }
 
+/// `gelu(gate) * up` as llama.cpp's CPU computes it, which the F32
+/// references carry: beyond |gate| >= 10 GELU is 0 or the identity;
+/// inside, the gate is rounded to f16 and GELU (tanh form, in f32) is read
+/// from a table of f16 values, i.e. rounded to f16 again.
+pub fn gelu_mul(gate: f32, up: f32) -> f32 {
+    if gate <= -10.0 {
+        0.0
+    } else if gate >= 10.0 {
+        gate * up
+    } else {
+        let x = half::f16::from_f32(gate).to_f32();
+        half::f16::from_f32(gelu_tanh(x)).to_f32() * up
+    }
+}
+
+/// GELU, tanh approximation, evaluated in f32 in the usual order.
+pub fn gelu_tanh(x: f32) -> f32 {
+    const SQRT_2_OVER_PI: f32 = 0.797_884_6;
+    const COEF_A: f32 = 0.044715;
+    0.5 * x * (1.0 + (SQRT_2_OVER_PI * x * (1.0 + COEF_A * x * x)).tanh())
+}
+
 /// Rotate each head's leading `rope_dim` dims by position-dependent angles.
 /// The angle is stepped by repeated multiplication, as ggml does, so that
 /// rounding matches its cache.
-fn rope(c: &Config, freq_factors: Option<&[f32]>, v: &mut [f32], pos: usize) {
+fn rope(c: &Config, l: &LayerSpec, freq_factors: Option<&[f32]>, v: &mut [f32], pos: usize) {
     let hd = c.head_dim;
     let half = c.rope_dim / 2;
-    let theta_scale = c.rope_base.powf(-2.0 / c.rope_dim as f32);
+    let theta_scale = l.theta_scale(c.rope_dim);
     for head in v.chunks_exact_mut(hd) {
         let mut theta = pos as f32;
         for i in 0..half {
             let ff = freq_factors.map_or(1.0, |f| f[i]);
-            let angle = c.rope_freq_scale * theta / ff;
+            let angle = l.rope_freq_scale * theta / ff;
             let (sin, cos) = angle.sin_cos();
-            let (a, b) = match c.rope_style {
+            let (a, b) = match c.spec.rope_style {
                 RopeStyle::Adjacent => (2 * i, 2 * i + 1),
                 RopeStyle::Neox => (i, i + half),
             };
@@ -310,10 +349,19 @@ fn qk_dot(q: &[f32], k: &[f32]) -> f32 {
 /// Causal grouped-query attention of the batch's queries over the cache,
 /// one task per head. Online softmax with an f16 accumulator, in llama.cpp's
 /// flash-attention order: its rounding is what the references carry.
-fn attention(c: &Config, s: &mut RunState, par: &dyn Parallel, layer: usize, pos: usize, n: usize) {
+/// With `window`, a query at position p sees only keys p - window + 1 ..= p.
+fn attention(
+    c: &Config,
+    s: &mut RunState,
+    par: &dyn Parallel,
+    layer: usize,
+    window: Option<usize>,
+    pos: usize,
+    n: usize,
+) {
     let (hd, qd, kvd, ctx) = (c.head_dim, c.q_dim(), c.kv_dim(), s.ctx);
     let group = c.n_heads / c.n_kv_heads;
-    let scale = 1.0 / (hd as f32).sqrt();
+    let scale = c.spec.attn_scale;
     let kc = &s.key_cache[layer * ctx * kvd..(layer + 1) * ctx * kvd];
     let vc = &s.value_cache[layer * ctx * kvd..(layer + 1) * ctx * kvd];
     let q = &s.q;
@@ -325,6 +373,7 @@ fn attention(c: &Config, s: &mut RunState, par: &dyn Parallel, layer: usize, pos
         group,
         scale,
         pos,
+        window: window.unwrap_or(usize::MAX),
     };
     // Tasks are (head, run of tokens): with only a few heads, one task per
     // head would leave a thread idle for most of a long prefill.
@@ -356,6 +405,8 @@ struct Heads {
     group: usize,
     scale: f32,
     pos: usize,
+    /// Keys a query sees, itself included (usize::MAX: all).
+    window: usize,
 }
 
 /// One attention task: head `h` for the query tokens `ts`.
@@ -393,11 +444,11 @@ impl quant::WithRoundF16 for Head<'_> {
             group,
             scale,
             pos,
-            ..
+            window,
         } = *hs;
         let kvh = (h / group) * hd;
-        let mut qh = [0f32; 512];
-        let mut acc = [0f32; 512];
+        let mut qh = [0f32; MAX_HEAD_DIM];
+        let mut acc = [0f32; MAX_HEAD_DIM];
         let (qh, acc) = (&mut qh[..hd], &mut acc[..hd]);
         for t in ts {
             let len = pos + t + 1;
@@ -405,7 +456,8 @@ impl quant::WithRoundF16 for Head<'_> {
             round(qh);
             acc.fill(0.0);
             let (mut max, mut sum) = (f32::NEG_INFINITY, 0f32);
-            for j in 0..len {
+            // llama.cpp's mask skips keys outside the window entirely.
+            for j in len.saturating_sub(window)..len {
                 let row = j * kvd + kvh;
                 let score = qk_dot(qh, &kc[row..row + hd]) * scale;
                 let (mut rescale, mut weight) = (1f32, 1f32);

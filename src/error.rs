@@ -18,6 +18,9 @@ pub enum Error {
     TensorOutOfBounds(String),
     /// `general.architecture` names a model family we do not run.
     UnknownArchitecture(String),
+    /// The model asks for a feature we do not implement (a rope scaling
+    /// type, value heads of another size, ...): an error, never ignored.
+    Unsupported(String),
     /// A tensor uses a block format we cannot compute with.
     UnsupportedTensorType { tensor: String, type_name: String },
     /// A tensor the architecture requires is absent.
@@ -65,8 +68,13 @@ impl fmt::Display for Error {
             Error::Malformed(what) => write!(f, "malformed GGUF file: {what}"),
             Error::TensorOutOfBounds(what) => write!(f, "tensor data out of bounds: {what}"),
             Error::UnknownArchitecture(a) => {
-                write!(f, "unknown architecture '{a}' (supported: llama, qwen2)")
+                write!(
+                f,
+                "unknown architecture '{a}' (supported: {})",
+                crate::arch::SUPPORTED.join(", ")
+            )
             }
+            Error::Unsupported(what) => write!(f, "unsupported model feature: {what}"),
             Error::UnsupportedTensorType { tensor, type_name } => write!(
                 f,
                 "unsupported tensor type {type_name} for tensor '{tensor}'"
@@ -111,6 +119,7 @@ impl Error {
             Error::Malformed(_) => "Malformed",
             Error::TensorOutOfBounds(_) => "TensorOutOfBounds",
             Error::UnknownArchitecture(_) => "UnknownArchitecture",
+            Error::Unsupported(_) => "Unsupported",
             Error::UnsupportedTensorType { .. } => "UnsupportedTensorType",
             Error::MissingTensor(_) => "MissingTensor",
             Error::MissingKey(_) => "MissingKey",

@@ -5,6 +5,7 @@
 //! `tokenizer` (text <-> ids) -> `cpu` / `gpu` (forward pass) -> `sampler`
 //! (logits -> id), glued together by `engine`.
 
+pub mod arch;
 pub mod chat;
 pub mod cpu;
 pub mod engine;

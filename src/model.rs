@@ -2,36 +2,14 @@
 //! from GGUF metadata) and `Weights` (views into the file's bytes, in their
 //! block format). Run state lives with each backend, not here.
 
+pub use crate::arch::{Activation, Arch, LayerSpec, RopeStyle, Spec};
+use crate::arch::{self, tensor};
 use crate::error::{Error, Result};
 use crate::gguf::{Gguf, TensorInfo};
 use crate::quant::{self, GgmlType};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Arch {
-    Llama,
-    Qwen2,
-}
-
-impl Arch {
-    pub fn name(self) -> &'static str {
-        match self {
-            Arch::Llama => "llama",
-            Arch::Qwen2 => "qwen2",
-        }
-    }
-}
-
-/// How rope pairs up dimensions. llama.cpp's converter permutes llama's Q/K
-/// so that adjacent pairs rotate; qwen2 keeps HF's halves layout (NEOX).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RopeStyle {
-    Adjacent,
-    Neox,
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
-    pub arch: Arch,
     pub dim: usize,
     pub n_layers: usize,
     pub n_heads: usize,
@@ -43,15 +21,19 @@ pub struct Config {
     pub train_ctx: usize,
     /// Leading dims of each head that rope rotates.
     pub rope_dim: usize,
-    pub rope_base: f32,
-    /// Linear rope scaling (1 / factor); 1.0 when unscaled.
-    pub rope_freq_scale: f32,
-    pub rope_style: RopeStyle,
     pub norm_eps: f32,
     pub tied_embeddings: bool,
+    /// What each layer does (see `arch`).
+    pub spec: Spec,
 }
 
+/// The largest head size either engine runs (their per-head scratch).
+pub const MAX_HEAD_DIM: usize = 512;
+
 impl Config {
+    pub fn arch(&self) -> Arch {
+        self.spec.arch
+    }
     pub fn q_dim(&self) -> usize {
         self.n_heads * self.head_dim
     }
@@ -65,11 +47,7 @@ impl Config {
         let arch_name = g
             .get_str("general.architecture")
             .ok_or_else(|| Error::MissingKey("general.architecture".into()))?;
-        let arch = match arch_name {
-            "llama" => Arch::Llama,
-            "qwen2" => Arch::Qwen2,
-            other => return Err(Error::UnknownArchitecture(other.to_string())),
-        };
+        let arch = Arch::from_name(arch_name)?;
         let key = |k: &str| format!("{arch_name}.{k}");
         let req = |k: &str, max: usize| -> Result<usize> {
             let full = key(k);
@@ -94,8 +72,7 @@ impl Config {
         };
         let ffn_dim = req("feed_forward_length", 1 << 18)?;
         let head_dim = match g.get_usize(&key("attention.key_length")) {
-            Some(v) if v > 0 && v <= 512 => v,
-            Some(v) => return Err(Error::Malformed(format!("key_length {v} out of range"))),
+            Some(v) => v,
             None if dim % n_heads == 0 => dim / n_heads,
             None => {
                 return Err(Error::Malformed(format!(
@@ -103,6 +80,20 @@ impl Config {
                 )))
             }
         };
+        // Both engines keep one head in fixed-size buffers, and the value
+        // rows are the key rows' size; whether derived or stated, bound it.
+        if head_dim == 0 || head_dim > MAX_HEAD_DIM {
+            return Err(Error::Malformed(format!(
+                "head size {head_dim} is out of range (1..={MAX_HEAD_DIM})"
+            )));
+        }
+        if let Some(v) = g.get_usize(&key("attention.value_length")) {
+            if v != head_dim {
+                return Err(Error::Unsupported(format!(
+                    "value heads of {v} dims with key heads of {head_dim}"
+                )));
+            }
+        }
         let rope_dim = g
             .get_usize(&key("rope.dimension_count"))
             .unwrap_or(head_dim);
@@ -115,24 +106,19 @@ impl Config {
             .get_usize(&key("context_length"))
             .unwrap_or(2048)
             .clamp(1, 1 << 24);
-        let rope_base = g.get_f32(&key("rope.freq_base")).unwrap_or(10000.0);
-        let rope_freq_scale = match g.get_str(&key("rope.scaling.type")) {
-            Some("linear") => 1.0 / g.get_f32(&key("rope.scaling.factor")).unwrap_or(1.0),
-            _ => 1.0,
-        };
         let norm_eps = g
             .get_f32(&key("attention.layer_norm_rms_epsilon"))
             .unwrap_or(1e-5);
-        let positive = |v: f32| v.is_finite() && v > 0.0;
-        if !(positive(rope_base)
-            && positive(rope_freq_scale)
-            && norm_eps.is_finite()
-            && norm_eps >= 0.0)
-        {
-            return Err(Error::Malformed(
-                "rope base, scale or norm epsilon is invalid".into(),
-            ));
+        if !(norm_eps.is_finite() && norm_eps >= 0.0) {
+            return Err(Error::Malformed("norm epsilon is invalid".into()));
         }
+        let shape = arch::Shape {
+            n_layers,
+            head_dim,
+            dim,
+            n_heads,
+        };
+        let spec = arch::describe(g, arch, &shape)?;
         let embd = g
             .tensor("token_embd.weight")
             .ok_or_else(|| Error::MissingTensor("token_embd.weight".into()))?;
@@ -151,7 +137,6 @@ impl Config {
             }
         }
         Ok(Config {
-            arch,
             dim,
             n_layers,
             n_heads,
@@ -161,14 +146,9 @@ impl Config {
             vocab_size,
             train_ctx,
             rope_dim,
-            rope_base,
-            rope_freq_scale,
-            rope_style: match arch {
-                Arch::Llama => RopeStyle::Adjacent,
-                Arch::Qwen2 => RopeStyle::Neox,
-            },
             norm_eps,
-            tied_embeddings: g.tensor("output.weight").is_none(),
+            tied_embeddings: g.tensor(tensor::OUTPUT).is_none(),
+            spec,
         })
     }
 }
@@ -197,6 +177,9 @@ impl Matrix {
     }
 }
 
+/// One layer's tensors. Which optional ones are present follows the
+/// layer's `LayerSpec`; fused files (phi3) give `wq`/`wk`/`wv` and
+/// `w_gate`/`w_up` as row ranges of one tensor, views rather than copies.
 #[derive(Debug, Clone)]
 pub struct Layer {
     pub attn_norm: Vec<f32>,
@@ -206,11 +189,16 @@ pub struct Layer {
     pub bq: Option<Vec<f32>>,
     pub bk: Option<Vec<f32>>,
     pub bv: Option<Vec<f32>>,
+    /// Per-head gains (`head_dim` long) of the q/k norm.
+    pub q_norm: Option<Vec<f32>>,
+    pub k_norm: Option<Vec<f32>>,
     pub wo: Matrix,
+    pub post_attn_norm: Option<Vec<f32>>,
     pub ffn_norm: Vec<f32>,
     pub w_gate: Matrix,
     pub w_up: Matrix,
     pub w_down: Matrix,
+    pub post_ffn_norm: Option<Vec<f32>>,
 }
 
 /// The checkpoint. `data` is the GGUF file itself (moved in, never copied);
@@ -286,33 +274,76 @@ impl Weights {
             }
         };
 
-        let (dim, qd, kvd, ff) = (c.dim, c.q_dim(), c.kv_dim(), c.ffn_dim);
-        let token_embd = matrix("token_embd.weight", dim, c.vocab_size)?;
+        // Row ranges of one tensor: `parts` rows each, one after another.
+        let views = |name: &str, cols: usize, parts: &[usize]| -> Result<Vec<Matrix>> {
+            let whole = matrix(name, cols, parts.iter().sum())?;
+            let mut row = 0;
+            Ok(parts
+                .iter()
+                .map(|&rows| {
+                    let m = Matrix {
+                        rows,
+                        offset: whole.offset + row * whole.row_bytes,
+                        ..whole
+                    };
+                    row += rows;
+                    m
+                })
+                .collect())
+        };
+
+        let (dim, qd, kvd, ff, hd) = (c.dim, c.q_dim(), c.kv_dim(), c.ffn_dim, c.head_dim);
+        let token_embd = matrix(tensor::TOKEN_EMBD, dim, c.vocab_size)?;
         let mut layers = Vec::with_capacity(c.n_layers);
-        for l in 0..c.n_layers {
-            let n = |s: &str| format!("blk.{l}.{s}");
+        for (l, spec) in c.spec.layers.iter().enumerate() {
+            let n = |s: &str| format!("blk.{l}.{s}.weight");
+            let bias = |s: &str, len| optional_vector(&format!("blk.{l}.{s}.bias"), len);
+            let when = |on: bool, s: &str, len| on.then(|| vector(&n(s), len)).transpose();
+            let [wq, wk, wv] = if c.spec.fused_qkv {
+                let v = views(&n(tensor::QKV), dim, &[qd, kvd, kvd])?;
+                [v[0], v[1], v[2]]
+            } else {
+                [
+                    matrix(&n(tensor::Q), dim, qd)?,
+                    matrix(&n(tensor::K), dim, kvd)?,
+                    matrix(&n(tensor::V), dim, kvd)?,
+                ]
+            };
+            let [w_gate, w_up] = if c.spec.fused_gate_up {
+                let v = views(&n(tensor::UP), dim, &[ff, ff])?;
+                [v[0], v[1]]
+            } else {
+                [
+                    matrix(&n(tensor::GATE), dim, ff)?,
+                    matrix(&n(tensor::UP), dim, ff)?,
+                ]
+            };
             layers.push(Layer {
-                attn_norm: vector(&n("attn_norm.weight"), dim)?,
-                wq: matrix(&n("attn_q.weight"), dim, qd)?,
-                wk: matrix(&n("attn_k.weight"), dim, kvd)?,
-                wv: matrix(&n("attn_v.weight"), dim, kvd)?,
-                bq: optional_vector(&n("attn_q.bias"), qd)?,
-                bk: optional_vector(&n("attn_k.bias"), kvd)?,
-                bv: optional_vector(&n("attn_v.bias"), kvd)?,
-                wo: matrix(&n("attn_output.weight"), qd, dim)?,
-                ffn_norm: vector(&n("ffn_norm.weight"), dim)?,
-                w_gate: matrix(&n("ffn_gate.weight"), dim, ff)?,
-                w_up: matrix(&n("ffn_up.weight"), dim, ff)?,
-                w_down: matrix(&n("ffn_down.weight"), ff, dim)?,
+                attn_norm: vector(&n(tensor::ATTN_NORM), dim)?,
+                wq,
+                wk,
+                wv,
+                bq: bias(tensor::Q, qd)?,
+                bk: bias(tensor::K, kvd)?,
+                bv: bias(tensor::V, kvd)?,
+                q_norm: when(spec.qk_norm, tensor::Q_NORM, hd)?,
+                k_norm: when(spec.qk_norm, tensor::K_NORM, hd)?,
+                wo: matrix(&n(tensor::WO), qd, dim)?,
+                post_attn_norm: when(spec.post_attn_norm, tensor::POST_ATTN_NORM, dim)?,
+                ffn_norm: vector(&n(tensor::FFN_NORM), dim)?,
+                w_gate,
+                w_up,
+                w_down: matrix(&n(tensor::DOWN), ff, dim)?,
+                post_ffn_norm: when(spec.post_ffn_norm, tensor::POST_FFN_NORM, dim)?,
             });
         }
-        let output_norm = vector("output_norm.weight", dim)?;
+        let output_norm = vector(tensor::OUTPUT_NORM, dim)?;
         let output = if c.tied_embeddings {
             token_embd
         } else {
-            matrix("output.weight", dim, c.vocab_size)?
+            matrix(tensor::OUTPUT, dim, c.vocab_size)?
         };
-        let rope_freqs = optional_vector("rope_freqs.weight", c.rope_dim / 2)?;
+        let rope_freqs = optional_vector(tensor::ROPE_FREQS, c.rope_dim / 2)?;
         let mut w = Weights {
             data,
             token_embd,

@@ -1087,7 +1087,7 @@ fn model_info(
         },
     });
     serialize(&Info {
-        architecture: c.arch.name(),
+        architecture: c.arch().name(),
         name: i.name.as_deref(),
         parameters: i.n_params,
         quantization,

@@ -1157,6 +1157,18 @@ impl GpuBackend {
         progress: &dyn Fn(f64),
     ) -> Result<GpuBackend> {
         let ctx = ctx.max(1);
+        let plain_llama = c.spec.embed_scale.is_none()
+            && c.spec.activation == crate::model::Activation::Silu
+            && c.spec.layers.iter().all(|l| {
+                *l == c.spec.layers[0] && !l.qk_norm && l.window.is_none() && !l.post_attn_norm
+            })
+            && !c.spec.layers[0].post_ffn_norm;
+        if !plain_llama {
+            return Err(Error::Unsupported(format!(
+                "the {} architecture on the GPU backend (use the CPU backend)",
+                c.arch().name()
+            )));
+        }
         if c.head_dim > 512 || !c.head_dim.is_multiple_of(2) {
             return Err(Error::DeviceLimit(format!(
                 "head size {} (the GPU attention kernel takes even sizes up to 512)",
@@ -1220,8 +1232,9 @@ impl GpuBackend {
             Some(v) => gpu.upload_f32("rope_freqs", v),
             None => gpu.upload_f32("rope_freqs", &[1.0]),
         };
-        let theta_scale = c.rope_base.powf(-2.0 / c.rope_dim as f32);
-        let neox = c.rope_style == RopeStyle::Neox;
+        let l0 = c.spec.layers[0];
+        let theta_scale = l0.theta_scale(c.rope_dim);
+        let neox = c.spec.rope_style == RopeStyle::Neox;
         let rope_params = |heads: usize| {
             gpu.params([
                 heads as u32,
@@ -1229,7 +1242,7 @@ impl GpuBackend {
                 c.rope_dim as u32,
                 neox as u32,
                 f(theta_scale),
-                f(c.rope_freq_scale),
+                f(l0.rope_freq_scale),
                 w.rope_freqs.is_some() as u32,
                 0,
             ])
@@ -1408,7 +1421,7 @@ impl GpuBackend {
                         rope_dim: c.rope_dim,
                         neox,
                         theta_scale,
-                        freq_scale: c.rope_freq_scale,
+                        freq_scale: l0.rope_freq_scale,
                     }),
                     ..MatvecArgs::plain(if tiled { &s.xb } else { &s.x }, &s.q, &s.step, qd, false)
                 };

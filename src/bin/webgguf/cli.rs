@@ -472,17 +472,15 @@ fn cmd_info(args: &Args) -> CliResult {
     let c = &engine.config;
     let i = &engine.info;
     println!("name:          {}", i.name.as_deref().unwrap_or("?"));
-    println!("architecture:  {}", c.arch.name());
+    println!("architecture:  {}: {}", c.arch().name(), c.spec.summary());
     println!("parameters:    {:.1} M", i.n_params as f64 / 1e6);
     println!(
         "shape:         dim {}, {} layers, {} heads / {} kv heads (head {}), ffn {}, vocab {}",
         c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.ffn_dim, c.vocab_size
     );
     println!(
-        "rope:          base {}, {} dims, {:?}; norm eps {}; context {} (trained) / {} (allocated)",
-        c.rope_base,
+        "rope:          {} dims; norm eps {}; context {} (trained) / {} (allocated)",
         c.rope_dim,
-        c.rope_style,
         c.norm_eps,
         c.train_ctx,
         engine.context_len()
