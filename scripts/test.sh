@@ -20,8 +20,12 @@ echo "== CLI contract against llama.cpp's references (../shared/tools/refcheck.p
 if [ -d ../shared/reference ]; then
   BIN=${CARGO_TARGET_DIR:-target}/release/webgguf
   SMOL=.cache/SmolLM2-135M-Instruct.Q4_1.gguf
-  for refs in greedy synth256 synthqwen2; do
-    python3 ../shared/tools/refcheck.py "$BIN" cpu "../shared/reference/$refs.json" ../shared/models --smollm2 "$SMOL"
+  GEMMA=.cache/gemma-3-270m-q4_k_m.gguf
+  for backend in cpu gpu; do
+    for refs in greedy synth256 synthqwen2 synthqwen3 synthgemma3 synthphi3 synthllama3 gemma3-270m; do
+      python3 ../shared/tools/refcheck.py "$BIN" "$backend" "../shared/reference/$refs.json" ../shared/models \
+        --smollm2 "$SMOL" --model "gemma-3-270m-q4_k_m.gguf=$GEMMA"
+    done
   done
 elif [ "${CI:-}" = "true" ]; then
   echo "../shared is missing, and CI=true requires it" >&2; exit 1

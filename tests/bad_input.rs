@@ -124,6 +124,89 @@ fn unknown_architecture() {
     let e = load(bytes).err().unwrap();
     assert_eq!(e, Error::UnknownArchitecture("mamba".into()));
     assert!(e.to_string().contains("'mamba'"), "{e}");
+    // The message lists what does load.
+    for a in ["llama", "qwen2", "qwen3", "gemma3", "phi3"] {
+        assert!(e.to_string().contains(a), "{e}");
+    }
+}
+
+/// A rope scaling type we do not implement is an `Unsupported` error that
+/// names it, never silently run unscaled.
+#[test]
+fn unimplemented_rope_scaling_is_named() {
+    for ty in ["yarn", "longrope", "something-new"] {
+        let (bytes, _) = tiny_llama_with("llama", 4, |kv, _| {
+            kv.push(("llama.rope.scaling.type", Val::Str(ty.into())));
+            kv.push(("llama.rope.scaling.factor", Val::F32(4.0)));
+        });
+        let e = load_err(bytes);
+        assert_eq!(e.code(), "Unsupported", "{e}");
+        assert!(e.to_string().contains(ty), "{e}");
+    }
+    // Linear scaling is implemented.
+    let (bytes, _) = tiny_llama_with("llama", 4, |kv, _| {
+        kv.push(("llama.rope.scaling.type", Val::Str("linear".into())));
+        kv.push(("llama.rope.scaling.factor", Val::F32(4.0)));
+    });
+    load(bytes).expect("linear rope scaling loads");
+    // Phi-3's longrope arrives as factor tensors rather than a type.
+    let (bytes, _) = tiny_llama_with("phi3", 4, |_, tensors| {
+        tensors.push(common::gguf_writer::Tensor {
+            name: "rope_factors_long.weight".into(),
+            dims: vec![4],
+            ty: 0,
+            data: vec![0; 16],
+        });
+    });
+    let e = load_err(bytes);
+    assert_eq!(e.code(), "Unsupported", "{e}");
+    assert!(e.to_string().contains("longrope"), "{e}");
+}
+
+/// Gemma 3 needs its window: without `sliding_window` it is not guessed.
+#[test]
+fn gemma3_without_its_window() {
+    let (bytes, _) = tiny_llama_with("gemma3", 4, |_, _| {});
+    let e = load_err(bytes);
+    assert_eq!(
+        e,
+        Error::MissingKey("gemma3.attention.sliding_window".into())
+    );
+}
+
+/// A head size over 512 derived as dim / heads (no key_length) is an error,
+/// not a panic in the CPU attention's fixed per-head buffers. The tensors
+/// match the shape, so nothing else stops the load.
+#[test]
+fn head_size_over_512_is_an_error() {
+    let (dim, ff) = (1024u64, 32u64);
+    let (bytes, _) = tiny_llama_with("llama", 4, |kv, tensors| {
+        for (k, v) in kv.iter_mut() {
+            match *k {
+                "llama.embedding_length" => *v = Val::U32(dim as u32),
+                "llama.attention.head_count" => *v = Val::U32(1),
+                "llama.feed_forward_length" => *v = Val::U32(ff as u32),
+                _ => {}
+            }
+        }
+        for t in tensors.iter_mut() {
+            t.dims = t
+                .dims
+                .iter()
+                .map(|&d| match d {
+                    32 => dim,
+                    64 => ff,
+                    d => d,
+                })
+                .collect();
+            t.data = vec![0; 4 * t.dims.iter().product::<u64>() as usize];
+        }
+    });
+    let e = load_err(bytes);
+    assert!(
+        matches!(e, Error::Malformed(_)) && e.to_string().contains("head size 1024"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -23,12 +23,23 @@ use webgguf::sampler::SamplerParams;
 ///   which moves logits by up to 0.17 on the 2- and 5-layer models (bound 0.4)
 ///   and up to 0.66 after SmolLM2's 30 layers (bound 1.5: the error grows
 ///   with depth, and a 0.83 was seen with a different but equally valid
-///   activation rounding). A real kernel bug moves logits by whole units and
+///   activation rounding). Gemma 3 270M (18 layers, Q5_0/Q4_K/Q6_K/Q8_0,
+///   logits up to ~20) measured 0.1-1.3 per step and 2.0 at one step of
+///   96: its residual stream carries large outliers (embeddings x 25), so
+///   a one-ulp difference before an 8-bit activation rounding moves a
+///   whole quantization step; bound 2.5. The top-1 check still holds at
+///   every step.
+/// - the new architectures' synthetic files (qwen3, gemma3, phi3, llama3;
+///   2-6 layers) measured at most 0.12 forced on their quantized files,
+///   inside the 0.4 of the 2- and 5-layer models. A real kernel bug moves logits by whole units and
 ///   flips the top-1, which is checked separately at every step.
 fn bound(model: &str) -> f32 {
     let float = [".F32.", ".F16.", ".BF16."]
         .iter()
         .any(|t| model.contains(t));
+    if model.starts_with("gemma-3-270m") {
+        return 2.5;
+    }
     match (float, model.starts_with("SmolLM2")) {
         (true, _) => 0.05,
         (false, false) => 0.4,
@@ -53,19 +64,8 @@ fn run_file(file: &str, exact: &[&str]) {
     let mut failures = Vec::new();
     let mut checked = 0;
     for r in &refs {
-        let path = if r.model == "SmolLM2-135M-Instruct.Q4_1.gguf"
-            || r.model == "SmolLM2-135M-Instruct.F16.from-Q4_1.gguf"
-        {
-            match common::smollm2() {
-                Some(p) => p,
-                None => continue,
-            }
-        } else if r.model.starts_with("SmolLM2") {
-            // Made by llama-quantize from the Q4_1 file; not shipped here.
-            eprintln!("skip {} (file not available)", r.model);
+        let Some(path) = common::model_path(&shared, r) else {
             continue;
-        } else {
-            shared.join("models").join(&r.model)
         };
         let upcast = r.model.contains(".F16.from-Q4_1");
         let mut e = common::cpu_engine(&path, upcast);
@@ -104,4 +104,35 @@ fn synth256_matches_llama_cpp() {
 #[test]
 fn synthqwen2_matches_llama_cpp() {
     run_file("synthqwen2.json", &["synthqwen2.F32"]);
+}
+
+#[test]
+fn synthqwen3_matches_llama_cpp() {
+    run_file("synthqwen3.json", &["synthqwen3.F32"]);
+}
+
+/// Gemma 3 with a window of 8 under prompts plus 32 generated tokens: the
+/// exact F32 ids fail when the window is ignored (checked by mutation).
+/// They do not tell llama.cpp's f16-table GELU from a plain f32 one; we
+/// follow the table's rounding anyway (cpu::gelu_mul).
+#[test]
+fn synthgemma3_matches_llama_cpp() {
+    run_file("synthgemma3.json", &["synthgemma3.F32"]);
+}
+
+#[test]
+fn synthphi3_matches_llama_cpp() {
+    run_file("synthphi3.json", &["synthphi3.F32"]);
+}
+
+/// Llama 3 rope scaling, carried as the rope_freqs tensor.
+#[test]
+fn synthllama3_matches_llama_cpp() {
+    run_file("synthllama3.json", &["synthllama3.F32"]);
+}
+
+/// The real Gemma 3 270M (Q4_K_M, from PyPI through scripts/setup.sh).
+#[test]
+fn gemma3_270m_matches_llama_cpp() {
+    run_file("gemma3-270m.json", &[]);
 }

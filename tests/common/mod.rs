@@ -28,8 +28,17 @@ pub fn shared() -> Option<PathBuf> {
 
 /// The default SmolLM2 model fetched by scripts/setup.sh, if present.
 pub fn smollm2() -> Option<PathBuf> {
-    let p =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/SmolLM2-135M-Instruct.Q4_1.gguf");
+    cached("SmolLM2-135M-Instruct.Q4_1.gguf")
+}
+
+/// Gemma 3 270M Q4_K_M, assembled by scripts/setup.sh, if present.
+pub fn gemma3_270m() -> Option<PathBuf> {
+    cached("gemma-3-270m-q4_k_m.gguf")
+}
+
+/// A model file that scripts/setup.sh puts in .cache (required under CI).
+pub fn cached(name: &str) -> Option<PathBuf> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache").join(name);
     if p.is_file() {
         return Some(p);
     }
@@ -109,6 +118,21 @@ pub fn serial_engine(path: &std::path::Path) -> Engine {
         ..EngineOptions::default()
     };
     Engine::load_cpu(bytes, opts, Box::new(Serial), now_ms).unwrap()
+}
+
+/// Where reference `r`'s model file is: ../shared/models, or .cache for
+/// the real models setup fetches; `None` when it is not available here.
+pub fn model_path(shared: &std::path::Path, r: &Reference) -> Option<PathBuf> {
+    match r.model.as_str() {
+        "SmolLM2-135M-Instruct.Q4_1.gguf" | "SmolLM2-135M-Instruct.F16.from-Q4_1.gguf" => smollm2(),
+        "gemma-3-270m-q4_k_m.gguf" => gemma3_270m(),
+        m if m.starts_with("SmolLM2") => {
+            // Made by llama-quantize from the Q4_1 file; not shipped here.
+            eprintln!("skip {m} (file not available)");
+            None
+        }
+        m => Some(shared.join("models").join(m)),
+    }
 }
 
 /// Teacher-forced check of `e` against reference `r`: the steps where our
