@@ -109,7 +109,11 @@ impl Spec {
     /// One line for `info`: how these layers differ from the llama block.
     pub fn summary(&self) -> String {
         let first = &self.layers[0];
-        let global = self.layers.iter().find(|l| l.window.is_none()).unwrap_or(first);
+        let global = self
+            .layers
+            .iter()
+            .find(|l| l.window.is_none())
+            .unwrap_or(first);
         let mut parts = vec![format!(
             "rope {:?} base {} scale {}",
             self.rope_style, global.rope_base, global.rope_freq_scale
@@ -318,7 +322,13 @@ fn gemma3(m: &Meta, s: &Shape) -> Result<Spec> {
     };
     const PATTERN: usize = 6;
     let layers = (0..s.n_layers)
-        .map(|l| if l % PATTERN < PATTERN - 1 { local } else { global })
+        .map(|l| {
+            if l % PATTERN < PATTERN - 1 {
+                local
+            } else {
+                global
+            }
+        })
         .collect();
     // Gemma scales the queries by 1/sqrt(query_pre_attn_scalar): the head
     // size, except on the 27B model (62 layers), where it is dim / heads.

@@ -192,7 +192,11 @@ pub fn forward<'s>(
             let q = &mut s.q[t * qd..(t + 1) * qd];
             let k = &mut s.k[t * kvd..(t + 1) * kvd];
             let v = &mut s.v[t * kvd..(t + 1) * kvd];
-            for (x, b) in [(&mut *q, &layer.bq), (&mut *k, &layer.bk), (&mut *v, &layer.bv)] {
+            for (x, b) in [
+                (&mut *q, &layer.bq),
+                (&mut *k, &layer.bk),
+                (&mut *v, &layer.bv),
+            ] {
                 if let Some(b) = b {
                     add(x, b);
                 }
@@ -229,7 +233,10 @@ pub fn forward<'s>(
         let (gate, up) = (&mut s.hb[..n * ff], &s.hb2[..n * ff]);
         match c.spec.activation {
             Activation::Silu => gate.iter_mut().zip(up).for_each(|(g, u)| *g = silu(*g) * u),
-            Activation::GeluTanh => gate.iter_mut().zip(up).for_each(|(g, u)| *g = gelu_mul(*g, *u)),
+            Activation::GeluTanh => gate
+                .iter_mut()
+                .zip(up)
+                .for_each(|(g, u)| *g = gelu_mul(*g, *u)),
         }
         s.act_ty = None;
         matmul(s, par, &w.data, &[(&layer.w_down, Dst::Delta)], Src::Hb, n);

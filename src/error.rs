@@ -69,10 +69,10 @@ impl fmt::Display for Error {
             Error::TensorOutOfBounds(what) => write!(f, "tensor data out of bounds: {what}"),
             Error::UnknownArchitecture(a) => {
                 write!(
-                f,
-                "unknown architecture '{a}' (supported: {})",
-                crate::arch::SUPPORTED.join(", ")
-            )
+                    f,
+                    "unknown architecture '{a}' (supported: {})",
+                    crate::arch::SUPPORTED.join(", ")
+                )
             }
             Error::Unsupported(what) => write!(f, "unsupported model feature: {what}"),
             Error::UnsupportedTensorType { tensor, type_name } => write!(

@@ -2,8 +2,8 @@
 //! from GGUF metadata) and `Weights` (views into the file's bytes, in their
 //! block format). Run state lives with each backend, not here.
 
-pub use crate::arch::{Activation, Arch, LayerSpec, RopeStyle, Spec};
 use crate::arch::{self, tensor};
+pub use crate::arch::{Activation, Arch, LayerSpec, RopeStyle, Spec};
 use crate::error::{Error, Result};
 use crate::gguf::{Gguf, TensorInfo};
 use crate::quant::{self, GgmlType};

@@ -1,4 +1,5 @@
-//! Random-weight GGUF files of a named llama shape, built in memory.
+//! Random-weight GGUF files of a named model shape (llama or gemma3
+//! layout), built in memory.
 //!
 //! Benchmarks need models of real sizes in every weight format, but the
 //! checkpoints themselves are large downloads and exist only in some
@@ -10,10 +11,13 @@
 use crate::error::{Error, Result};
 use crate::quant::{self, GgmlType};
 
-/// The hyperparameters that decide a llama model's size and cost.
+/// The hyperparameters that decide a model's size and cost.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Shape {
     pub name: &'static str,
+    /// `general.architecture`: "llama", or "gemma3" (q/k norms, post-norms,
+    /// GELU, sliding window on 5 of 6 layers; see arch.rs).
+    pub arch: &'static str,
     pub dim: usize,
     pub n_layers: usize,
     pub n_heads: usize,
@@ -24,10 +28,15 @@ pub struct Shape {
     pub tied: bool,
     pub rope_base: f32,
     pub context: usize,
+    /// Head size when it is not dim / heads (written as key_length); 0: dim / heads.
+    pub head_dim: usize,
+    /// gemma3's sliding window (0 for llama).
+    pub window: usize,
 }
 
 pub const SMOLLM2_135M: Shape = Shape {
     name: "smollm2-135m",
+    arch: "llama",
     dim: 576,
     n_layers: 30,
     n_heads: 9,
@@ -37,10 +46,13 @@ pub const SMOLLM2_135M: Shape = Shape {
     tied: true,
     rope_base: 100000.0,
     context: 8192,
+    head_dim: 0,
+    window: 0,
 };
 
 pub const TINYLLAMA_1_1B: Shape = Shape {
     name: "tinyllama-1.1b",
+    arch: "llama",
     dim: 2048,
     n_layers: 22,
     n_heads: 32,
@@ -50,9 +62,28 @@ pub const TINYLLAMA_1_1B: Shape = Shape {
     tied: false,
     rope_base: 10000.0,
     context: 2048,
+    head_dim: 0,
+    window: 0,
 };
 
-pub const PRESETS: [Shape; 2] = [SMOLLM2_135M, TINYLLAMA_1_1B];
+/// Gemma 3 270M's shape (its real file is Q4_K_M; see ../shared/README.md).
+pub const GEMMA3_270M: Shape = Shape {
+    name: "gemma3-270m",
+    arch: "gemma3",
+    dim: 640,
+    n_layers: 18,
+    n_heads: 4,
+    n_kv_heads: 1,
+    ffn_dim: 2048,
+    vocab: 262144,
+    tied: true,
+    rope_base: 1000000.0,
+    context: 32768,
+    head_dim: 256,
+    window: 512,
+};
+
+pub const PRESETS: [Shape; 3] = [SMOLLM2_135M, TINYLLAMA_1_1B, GEMMA3_270M];
 
 /// Tokens every synthetic vocabulary starts with: `<unk>`, `<s>`, `</s>`
 /// and the 256 byte tokens SPM falls back to.
@@ -187,7 +218,14 @@ fn put_meta(b: &mut Vec<u8>, key: &str, v: &Meta) {
 
 impl Shape {
     pub fn head_dim(&self) -> usize {
-        self.dim / self.n_heads.max(1)
+        match self.head_dim {
+            0 => self.dim / self.n_heads.max(1),
+            hd => hd,
+        }
+    }
+
+    fn gemma(&self) -> bool {
+        self.arch == "gemma3"
     }
 
     fn check(&self, ty: GgmlType) -> Result<()> {
@@ -203,7 +241,11 @@ impl Shape {
         if self.n_kv_heads == 0 || !self.n_heads.is_multiple_of(self.n_kv_heads) {
             return bad("KV heads must divide heads".into());
         }
-        if !self.dim.is_multiple_of(self.n_heads) || !self.head_dim().is_multiple_of(2) {
+        if !matches!(self.arch, "llama" | "gemma3") {
+            return bad(format!("architecture {} is not written", self.arch));
+        }
+        let derived = self.head_dim == 0 && !self.dim.is_multiple_of(self.n_heads);
+        if derived || !self.head_dim().is_multiple_of(2) {
             return bad("dim must split into heads of even size".into());
         }
         if self.vocab < FIXED_TOKENS {
@@ -221,7 +263,8 @@ impl Shape {
     }
 
     fn metadata(&self, ty: GgmlType) -> Vec<(String, Meta)> {
-        let a = |k: &str| format!("llama.{k}");
+        let arch = self.arch;
+        let a = |k: &str| format!("{arch}.{k}");
         let mut tokens: Vec<String> = vec!["<unk>".into(), "<s>".into(), "</s>".into()];
         tokens.extend((0..=255u8).map(|b| format!("<0x{b:02X}>")));
         // Filler pieces are distinct words so that the vocabulary has no
@@ -233,8 +276,8 @@ impl Shape {
         let mut types = vec![2i32, 3, 3];
         types.extend(std::iter::repeat_n(6, 256));
         types.extend(std::iter::repeat_n(1, self.vocab - FIXED_TOKENS));
-        vec![
-            ("general.architecture".into(), Meta::Str("llama".into())),
+        let mut meta = vec![
+            ("general.architecture".into(), Meta::Str(arch.into())),
             (
                 "general.name".into(),
                 Meta::Str(format!("synthetic {} {}", self.name, ty.name())),
@@ -261,11 +304,29 @@ impl Shape {
             ("tokenizer.ggml.bos_token_id".into(), Meta::U32(1)),
             ("tokenizer.ggml.eos_token_id".into(), Meta::U32(2)),
             ("tokenizer.ggml.add_bos_token".into(), Meta::Bool(true)),
-        ]
+            (a("attention.key_length"), Meta::U32(self.head_dim() as u32)),
+            (
+                a("attention.value_length"),
+                Meta::U32(self.head_dim() as u32),
+            ),
+        ];
+        if self.gemma() {
+            meta.extend([
+                (a("attention.sliding_window"), Meta::U32(self.window as u32)),
+                (a("rope.freq_base_swa"), Meta::F32(10000.0)),
+            ]);
+        }
+        meta
     }
 
     fn tensors(&self, ty: GgmlType) -> Vec<Planned> {
-        let (d, kv, ff) = (self.dim, self.n_kv_heads * self.head_dim(), self.ffn_dim);
+        let hd = self.head_dim();
+        let (d, q, kv, ff) = (
+            self.dim,
+            self.n_heads * hd,
+            self.n_kv_heads * hd,
+            self.ffn_dim,
+        );
         let mut v = Vec::new();
         let mut add = |name: String, ty: GgmlType, dims: Vec<usize>, fill: Fill| {
             v.push(Planned {
@@ -300,14 +361,32 @@ impl Shape {
         for l in 0..self.n_layers {
             let n = |s: &str| format!("blk.{l}.{s}");
             add(n("attn_norm.weight"), GgmlType::F32, vec![d], Fill::Norm);
-            add(n("attn_q.weight"), ty, vec![d, d], Fill::Weight);
+            add(n("attn_q.weight"), ty, vec![d, q], Fill::Weight);
             add(n("attn_k.weight"), ty, vec![d, kv], Fill::Weight);
             add(n("attn_v.weight"), ty, vec![d, kv], Fill::Weight);
-            add(n("attn_output.weight"), ty, vec![d, d], Fill::Weight);
+            add(n("attn_output.weight"), ty, vec![q, d], Fill::Weight);
             add(n("ffn_norm.weight"), GgmlType::F32, vec![d], Fill::Norm);
             add(n("ffn_gate.weight"), ty, vec![d, ff], Fill::Weight);
             add(n("ffn_up.weight"), ty, vec![d, ff], Fill::Weight);
             add(n("ffn_down.weight"), ty, vec![ff, d], Fill::Weight);
+            if self.gemma() {
+                for norm in ["attn_q_norm", "attn_k_norm"] {
+                    add(
+                        n(&format!("{norm}.weight")),
+                        GgmlType::F32,
+                        vec![hd],
+                        Fill::Norm,
+                    );
+                }
+                for norm in ["post_attention_norm", "post_ffw_norm"] {
+                    add(
+                        n(&format!("{norm}.weight")),
+                        GgmlType::F32,
+                        vec![d],
+                        Fill::Norm,
+                    );
+                }
+            }
         }
         v
     }

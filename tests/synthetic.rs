@@ -11,6 +11,7 @@ use webgguf::synthetic::{self, Shape};
 
 const TINY: Shape = Shape {
     name: "tiny",
+    arch: "llama",
     dim: 64,
     n_layers: 2,
     n_heads: 4,
@@ -20,6 +21,8 @@ const TINY: Shape = Shape {
     tied: false,
     rope_base: 10000.0,
     context: 64,
+    head_dim: 0,
+    window: 0,
 };
 
 fn opts() -> EngineOptions {
@@ -59,8 +62,39 @@ fn tiny_shape_loads_and_generates_on_cpu() {
     }
 }
 
+/// A tiny gemma3-layout file (head size apart from dim / heads, a window
+/// shorter than the prompt): the writer's layout is what the loader's
+/// gemma3 description expects.
+const TINY_GEMMA: Shape = Shape {
+    name: "tiny-gemma3",
+    arch: "gemma3",
+    n_layers: 6,
+    head_dim: 32,
+    window: 4,
+    tied: true,
+    ..TINY
+};
+
+#[test]
+fn tiny_gemma3_shape_loads_and_generates_on_cpu() {
+    let bytes = synthetic::build(&TINY_GEMMA, GgmlType::Q8_0, 5).unwrap();
+    let mut e = Engine::load_cpu(bytes, opts(), Box::new(Serial), common::now_ms).unwrap();
+    let spec = &e.config.spec;
+    assert_eq!(e.config.head_dim, 32);
+    assert_eq!(spec.embed_scale, Some(8.0));
+    let windows: Vec<Option<usize>> = spec.layers.iter().map(|l| l.window).collect();
+    let w = Some(4);
+    assert_eq!(windows, [w, w, w, w, w, None]);
+    let ids = e.prompt_ids("hello hello hello hello hello");
+    let g = pollster::block_on(e.generate(&ids, 8, SamplerParams::default(), &mut |_, _| true))
+        .unwrap();
+    assert_eq!(g.generated_ids.len(), 8);
+}
+
 #[test]
 fn presets_parse_and_bad_specs_are_errors() {
+    let (s, _) = synthetic::parse_spec("gemma3-270m:Q8_0").unwrap();
+    assert_eq!(s, synthetic::GEMMA3_270M);
     let (s, ty) = synthetic::parse_spec("tinyllama-1.1b:q8_0").unwrap();
     assert_eq!((s, ty), (synthetic::TINYLLAMA_1_1B, GgmlType::Q8_0));
     // TinyLlama in F16 is about 2.2 GB.

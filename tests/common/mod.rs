@@ -38,7 +38,9 @@ pub fn gemma3_270m() -> Option<PathBuf> {
 
 /// A model file that scripts/setup.sh puts in .cache (required under CI).
 pub fn cached(name: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache").join(name);
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(".cache")
+        .join(name);
     if p.is_file() {
         return Some(p);
     }
