@@ -1,7 +1,9 @@
 //! End-to-end checks of the GPU backend against llama.cpp's references
 //! (../shared/reference), driven by token ids (the tokenizer is not under
 //! test here): exact greedy ids for stories260K F32, and teacher-forced
-//! top-1 and top-10 logit agreement for every synth256 and synthqwen2 file.
+//! top-1 and top-10 logit agreement for every synth256 and synthqwen2 file,
+//! and the same for each architecture's synthetic oracle (qwen3, gemma3,
+//! phi3, llama3 rope scaling) and the real Gemma 3 270M.
 //! Skips with a message when there is no GPU adapter (fails under CI=true).
 #![cfg(not(target_arch = "wasm32"))] // native shells; the browser tests are tests/web.rs
 
@@ -25,11 +27,17 @@ use webgguf::sampler::SamplerParams;
 ///   (synth256 BF16), bound 0.15.
 /// - quantized: llama.cpp's 8-bit activations, amplified through the
 ///   layers; measured at most 0.31 (synthqwen2 Q4_K_S), bound 0.75.
+/// - Gemma 3 270M (Q4_K_M, 18 layers, residual outliers up to the
+///   thousands): the CPU engine, which rounds activations as llama.cpp
+///   does, is within 2.0 of it; the f32 GPU differs by llama.cpp's own
+///   8-bit noise on those outliers. Bound 3.0; the top-1 check holds.
 ///
 /// A kernel bug moves logits by whole units and flips the top-1, which is
 /// checked separately.
 fn bound(model: &str) -> f32 {
-    if model.contains(".F32.") {
+    if model.starts_with("gemma-3-270m") {
+        3.0
+    } else if model.contains(".F32.") {
         0.03
     } else if model.contains(".F16.") || model.contains(".BF16.") {
         0.15
@@ -55,7 +63,9 @@ fn run_file(file: &str, only: &str, exact: bool) {
         if !r.model.starts_with(only) {
             continue;
         }
-        let path = shared.join("models").join(&r.model);
+        let Some(path) = common::model_path(&shared, &r) else {
+            continue;
+        };
         let Some(mut e) = common::gpu_engine(&path, false) else {
             return;
         };
@@ -96,6 +106,39 @@ fn gpu_synth256_matches_llama_cpp() {
 #[test]
 fn gpu_synthqwen2_matches_llama_cpp() {
     run_file("synthqwen2.json", "synthqwen2", false);
+}
+
+#[test]
+fn gpu_synthqwen3_matches_llama_cpp() {
+    run_file("synthqwen3.json", "synthqwen3.F32", true);
+    run_file("synthqwen3.json", "synthqwen3.Q", false);
+    run_file("synthqwen3.json", "synthqwen3.F16", false);
+}
+
+#[test]
+fn gpu_synthgemma3_matches_llama_cpp() {
+    run_file("synthgemma3.json", "synthgemma3.F32", true);
+    run_file("synthgemma3.json", "synthgemma3.Q", false);
+    run_file("synthgemma3.json", "synthgemma3.F16", false);
+}
+
+#[test]
+fn gpu_synthphi3_matches_llama_cpp() {
+    run_file("synthphi3.json", "synthphi3.F32", true);
+    run_file("synthphi3.json", "synthphi3.Q", false);
+    run_file("synthphi3.json", "synthphi3.F16", false);
+}
+
+#[test]
+fn gpu_synthllama3_matches_llama_cpp() {
+    run_file("synthllama3.json", "synthllama3.F32", true);
+    run_file("synthllama3.json", "synthllama3.Q", false);
+    run_file("synthllama3.json", "synthllama3.F16", false);
+}
+
+#[test]
+fn gpu_gemma3_270m_matches_llama_cpp() {
+    run_file("gemma3-270m.json", "gemma-3-270m", false);
 }
 
 /// The non-greedy path (penalty, top-k/p, min-p and the draw on the GPU,
@@ -208,7 +251,26 @@ fn gpu_fed_steps_follow_the_prompt() {
 /// merge without the rescale (the top-10 changes).
 #[test]
 fn gpu_long_context_decode_follows_the_cpu() {
-    let Some((mut gpu, mut cpu)) = gpu_and_cpu("stories260K.F32.gguf") else {
+    long_context_follows_the_cpu("stories260K.F32.gguf", 0.1);
+}
+
+/// Gemma 3's sliding window (8 keys on five of six layers) over 300
+/// positions: prefill and decode, the chunked kernel up to 64 keys and the
+/// split one past it, where whole splits lie outside the window. The same
+/// check as above against the CPU engine, whose window is checked against
+/// llama.cpp (reference_cpu). Ignoring the window on the GPU moves the
+/// logits by whole units (checked by mutation when this was written).
+#[test]
+fn gpu_sliding_window_follows_the_cpu() {
+    long_context_follows_the_cpu("synthgemma3.F32.gguf", 0.1);
+}
+
+/// Teacher-forced on the CPU engine's own greedy text from a 3-token
+/// prompt for about 300 positions, the GPU's logits stay within `tol` of
+/// the CPU's on the CPU's top-10, and its top-1 is the CPU's wherever the
+/// CPU's top two are not within `tol` of each other.
+fn long_context_follows_the_cpu(model: &str, tol: f32) {
+    let Some((mut gpu, mut cpu)) = gpu_and_cpu(model) else {
         return;
     };
     let greedy = SamplerParams::default();
@@ -227,22 +289,22 @@ fn gpu_long_context_decode_follows_the_cpu() {
             match gs.iter().find(|(gid, _)| *gid == id) {
                 Some(&(_, gl)) => worst = worst.max((gl - cl).abs()),
                 None => assert!(
-                    cl <= gs[gs.len() - 1].1 + 0.1,
+                    cl <= gs[gs.len() - 1].1 + tol,
                     "step {i}: CPU top-10 id {id} ({cl}) not in the GPU's top-10 {gs:?}"
                 ),
             }
         }
         let gap = cs[0].1 - cs[1].1;
         assert!(
-            gs[0].0 == cs[0].0 || gap < 0.1,
+            gs[0].0 == cs[0].0 || gap < tol,
             "step {i}: GPU top-1 {:?} vs CPU {:?}",
             gs[0],
             cs[..2].to_vec()
         );
     }
     eprintln!(
-        "{} steps, max |GPU - CPU| on the CPU's top-10: {worst}",
+        "{model}: {} steps, max |GPU - CPU| on the CPU's top-10: {worst}",
         g.len()
     );
-    assert!(worst <= 0.1, "max |dlogit| {worst}");
+    assert!(worst <= tol, "max |dlogit| {worst}");
 }
