@@ -115,8 +115,13 @@ fn error_field(e: &JsValue, k: &str) -> String {
 
 /// Greedy ids through `generate` on every stories260K F32 reference.
 async fn check_greedy(model: &WasmModel, refs: &[Reference]) {
+    check_greedy_on(model, refs, "stories260K.F32.gguf", 3).await;
+}
+
+/// Greedy ids through `generate` on each of `file`'s `count` references.
+async fn check_greedy_on(model: &WasmModel, refs: &[Reference], file: &str, count: usize) {
     let mut checked = 0;
-    for r in refs.iter().filter(|r| r.model == "stories260K.F32.gguf") {
+    for r in refs.iter().filter(|r| r.model == file) {
         model.reset().unwrap();
         let out = await_js(model.generate(r.prompt.clone(), Some(greedy(r.generated_ids.len()))))
             .await
@@ -135,7 +140,7 @@ async fn check_greedy(model: &WasmModel, refs: &[Reference]) {
         }
         checked += 1;
     }
-    assert_eq!(checked, 3);
+    assert_eq!(checked, count, "{file}");
 }
 
 /// The one tolerated difference, on SwiftShader's WebGPU only: ids equal up
@@ -582,5 +587,93 @@ async fn load_free_cycles_do_not_grow_wasm_memory() {
     assert_eq!(
         sizes[3], sizes[11],
         "wasm memory grew over load/free cycles: {sizes:?}"
+    );
+}
+
+/// Each new architecture's F32 oracle (qwen3, gemma3 with its window of 8,
+/// phi3 with fused tensors, llama3 rope scaling) through the JS API:
+/// llama.cpp's greedy ids on the wasm CPU engine, and on WebGPU
+/// (SwiftShader) the same up to a near-tie (see `swiftshader_near_tie`).
+#[wasm_bindgen_test]
+async fn new_architectures_give_llama_cpp_ids_on_the_wasm_cpu_and_webgpu() {
+    if server().is_none() {
+        return;
+    }
+    for name in ["synthqwen3", "synthgemma3", "synthphi3", "synthllama3"] {
+        let file = format!("{name}.F32.gguf");
+        let bytes = fetch(&format!("shared/models/{file}")).await;
+        let refs = references(&format!("{name}.json")).await;
+        for backend in ["cpu", "webgpu"] {
+            let model = load(&bytes, backend).await.unwrap();
+            assert_eq!(model.backend(), backend);
+            check_greedy_on(&model, &refs, &file, 2).await;
+        }
+    }
+}
+
+/// The real Gemma 3 270M (Q4_K_M, 262k vocabulary), teacher-forced against
+/// llama.cpp on the wasm CPU engine and on WebGPU (SwiftShader): top-1
+/// equal outside near-ties, top-10 logits within the bounds of
+/// tests/reference_cpu.rs (2.5) and tests/reference_gpu.rs (3.0), which
+/// say why. One reference on SwiftShader, whose WebGPU runs on the CPU.
+#[wasm_bindgen_test]
+async fn gemma3_270m_teacher_forced_on_the_wasm_cpu_and_webgpu() {
+    if server().is_none() {
+        return;
+    }
+    let bytes = fetch("cache/gemma-3-270m-q4_k_m.gguf").await.to_vec();
+    let refs = references("gemma3-270m.json").await;
+    let opts = || webgguf::engine::EngineOptions {
+        context: 128,
+        max_batch: 64,
+        ..Default::default()
+    };
+    let check = |steps: &[Vec<(u32, f32)>], r: &Reference, bound: f32, on: &str| {
+        let (bad, worst) = oracle::compare_forced(steps, r);
+        console_log!(
+            "gemma3-270m {:?} on {on}: top-1 disagreements {bad:?}, max |dlogit| {worst:.4}",
+            r.prompt
+        );
+        assert!(
+            bad.is_empty() && worst <= bound,
+            "{:?} on {on}: {bad:?} {worst}",
+            r.prompt
+        );
+    };
+    let mut e = webgguf::engine::Engine::load_cpu(
+        bytes.clone(),
+        opts(),
+        Box::new(webgguf::cpu::Serial),
+        now,
+    )
+    .unwrap();
+    for r in refs.iter().take(2) {
+        let (toks, start) = oracle::forced_input(r);
+        check(
+            &e.logits_at(&toks, start, 10).await.unwrap(),
+            r,
+            2.5,
+            "the wasm CPU",
+        );
+    }
+    drop(e);
+    let gpu = webgguf::gpu::Gpu::new().await.unwrap();
+    let mut e = webgguf::gpu::load_engine(
+        gpu,
+        bytes,
+        opts(),
+        webgguf::gpu::GpuOptions::default(),
+        now,
+        &|_| {},
+    )
+    .await
+    .unwrap();
+    let r = &refs[0];
+    let (toks, start) = oracle::forced_input(r);
+    check(
+        &e.logits_at(&toks, start, 10).await.unwrap(),
+        r,
+        3.0,
+        "WebGPU",
     );
 }
