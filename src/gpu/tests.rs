@@ -7,6 +7,7 @@
 //! CI=true, where lavapipe is installed and a missing adapter is a failure.
 
 use super::*;
+use crate::error::Error;
 use crate::quant::{self, GgmlType};
 use crate::sampler::{Rng, Sampler, SamplerParams};
 
