@@ -5,8 +5,7 @@
 use super::device::Gpu;
 use super::kernels::{self, Kernels, Mv, Op, Shape};
 use super::ops::{
-    auto_rows, chunked_attention, embed_ops, f, matvec_ops, matvec_rows, sample_ops, tiled_prefill,
-    MatvecArgs, QkvArgs, SampleBufs,
+    auto_rows, embed_ops, f, matvec_ops, sample_ops, MatvecArgs, QkvArgs, SampleBufs,
 };
 use super::upload::{GpuMatrix, MatGroup};
 use super::{GpuBackend, GpuOptions};
@@ -65,7 +64,7 @@ impl GpuBackend {
         let mut batch = max_batch.min(opts.max_batch).clamp(1, ctx);
         // The one-key-at-a-time attention kernel needs a score scratch that
         // grows with batch x heads x context; the chunked one needs none.
-        let simple_attention = c.head_dim > 256 || !chunked_attention();
+        let simple_attention = c.head_dim > 256 || !opts.tuning.chunked_attention;
         let splits = ctx.div_ceil(kernels::SPLIT_KEYS);
         let score_cap = gpu.binding_limit().min(256 << 20);
         while simple_attention && batch > 1 && (batch * c.n_heads * ctx * 4) as u64 > score_cap {
@@ -102,7 +101,7 @@ impl GpuBackend {
                 (c.n_heads * splits * (c.head_dim + 2) * 4) as u64,
             )?,
         };
-        let mut k = Kernels::new(&gpu);
+        let mut k = Kernels::new(&gpu, &opts.tuning);
         let mut keep = Vec::new();
         let mut mats = Vec::new();
 
@@ -148,8 +147,7 @@ impl GpuBackend {
         let mut layers = Vec::new();
         let mut layers_one = Vec::new();
         let mut layers_long = Vec::new();
-        let split_attention =
-            !simple_attention && !std::env::var("WEBGGUF_GPU_SPLIT").is_ok_and(|v| v == "0");
+        let split_attention = !simple_attention && opts.tuning.split_attention;
         // Workgroups of the chunked and split kernels: kv heads x query
         // slots per kv head.
         let group = c.n_heads / c.n_kv_heads;
@@ -178,6 +176,7 @@ impl GpuBackend {
                     (&format!("blk.{l}.attn_v"), &layer.wv),
                 ],
                 limit,
+                opts.tuning.fuse,
             )?;
             let gate_up = MatGroup::upload(
                 &gpu,
@@ -188,6 +187,7 @@ impl GpuBackend {
                     (&format!("blk.{l}.ffn_up"), &layer.w_up),
                 ],
                 limit,
+                opts.tuning.fuse,
             )?;
             let mat = |m: &Matrix, name: &str| {
                 GpuMatrix::from_weights(&gpu, &format!("blk.{l}.{name}"), w, m, limit)
@@ -287,7 +287,6 @@ impl GpuBackend {
                     mv: Mv::Qkv,
                     label: "qkv",
                     norm: (!tiled).then_some((&attn_norm, c.norm_eps)),
-                    rows_per_group: matvec_rows(),
                     split: qd,
                     tiled,
                     qkv: Some(QkvArgs {
@@ -391,7 +390,6 @@ impl GpuBackend {
                     mv: Mv::Silu,
                     label: "gate_up",
                     norm: (!tiled).then_some((&ffn_norm, c.norm_eps)),
-                    rows_per_group: matvec_rows(),
                     split: ff,
                     tiled,
                     ..MatvecArgs::plain(if tiled { &s.xb } else { &s.x }, &s.hb, &s.step, ff, false)
@@ -448,7 +446,7 @@ impl GpuBackend {
                 lists.push((true, &mut layers_long, ops));
             }
             for (one, list, attention) in lists {
-                let tiled = !one && tiled_prefill();
+                let tiled = !one && opts.tuning.tiled_prefill;
                 list.extend(match qkv.fused().filter(|_| quads) {
                     Some(m) => qkv_fused(&mut k, m, tiled)?,
                     None => qkv_unfused(&mut k, tiled)?,
@@ -525,9 +523,9 @@ impl GpuBackend {
             argmax,
             sample,
             logits: vec![0.0; vocab],
-            pipeline: !std::env::var("WEBGGUF_GPU_PIPELINE").is_ok_and(|v| v == "0"),
+            pipeline: opts.tuning.pipeline,
             ahead: None,
-            feed: !std::env::var("WEBGGUF_GPU_FEED").is_ok_and(|v| v == "0"),
+            feed: opts.tuning.feed,
             fed: None,
             _keep: keep,
             _matrices: mats,

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use crate::error::{Error, Result};
 use crate::quant::GgmlType;
 
-use super::Gpu;
+use super::{Gpu, GpuTuning};
 
 const DEQUANT: &str = include_str!("../../shaders/dequant.wgsl");
 const UNITS: &str = include_str!("../../shaders/units.wgsl");
@@ -339,15 +339,15 @@ type MatvecKey = (GgmlType, Mv, u32, u32, &'static str, bool, bool);
 pub struct Kernels {
     matvec: HashMap<MatvecKey, Rc<wgpu::ComputePipeline>>,
     /// Fold the rmsnorm into the matvec's single pass over x (else a
-    /// separate pass first; WEBGGUF_GPU_NORM=separate).
+    /// separate pass over x first; kernel tests only).
     pub fold_norm: bool,
     /// Sum partial dot products with subgroup operations.
     pub subgroups: bool,
-    /// Threads per matvec workgroup (64, 128 or 256), or 0 to pick by the
-    /// row length (`matvec_threads`).
+    /// Threads per matvec workgroup (64, 128 or 256), or 0, the default, to
+    /// pick by the row length (`matvec_threads`; kernel tests set others).
     pub matvec_wg: u32,
     /// Read x and the norm gains as vec4 where the rows allow
-    /// (WEBGGUF_GPU_VX=0 keeps scalar loads).
+    /// (`GpuTuning::vector_x`; else scalar loads).
     pub vector_x: bool,
     /// The device's storage buffers per shader stage: the q/k/v kernel
     /// binds 8 without the vec4 aliases and 10 with them.
@@ -425,27 +425,22 @@ fn compose(kernel: &str, ty: GgmlType) -> String {
 }
 
 impl Kernels {
-    /// Build the format-independent pipelines. Shader errors surface through
-    /// the caller's error scope.
-    pub fn new(gpu: &Gpu) -> Kernels {
+    /// Build the format-independent pipelines, as `tuning` asks. Shader
+    /// errors surface through the caller's error scope.
+    pub fn new(gpu: &Gpu, tuning: &GpuTuning) -> Kernels {
         Kernels {
             matvec: HashMap::new(),
-            subgroups: subgroups_usable(gpu),
-            fold_norm: !std::env::var("WEBGGUF_GPU_NORM").is_ok_and(|v| v == "separate"),
-            matvec_wg: match std::env::var("WEBGGUF_GPU_MV_WG").as_deref() {
-                Ok("128") => 128,
-                Ok("256") => 256,
-                _ => 0,
-            },
-            vector_x: !std::env::var("WEBGGUF_GPU_VX").is_ok_and(|v| v == "0"),
+            subgroups: subgroups_usable(gpu, tuning.subgroups),
+            fold_norm: true,
+            matvec_wg: 0,
+            vector_x: tuning.vector_x,
             storage_buffers: gpu.limits.max_storage_buffers_per_shader_stage,
             embed: HashMap::new(),
             chunked: HashMap::new(),
             matmul: HashMap::new(),
             // The large tile measured slower on the H100 (BENCHMARKS.md);
-            // WEBGGUF_GPU_TILE=large picks it where the memory allows.
-            tile: if gpu.limits.max_compute_workgroup_storage_size >= 24 << 10
-                && std::env::var("WEBGGUF_GPU_TILE").is_ok_and(|v| v == "large")
+            // `GpuTuning::large_tile` picks it where the memory allows.
+            tile: if gpu.limits.max_compute_workgroup_storage_size >= 24 << 10 && tuning.large_tile
             {
                 Tile::LARGE
             } else {
@@ -659,16 +654,15 @@ fn epilogue(t: u32, l0: u32, v: vec4<f32>) {
 
 /// Whether matvec.wgsl may sum with subgroup operations: the adapter has
 /// them, every subgroup size it reports divides the 64-thread workgroup,
-/// and WEBGGUF_GPU_SUBGROUPS is not "0" (for comparisons).
-fn subgroups_usable(gpu: &Gpu) -> bool {
+/// and they are `wanted` (`GpuTuning::subgroups`, off for comparisons).
+pub fn subgroups_usable(gpu: &Gpu, wanted: bool) -> bool {
     let (lo, hi) = (gpu.adapter.subgroup_min_size, gpu.adapter.subgroup_max_size);
-    let off = std::env::var("WEBGGUF_GPU_SUBGROUPS").is_ok_and(|v| v == "0");
     gpu.features.contains(wgpu::Features::SUBGROUP)
         && lo >= 1
         && hi <= 64
         && lo.is_power_of_two()
         && hi.is_power_of_two()
-        && !off
+        && wanted
 }
 
 /// A bind group for group 0 of `pipeline`, binding each buffer whole.

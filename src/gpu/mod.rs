@@ -36,12 +36,11 @@ use build::Scratch;
 pub use device::{Copy, Gpu, PendingRead};
 pub use kernels::{Kernels, Mv, Op, Shape};
 pub use ops::{
-    auto_rows, chunked_attention, embed_ops, matvec_ops, matvec_rows, sample_ops, tiled_prefill,
-    MatvecArgs, QkvArgs, SampleBufs, PEN_CAP,
+    auto_rows, embed_ops, matvec_ops, sample_ops, MatvecArgs, QkvArgs, SampleBufs, PEN_CAP,
 };
 pub use schedule::Tail;
 use schedule::{Fed, Recipe};
-pub use upload::{fusion_enabled, GpuMatrix, MatGroup, Part};
+pub use upload::{GpuMatrix, MatGroup, Part};
 
 #[derive(Debug, Clone, Copy)]
 pub struct GpuOptions {
@@ -50,16 +49,66 @@ pub struct GpuOptions {
     /// Split weight matrices into parts of at most this many bytes instead
     /// of the device's storage-binding limit (tests force tiny values).
     pub max_binding: Option<u64>,
+    /// Which kernels and submission paths to use.
+    pub tuning: GpuTuning,
 }
 
 impl Default for GpuOptions {
     fn default() -> Self {
         GpuOptions {
-            max_batch: std::env::var("WEBGGUF_GPU_BATCH")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(512),
+            max_batch: 512,
             max_binding: None,
+            tuning: GpuTuning::default(),
+        }
+    }
+}
+
+/// Switches between equivalent implementations, kept for A/B comparisons
+/// (BENCHMARKS.md) and for tests that force a path. `Default` is what
+/// every load uses; only the CLI fills it from the environment
+/// (`WEBGGUF_GPU_*`, see src/bin/webgguf/cli.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuTuning {
+    /// Concatenate q/k/v and gate/up at load and use the fused kernels
+    /// (else separate products and the rope, KV store, bias and silu·mul
+    /// kernels, which are also the fallback for odd shapes).
+    pub fuse: bool,
+    /// Prefill with the tiled matrix kernel (else the matvec kernels per
+    /// token).
+    pub tiled_prefill: bool,
+    /// Attention with the chunked kernel where it applies (else the
+    /// one-key-at-a-time kernel and its score scratch).
+    pub chunked_attention: bool,
+    /// Decode past SPLIT_KEYS keys attends in splits merged after (with
+    /// the chunked kernel only; else one serial pass).
+    pub split_attention: bool,
+    /// Record the next decode step while the GPU runs this one.
+    pub pipeline: bool,
+    /// Feed each pick back on the GPU: the next step is submitted before
+    /// the pick is read (greedy, and sampling without a penalty).
+    pub feed: bool,
+    /// Sum matvec partial dot products with subgroup operations where the
+    /// adapter has them.
+    pub subgroups: bool,
+    /// Read x and the norm gains as vec4 where the rows allow.
+    pub vector_x: bool,
+    /// The 128x64 prefill tile where the workgroup memory allows (measured
+    /// slower on the H100) instead of 64x64.
+    pub large_tile: bool,
+}
+
+impl Default for GpuTuning {
+    fn default() -> Self {
+        GpuTuning {
+            fuse: true,
+            tiled_prefill: true,
+            chunked_attention: true,
+            split_attention: true,
+            pipeline: true,
+            feed: true,
+            subgroups: true,
+            vector_x: true,
+            large_tile: false,
         }
     }
 }
@@ -77,7 +126,7 @@ pub struct GpuBackend {
     layers_one: Vec<Op>,
     /// The same with attention in splits of SPLIT_KEYS keys merged after,
     /// for positions past the first SPLIT_KEYS (empty where the chunked
-    /// kernel does not apply, or with WEBGGUF_GPU_SPLIT=0).
+    /// kernel does not apply, or without `GpuTuning::split_attention`).
     layers_long: Vec<Op>,
     head: Vec<Op>,
     argmax: Vec<Op>,
@@ -89,7 +138,7 @@ pub struct GpuBackend {
     ahead: Option<(Recipe, wgpu::CommandBuffer)>,
     /// Greedy decoding feeds each pick back on the GPU: the step after it
     /// is submitted before the pick is read, so the GPU never waits for the
-    /// CPU's round trip (WEBGGUF_GPU_FEED=0 turns that off).
+    /// CPU's round trip (`GpuTuning::feed`).
     feed: bool,
     /// The step submitted that way and not yet asked for.
     fed: Option<Fed>,

@@ -74,7 +74,7 @@ impl<'a> MatvecArgs<'a> {
             accumulate,
             norm: None,
             last: false,
-            rows_per_group: matvec_rows(),
+            rows_per_group: 0,
             partials: None,
             split: 0,
             qkv: None,
@@ -83,46 +83,13 @@ impl<'a> MatvecArgs<'a> {
     }
 }
 
-/// Whether prefill uses the tiled matrix kernel (WEBGGUF_GPU_TILED=0 runs
-/// the matvec kernels per token instead, for comparisons).
-pub fn tiled_prefill() -> bool {
-    !std::env::var("WEBGGUF_GPU_TILED").is_ok_and(|v| v == "0")
-}
-
-/// Whether attention uses the chunked kernel where it applies
-/// (WEBGGUF_GPU_ATTENTION=simple keeps the one-key-at-a-time kernel).
-pub fn chunked_attention() -> bool {
-    !std::env::var("WEBGGUF_GPU_ATTENTION").is_ok_and(|v| v == "simple")
-}
-
-/// Rows per matvec workgroup: 0, the default, lets `auto_rows` pick from
-/// the shape; WEBGGUF_GPU_MV_ROWS (1, 2, 4, 8 or 16) fixes it for
-/// experiments.
-pub fn matvec_rows() -> u32 {
-    match std::env::var("WEBGGUF_GPU_MV_ROWS").as_deref() {
-        Ok("1") => 1,
-        Ok("2") => 2,
-        Ok("4") => 4,
-        Ok("8") => 8,
-        Ok("16") => 16,
-        _ => 0,
-    }
-}
-
 /// Rows per matvec workgroup: 2 for plain products, 4 for the fused q/k/v
 /// (quads) and gate/up kernels and for the LM head, the best measured on
 /// the H100 (larger groups were slower: fewer threads, each waiting for
 /// more round trips; the head with 2 rows leaves 4x more argmax partials).
-/// WEBGGUF_GPU_HEAD_ROWS (2, 8 or 16) overrides the head's for experiments.
 pub fn auto_rows(_rows: usize, mv: Mv) -> u32 {
     match mv {
-        Mv::Qkv | Mv::Silu => 4,
-        Mv::Head => match std::env::var("WEBGGUF_GPU_HEAD_ROWS").as_deref() {
-            Ok("2") => 2,
-            Ok("8") => 8,
-            Ok("16") => 16,
-            _ => 4,
-        },
+        Mv::Qkv | Mv::Silu | Mv::Head => 4,
         Mv::Main => 2,
     }
 }

@@ -205,7 +205,7 @@ impl GpuBackend {
         self.pipeline = saved;
         self.ahead = None;
         // The real greedy loop: each pick fed back (on the GPU as well,
-        // unless WEBGGUF_GPU_FEED=0).
+        // unless `GpuTuning::feed` is off).
         let mut v = Vec::new();
         let mut t = ids[0];
         for i in 0..ids.len() {
@@ -343,8 +343,9 @@ impl GpuBackend {
         Ok(Value::Object(out))
     }
 
-    /// Everything above, for `tokens` decode steps.
-    pub async fn profile(&mut self, tokens: usize) -> Result<Value> {
+    /// Everything above, for `tokens` decode steps of a backend loaded with
+    /// `tuning`.
+    pub async fn profile(&mut self, tokens: usize, tuning: &GpuTuning) -> Result<Value> {
         let mut rng = crate::sampler::Rng::new(1234);
         let ids: Vec<u32> = (0..tokens.max(8) + 4)
             .map(|_| (rng.next_u32() as u64 % self.vocab as u64) as u32)
@@ -353,7 +354,7 @@ impl GpuBackend {
         let batch = self.max_batch.min(512).min(self.ctx);
         Ok(json!({
             "device": self.gpu.adapter.name,
-            "subgroups": Kernels::new(&self.gpu).subgroups,
+            "subgroups": kernels::subgroups_usable(&self.gpu, tuning.subgroups),
             "steps": self.profile_steps(ids, true).await?,
             "wall_per_step": self.profile_pipeline(ids).await?,
             "kernels_decode": self.profile_ops(1, 5).await?,
@@ -364,11 +365,13 @@ impl GpuBackend {
     }
 }
 
-/// Load `bytes` onto `gpu` and profile `tokens` decode steps.
+/// Load `bytes` onto `gpu` (with `gpu_opts`) and profile `tokens` decode
+/// steps.
 pub async fn profile_model(
     gpu: Gpu,
     bytes: Vec<u8>,
     opts: EngineOptions,
+    gpu_opts: GpuOptions,
     tokens: usize,
 ) -> Result<Value> {
     let Loaded {
@@ -381,10 +384,10 @@ pub async fn profile_model(
         &weights,
         ctx,
         opts.max_batch,
-        GpuOptions::default(),
+        gpu_opts,
         &|_| {},
     )
     .await?;
     drop(weights);
-    b.profile(tokens).await
+    b.profile(tokens, &gpu_opts.tuning).await
 }

@@ -139,7 +139,7 @@ fn gpu_matvec(
 #[test]
 fn matvec_every_format_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g);
+    let mut k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(7);
     // 3 blocks per row for the 32-element formats (rows start at odd
     // multiples of 2 bytes), 2 super-blocks for the K-quants; float rows
@@ -199,7 +199,7 @@ fn matvec_every_format_matches_cpu() {
 #[test]
 fn row_split_matches_unsplit() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g);
+    let mut k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(11);
     for ty in [GgmlType::Q4_0, GgmlType::F32, GgmlType::Q6_K] {
         let cols = ty.block_len().max(32) * 2;
@@ -250,7 +250,7 @@ fn gpu_embed(g: &Gpu, k: &mut Kernels, m: &GpuMatrix, toks: &[u32]) -> Vec<f32> 
 #[test]
 fn embed_every_format_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g);
+    let mut k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(3);
     for ty in BLOCK_TYPES {
         let cols = ty.block_len().max(2) * 3;
@@ -295,7 +295,7 @@ fn close(what: &str, got: &[f32], want: &[f64], rel: f64, abs: f64) {
 #[test]
 fn rmsnorm_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let k = Kernels::new(&g);
+    let k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(5);
     let (dim, n, eps) = (100usize, 3usize, 1e-5f32);
     let x = randn(&mut rng, n * dim);
@@ -342,7 +342,7 @@ fn rmsnorm_matches_cpu() {
 #[test]
 fn rope_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let k = Kernels::new(&g);
+    let k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(9);
     let (heads, hd, rd, n, pos) = (3usize, 10usize, 8usize, 2usize, 5usize);
     let ff: Vec<f32> = (0..rd / 2).map(|i| 1.0 + i as f32 * 0.5).collect();
@@ -411,7 +411,7 @@ fn rope_matches_cpu() {
 #[test]
 fn split_attention_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g);
+    let mut k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(17);
     let ls = kernels::SPLIT_KEYS;
     let f16r = |v: f32| half::f16::from_f32(v).to_f32();
@@ -553,7 +553,7 @@ fn split_attention_matches_cpu() {
 #[test]
 fn attention_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g);
+    let mut k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(13);
     for (hd, chunked, heads, kvh) in [
         (6usize, false, 4usize, 2usize),
@@ -690,7 +690,7 @@ fn check_attention(
 #[test]
 fn elementwise_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let k = Kernels::new(&g);
+    let k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(17);
     let (width, n) = (70usize, 3usize);
     let a = randn(&mut rng, n * width);
@@ -735,7 +735,7 @@ fn elementwise_matches_cpu() {
 #[test]
 fn argmax_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let k = Kernels::new(&g);
+    let k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(19);
     for n in [1usize, 300, 1001] {
         let mut l = randn(&mut rng, n);
@@ -820,7 +820,7 @@ fn matvec_row_groups_norm_and_last_token() {
         (GgmlType::Q8_0, 96, 16, 128, false),
     ];
     for (i, (ty, cols, r, wg, sub)) in cases.into_iter().enumerate() {
-        let mut k = Kernels::new(&g);
+        let mut k = Kernels::new(&g, &GpuTuning::default());
         // Both ways of applying the norm: folded into the one pass over x,
         // and the separate pass.
         k.fold_norm = i % 2 == 0;
@@ -868,7 +868,7 @@ fn matvec_row_groups_norm_and_last_token() {
 #[test]
 fn gate_up_fused_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g);
+    let mut k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(29);
     let (ff, n, eps) = (37usize, 2usize, 1e-5f32);
     for (ty, tiled) in [
@@ -968,7 +968,7 @@ fn rope_f64(
 #[test]
 fn qkv_fused_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g);
+    let mut k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(31);
     let (heads, kvh, hd, n, pos, ctx, eps) =
         (3usize, 1usize, 8usize, 2usize, 5usize, 9usize, 1e-5f32);
@@ -1124,7 +1124,7 @@ fn qkv_fused_matches_cpu() {
 #[test]
 fn sampling_matches_cpu_sampler() {
     let Some(g) = gpu() else { return };
-    let k = Kernels::new(&g);
+    let k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(37);
     let base = SamplerParams {
         temperature: 0.8,
@@ -1237,7 +1237,7 @@ fn sampling_matches_cpu_sampler() {
 #[test]
 fn matmul_every_format_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g);
+    let mut k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(41);
     let (rows, n, r0) = (150usize, 67usize, 3usize);
     let tiles = [kernels::Tile::SMALL, kernels::Tile::LARGE];
@@ -1295,7 +1295,7 @@ fn matmul_every_format_matches_cpu() {
 #[test]
 fn head_argmax_matches_logits() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g);
+    let mut k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(43);
     let (rows, cols) = (1003usize, 64usize);
     let mut w = randn(&mut rng, rows * cols);

@@ -93,17 +93,11 @@ impl GpuMatrix {
 
 /// Matrices that a fused kernel reads as one: concatenated by rows into one
 /// buffer where they share a format and width and fit one binding (and
-/// WEBGGUF_GPU_FUSE is not "0"), else uploaded apart.
+/// `fuse`, `GpuTuning::fuse`, allows it), else uploaded apart.
 pub struct MatGroup {
     pub mats: Vec<GpuMatrix>,
     /// (index into `mats`, rows) of each member, in the order given.
     pub segs: Vec<(usize, std::ops::Range<usize>)>,
-}
-
-/// Whether fused kernels may be used (WEBGGUF_GPU_FUSE=0 turns them off for
-/// comparisons; the unfused path is also the fallback for odd shapes).
-pub fn fusion_enabled() -> bool {
-    !std::env::var("WEBGGUF_GPU_FUSE").is_ok_and(|v| v == "0")
 }
 
 impl MatGroup {
@@ -113,13 +107,14 @@ impl MatGroup {
         w: &Weights,
         members: &[(&str, &Matrix)],
         limit: u64,
+        fuse: bool,
     ) -> Result<MatGroup> {
         let first = members[0].1;
         let total: usize = members.iter().map(|(_, m)| m.size()).sum();
         let same = members
             .iter()
             .all(|(_, m)| m.ty == first.ty && m.cols == first.cols);
-        if fusion_enabled()
+        if fuse
             && same
             && kernels::supported(first.ty)
             && (total as u64) <= (limit & !3)
