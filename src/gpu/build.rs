@@ -2,11 +2,11 @@
 //! lists the forward pass replays (`GpuBackend::build`), over the
 //! activations every layer reuses (`Scratch`).
 
+use std::cell::OnceCell;
+
 use super::device::Gpu;
 use super::kernels::{self, Kernels, Mv, Op, Shape};
-use super::ops::{
-    auto_rows, embed_ops, f, matvec_ops, sample_ops, MatvecArgs, QkvArgs, SampleBufs,
-};
+use super::ops::{auto_rows, embed_ops, f, matvec_ops, MatvecArgs, QkvArgs, SampleBufs};
 use super::upload::{GpuMatrix, MatGroup};
 use super::{GpuBackend, GpuOptions};
 use crate::error::{Error, Result};
@@ -158,10 +158,10 @@ impl GpuBackend {
         let norm_op = |k: &Kernels, x: &wgpu::Buffer, g: &wgpu::Buffer, out: &wgpu::Buffer| Op {
             bind: kernels::bind(
                 &gpu,
-                &k.rmsnorm,
+                &k.rmsnorm(&gpu),
                 &[(0, x), (1, g), (2, out), (3, &norm_p), (4, &s.step)],
             ),
-            pipeline: k.rmsnorm.clone(),
+            pipeline: k.rmsnorm(&gpu),
             shape: Shape::PerToken([1, 1, 1], 0),
             label: "rmsnorm",
         };
@@ -237,10 +237,10 @@ impl GpuBackend {
                         ops.push(Op {
                             bind: kernels::bind(
                                 &gpu,
-                                &k.add_bias,
+                                &k.add_bias(&gpu),
                                 &[(0, dst), (1, &bb), (2, p), (3, &s.step)],
                             ),
-                            pipeline: k.add_bias.clone(),
+                            pipeline: k.add_bias(&gpu),
                             shape: Shape::Flat(width as u32),
                             label: "add_bias",
                         });
@@ -250,10 +250,10 @@ impl GpuBackend {
                     ops.push(Op {
                         bind: kernels::bind(
                             &gpu,
-                            &k.rope,
+                            &k.rope(&gpu),
                             &[(0, buf), (1, &ff_buf), (2, p), (3, &s.step)],
                         ),
-                        pipeline: k.rope.clone(),
+                        pipeline: k.rope(&gpu),
                         shape: Shape::PerToken(
                             [((heads * c.rope_dim / 2) as u32).div_ceil(64), 1, 1],
                             1,
@@ -264,7 +264,7 @@ impl GpuBackend {
                 ops.push(Op {
                     bind: kernels::bind(
                         &gpu,
-                        &k.kv_store,
+                        &k.kv_store(&gpu),
                         &[
                             (0, &s.k),
                             (1, &s.v),
@@ -274,7 +274,7 @@ impl GpuBackend {
                             (5, &s.step),
                         ],
                     ),
-                    pipeline: k.kv_store.clone(),
+                    pipeline: k.kv_store(&gpu),
                     shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
                     label: "kv_store",
                 });
@@ -334,7 +334,7 @@ impl GpuBackend {
                 Op {
                     bind: kernels::bind(
                         &gpu,
-                        &k.attention,
+                        &k.attention(&gpu),
                         &[
                             (8, &s.q),
                             (2, &kc),
@@ -345,7 +345,7 @@ impl GpuBackend {
                             (7, &s.scores),
                         ],
                     ),
-                    pipeline: k.attention.clone(),
+                    pipeline: k.attention(&gpu),
                     shape: Shape::PerToken([c.n_heads as u32, 1, 1], 1),
                     label: "attention",
                 }
@@ -375,10 +375,10 @@ impl GpuBackend {
                 ops.push(Op {
                     bind: kernels::bind(
                         &gpu,
-                        &k.silu_mul,
+                        &k.silu_mul(&gpu),
                         &[(0, &s.hb), (1, &s.hb2), (2, &ew_ff), (3, &s.step)],
                     ),
-                    pipeline: k.silu_mul.clone(),
+                    pipeline: k.silu_mul(&gpu),
                     shape: Shape::Flat(ff as u32),
                     label: "silu_mul",
                 });
@@ -500,14 +500,13 @@ impl GpuBackend {
         let argmax = vec![Op {
             bind: kernels::bind(
                 &gpu,
-                &k.argmax_pairs,
+                &k.argmax_pairs(&gpu),
                 &[(3, &s.partials), (1, &s.argmax), (2, &am_p)],
             ),
-            pipeline: k.argmax_pairs.clone(),
+            pipeline: k.argmax_pairs(&gpu),
             shape: Shape::Fixed([1, 1, 1]),
             label: "argmax",
         }];
-        let sample = sample_ops(&gpu, &k, &s.logits, &s.argmax, &s.sample, vocab);
         keep.extend([ff_buf, out_norm]);
         Ok(GpuBackend {
             gpu,
@@ -521,7 +520,8 @@ impl GpuBackend {
             layers_long,
             head,
             argmax,
-            sample,
+            sample: OnceCell::new(),
+            kernels: k,
             logits: vec![0.0; vocab],
             pipeline: opts.tuning.pipeline,
             ahead: None,

@@ -2,6 +2,7 @@
 //! ("ops") that the forward pass replays.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -336,6 +337,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 /// workgroup, workgroup size, unit decoder, folded norm.
 type MatvecKey = (GgmlType, Mv, u32, u32, &'static str, bool, bool);
 
+/// A pipeline built on its first use (see the getters on `Kernels`).
+type Lazy = OnceCell<Rc<wgpu::ComputePipeline>>;
+
 pub struct Kernels {
     matvec: HashMap<MatvecKey, Rc<wgpu::ComputePipeline>>,
     /// Fold the rmsnorm into the matvec's single pass over x (else a
@@ -357,17 +361,19 @@ pub struct Kernels {
     matmul: HashMap<(GgmlType, Mv, Tile, bool), Rc<wgpu::ComputePipeline>>,
     /// The prefill tile.
     pub tile: Tile,
-    pub rmsnorm: Rc<wgpu::ComputePipeline>,
-    pub rope: Rc<wgpu::ComputePipeline>,
-    pub kv_store: Rc<wgpu::ComputePipeline>,
-    pub attention: Rc<wgpu::ComputePipeline>,
-    pub silu_mul: Rc<wgpu::ComputePipeline>,
-    pub add_bias: Rc<wgpu::ComputePipeline>,
-    pub argmax: Rc<wgpu::ComputePipeline>,
-    pub argmax_pairs: Rc<wgpu::ComputePipeline>,
-    pub sample_first: Rc<wgpu::ComputePipeline>,
-    pub sample_merge: Rc<wgpu::ComputePipeline>,
-    pub sample_last: Rc<wgpu::ComputePipeline>,
+    // The format-independent pipelines, each built by its getter on first
+    // use, so that a load compiles only what its op lists use.
+    rmsnorm: Lazy,
+    rope: Lazy,
+    kv_store: Lazy,
+    attention: Lazy,
+    silu_mul: Lazy,
+    add_bias: Lazy,
+    argmax: Lazy,
+    argmax_pairs: Lazy,
+    sample_first: Lazy,
+    sample_merge: Lazy,
+    sample_last: Lazy,
 }
 
 pub fn pipeline(gpu: &Gpu, label: &str, src: &str, entry: &str) -> Rc<wgpu::ComputePipeline> {
@@ -388,6 +394,14 @@ pub fn pipeline(gpu: &Gpu, label: &str, src: &str, entry: &str) -> Rc<wgpu::Comp
                 cache: None,
             }),
     )
+}
+
+/// `cell`'s pipeline, built by `build` the first time.
+fn lazy(
+    cell: &Lazy,
+    build: impl FnOnce() -> Rc<wgpu::ComputePipeline>,
+) -> Rc<wgpu::ComputePipeline> {
+    cell.get_or_init(build).clone()
 }
 
 /// attention.wgsl with `chunked`'s constants for heads of `head_dim` dims
@@ -425,8 +439,9 @@ fn compose(kernel: &str, ty: GgmlType) -> String {
 }
 
 impl Kernels {
-    /// Build the format-independent pipelines, as `tuning` asks. Shader
-    /// errors surface through the caller's error scope.
+    /// No pipelines yet, as `tuning` asks: each is built on first use (by
+    /// its getter, or for a new shape), and its shader errors surface
+    /// through the error scope around that use.
     pub fn new(gpu: &Gpu, tuning: &GpuTuning) -> Kernels {
         Kernels {
             matvec: HashMap::new(),
@@ -446,18 +461,92 @@ impl Kernels {
             } else {
                 Tile::SMALL
             },
-            rmsnorm: pipeline(gpu, "rmsnorm", RMSNORM, "main"),
-            rope: pipeline(gpu, "rope", ROPE, "main"),
-            kv_store: pipeline(gpu, "kv_store", &attention_src(64, 1), "store"),
-            attention: pipeline(gpu, "attention", &attention_src(64, 1), "main"),
-            silu_mul: pipeline(gpu, "silu_mul", ELEMENTWISE, "silu_mul"),
-            add_bias: pipeline(gpu, "add_bias", ELEMENTWISE, "add_bias"),
-            argmax: pipeline(gpu, "argmax", ARGMAX, "main"),
-            argmax_pairs: pipeline(gpu, "argmax", ARGMAX, "pairs"),
-            sample_first: pipeline(gpu, "sample", SAMPLE, "first"),
-            sample_merge: pipeline(gpu, "sample", SAMPLE, "merge"),
-            sample_last: pipeline(gpu, "sample", SAMPLE, "last"),
+            rmsnorm: Lazy::new(),
+            rope: Lazy::new(),
+            kv_store: Lazy::new(),
+            attention: Lazy::new(),
+            silu_mul: Lazy::new(),
+            add_bias: Lazy::new(),
+            argmax: Lazy::new(),
+            argmax_pairs: Lazy::new(),
+            sample_first: Lazy::new(),
+            sample_merge: Lazy::new(),
+            sample_last: Lazy::new(),
         }
+    }
+
+    /// rmsnorm.wgsl (prefill before the tiled products, and unfused lists).
+    pub fn rmsnorm(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.rmsnorm, || pipeline(gpu, "rmsnorm", RMSNORM, "main"))
+    }
+
+    /// rope.wgsl (unfused q/k/v only).
+    pub fn rope(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.rope, || pipeline(gpu, "rope", ROPE, "main"))
+    }
+
+    /// attention.wgsl's `store`: k and v into the cache (unfused q/k/v only).
+    pub fn kv_store(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.kv_store, || {
+            pipeline(gpu, "kv_store", &attention_src(64, 1), "store")
+        })
+    }
+
+    /// attention.wgsl's one-key-at-a-time `main` (heads over 256 dims, or
+    /// without `GpuTuning::chunked_attention`).
+    pub fn attention(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.attention, || {
+            pipeline(gpu, "attention", &attention_src(64, 1), "main")
+        })
+    }
+
+    /// elementwise.wgsl's `silu_mul` (unfused gate/up only).
+    pub fn silu_mul(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.silu_mul, || {
+            pipeline(gpu, "silu_mul", ELEMENTWISE, "silu_mul")
+        })
+    }
+
+    /// elementwise.wgsl's `add_bias` (unfused q/k/v with biases only).
+    pub fn add_bias(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.add_bias, || {
+            pipeline(gpu, "add_bias", ELEMENTWISE, "add_bias")
+        })
+    }
+
+    /// argmax.wgsl's `main` over a whole logits buffer (tests; the backend
+    /// scans the LM head's partials with `argmax_pairs`).
+    pub fn argmax(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.argmax, || pipeline(gpu, "argmax", ARGMAX, "main"))
+    }
+
+    /// argmax.wgsl's `pairs`: the best of the LM head's partials.
+    pub fn argmax_pairs(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.argmax_pairs, || {
+            pipeline(gpu, "argmax", ARGMAX, "pairs")
+        })
+    }
+
+    /// sample.wgsl's `first` (the GPU sampler; built on the first sampled
+    /// step).
+    pub fn sample_first(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.sample_first, || {
+            pipeline(gpu, "sample", SAMPLE, "first")
+        })
+    }
+
+    /// sample.wgsl's `merge`.
+    pub fn sample_merge(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.sample_merge, || {
+            pipeline(gpu, "sample", SAMPLE, "merge")
+        })
+    }
+
+    /// sample.wgsl's `last`.
+    pub fn sample_last(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.sample_last, || {
+            pipeline(gpu, "sample", SAMPLE, "last")
+        })
     }
 
     /// Whether matvec pipelines (entry `mv`) for `cols`-column matrices
@@ -655,7 +744,7 @@ fn epilogue(t: u32, l0: u32, v: vec4<f32>) {
 /// Whether matvec.wgsl may sum with subgroup operations: the adapter has
 /// them, every subgroup size it reports divides the 64-thread workgroup,
 /// and they are `wanted` (`GpuTuning::subgroups`, off for comparisons).
-pub fn subgroups_usable(gpu: &Gpu, wanted: bool) -> bool {
+fn subgroups_usable(gpu: &Gpu, wanted: bool) -> bool {
     let (lo, hi) = (gpu.adapter.subgroup_min_size, gpu.adapter.subgroup_max_size);
     gpu.features.contains(wgpu::Features::SUBGROUP)
         && lo >= 1

@@ -14,6 +14,13 @@
 //! separate rmsnorm. Matrices that share a format are concatenated at load
 //! ([Wq; Wk; Wv], [Wgate; Wup]); otherwise both lists fall back to separate
 //! products and the rope, KV store, bias and silu·mul kernels.
+//!
+//! This module holds the backend itself (`GpuBackend`, its options and
+//! `GpuTuning`, the `Backend` impl, `load_engine`); the rest is split by
+//! job: `device` (the device, buffers, passes, readback), `upload`
+//! (weights onto the GPU), `kernels` (pipelines), `ops` (dispatches of the
+//! products, embedding and sampler), `build` (the model as op lists),
+//! `schedule` (submitting steps, recording ahead, feeding picks).
 
 pub mod kernels;
 #[cfg(not(target_arch = "wasm32"))]
@@ -26,6 +33,8 @@ mod schedule;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
 mod upload;
+
+use std::cell::OnceCell;
 
 use crate::engine::{context_for, Backend, Engine, EngineOptions, Loaded, LocalFuture};
 use crate::error::Result;
@@ -130,7 +139,11 @@ pub struct GpuBackend {
     layers_long: Vec<Op>,
     head: Vec<Op>,
     argmax: Vec<Op>,
-    sample: Vec<Op>,
+    /// The GPU sampler's ops, built on the first sampled step
+    /// (`sampler_ops`), so that greedy use never compiles its pipelines.
+    sample: OnceCell<Vec<Op>>,
+    /// The pipelines built so far (the rest are built on first use).
+    kernels: Kernels,
     logits: Vec<f32>,
     /// Record the next decode step while the GPU runs this one.
     pipeline: bool,

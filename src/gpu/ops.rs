@@ -314,7 +314,7 @@ pub fn sample_ops(
     let mut ops = vec![Op {
         bind: kernels::bind(
             gpu,
-            &k.sample_first,
+            &k.sample_first(gpu),
             &[
                 (0, logits),
                 (2, &b.cand[0]),
@@ -323,7 +323,7 @@ pub fn sample_ops(
                 (7, &b.stat),
             ],
         ),
-        pipeline: k.sample_first.clone(),
+        pipeline: k.sample_first(gpu),
         shape: Shape::Fixed([groups as u32, 1, 1]),
         label: "sample",
     }];
@@ -334,10 +334,10 @@ pub fn sample_ops(
         ops.push(Op {
             bind: kernels::bind(
                 gpu,
-                &k.sample_merge,
+                &k.sample_merge(gpu),
                 &[(1, &b.cand[cur]), (2, &b.cand[1 - cur]), (5, &l)],
             ),
-            pipeline: k.sample_merge.clone(),
+            pipeline: k.sample_merge(gpu),
             shape: Shape::Fixed([groups as u32, 1, 1]),
             label: "sample",
         });
@@ -348,7 +348,7 @@ pub fn sample_ops(
     ops.push(Op {
         bind: kernels::bind(
             gpu,
-            &k.sample_last,
+            &k.sample_last(gpu),
             &[
                 (1, &b.cand[cur]),
                 (3, out),
@@ -357,7 +357,7 @@ pub fn sample_ops(
                 (7, &b.stat),
             ],
         ),
-        pipeline: k.sample_last.clone(),
+        pipeline: k.sample_last(gpu),
         shape: Shape::Fixed([1, 1, 1]),
         label: "sample",
     });

@@ -343,9 +343,8 @@ impl GpuBackend {
         Ok(Value::Object(out))
     }
 
-    /// Everything above, for `tokens` decode steps of a backend loaded with
-    /// `tuning`.
-    pub async fn profile(&mut self, tokens: usize, tuning: &GpuTuning) -> Result<Value> {
+    /// Everything above, for `tokens` decode steps.
+    pub async fn profile(&mut self, tokens: usize) -> Result<Value> {
         let mut rng = crate::sampler::Rng::new(1234);
         let ids: Vec<u32> = (0..tokens.max(8) + 4)
             .map(|_| (rng.next_u32() as u64 % self.vocab as u64) as u32)
@@ -354,7 +353,7 @@ impl GpuBackend {
         let batch = self.max_batch.min(512).min(self.ctx);
         Ok(json!({
             "device": self.gpu.adapter.name,
-            "subgroups": kernels::subgroups_usable(&self.gpu, tuning.subgroups),
+            "subgroups": self.kernels.subgroups,
             "steps": self.profile_steps(ids, true).await?,
             "wall_per_step": self.profile_pipeline(ids).await?,
             "kernels_decode": self.profile_ops(1, 5).await?,
@@ -389,5 +388,5 @@ pub async fn profile_model(
     )
     .await?;
     drop(weights);
-    b.profile(tokens, &gpu_opts.tuning).await
+    b.profile(tokens).await
 }

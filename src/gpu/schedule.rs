@@ -5,6 +5,7 @@
 
 use super::device::Copy;
 use super::kernels::{self, Op};
+use super::ops::sample_ops;
 use super::GpuBackend;
 use crate::error::{Error, Result};
 use crate::sampler::{Sampler, SamplerParams};
@@ -59,11 +60,25 @@ impl GpuBackend {
                 copies.push((&self.s.argmax, &self.s.read_id[slot], 4));
             }
             Tail::Sample => {
-                ops.extend([&self.head[..], &self.sample[..]]);
+                ops.extend([&self.head[..], self.sampler_ops()]);
                 copies.push((&self.s.argmax, &self.s.read_id[slot], 4));
             }
         }
         (ops, copies)
+    }
+
+    /// The GPU sampler's ops, built the first time a step samples.
+    fn sampler_ops(&self) -> &[Op] {
+        self.sample.get_or_init(|| {
+            sample_ops(
+                &self.gpu,
+                &self.kernels,
+                &self.s.logits,
+                &self.s.argmax,
+                &self.s.sample,
+                self.vocab,
+            )
+        })
     }
 
     /// One command buffer for `r`; it reads the tokens and the position

@@ -312,10 +312,10 @@ fn rmsnorm_matches_cpu() {
         let op = Op {
             bind: kernels::bind(
                 &g,
-                &k.rmsnorm,
+                &k.rmsnorm(&g),
                 &[(0, &xb), (1, &wb), (2, &out), (3, &p), (4, &s)],
             ),
-            pipeline: k.rmsnorm.clone(),
+            pipeline: k.rmsnorm(&g),
             label: "test",
             shape: if last == 1 {
                 Shape::Fixed([1, 1, 1])
@@ -364,8 +364,8 @@ fn rope_matches_cpu() {
             0,
         ]);
         let op = Op {
-            bind: kernels::bind(&g, &k.rope, &[(0, &buf), (1, &ffb), (2, &p), (3, &s)]),
-            pipeline: k.rope.clone(),
+            bind: kernels::bind(&g, &k.rope(&g), &[(0, &buf), (1, &ffb), (2, &p), (3, &s)]),
+            pipeline: k.rope(&g),
             label: "test",
             shape: Shape::PerToken([((heads * rd / 2) as u32).div_ceil(64), 1, 1], 1),
         };
@@ -448,10 +448,10 @@ fn split_attention_matches_cpu() {
         let store = Op {
             bind: kernels::bind(
                 &g,
-                &k.kv_store,
+                &k.kv_store(&g),
                 &[(0, &kb), (1, &vb), (2, &kc), (3, &vc), (4, &p), (5, &s0)],
             ),
-            pipeline: k.kv_store.clone(),
+            pipeline: k.kv_store(&g),
             label: "test",
             shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
         };
@@ -611,10 +611,10 @@ fn check_attention(
         let store = Op {
             bind: kernels::bind(
                 g,
-                &k.kv_store,
+                &k.kv_store(g),
                 &[(0, &kb), (1, &vb), (2, &kc), (3, &vc), (4, &p), (5, &s)],
             ),
-            pipeline: k.kv_store.clone(),
+            pipeline: k.kv_store(g),
             label: "test",
             shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
         };
@@ -627,7 +627,7 @@ fn check_attention(
         let pipe = if chunked {
             k.attention_chunked(g, hd, heads / kvh)
         } else {
-            k.attention.clone()
+            k.attention(g)
         };
         let mut bufs = vec![(8, &qb), (2, &kc), (3, &vc), (4, &p), (5, &s), (6, &out)];
         if !chunked {
@@ -700,9 +700,9 @@ fn elementwise_matches_cpu() {
     for bias in [false, true] {
         let ab = g.upload_f32("a", &a);
         let bb = g.upload_f32("b", if bias { &b[..width] } else { &b });
-        let pipe = if bias { &k.add_bias } else { &k.silu_mul };
+        let pipe = if bias { k.add_bias(&g) } else { k.silu_mul(&g) };
         let op = Op {
-            bind: kernels::bind(&g, pipe, &[(0, &ab), (1, &bb), (2, &p), (3, &s)]),
+            bind: kernels::bind(&g, &pipe, &[(0, &ab), (1, &bb), (2, &p), (3, &s)]),
             pipeline: pipe.clone(),
             label: "test",
             shape: Shape::Flat(width as u32),
@@ -747,8 +747,8 @@ fn argmax_matches_cpu() {
         let out = g.storage("out", 4).unwrap();
         let p = g.params([n as u32, 0, 0, 0, 0, 0, 0, 0]);
         let op = Op {
-            bind: kernels::bind(&g, &k.argmax, &[(0, &lb), (1, &out), (2, &p)]),
-            pipeline: k.argmax.clone(),
+            bind: kernels::bind(&g, &k.argmax(&g), &[(0, &lb), (1, &out), (2, &p)]),
+            pipeline: k.argmax(&g),
             label: "test",
             shape: Shape::Fixed([1, 1, 1]),
         };
@@ -1330,8 +1330,8 @@ fn head_argmax_matches_logits() {
         let groups: usize = m.parts.iter().map(|p| p.rows.div_ceil(r as usize)).sum();
         let p = g.params([groups as u32, rows as u32, 0, 0, 0, 0, 0, 0]);
         ops.push(Op {
-            bind: kernels::bind(&g, &k.argmax_pairs, &[(3, &part), (1, &out), (2, &p)]),
-            pipeline: k.argmax_pairs.clone(),
+            bind: kernels::bind(&g, &k.argmax_pairs(&g), &[(3, &part), (1, &out), (2, &p)]),
+            pipeline: k.argmax_pairs(&g),
             shape: Shape::Fixed([1, 1, 1]),
             label: "test",
         });
