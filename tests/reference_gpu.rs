@@ -245,7 +245,7 @@ fn gpu_fed_steps_follow_the_prompt() {
 /// greedy text, the GPU's logits stay within 0.1 of the CPU's on the CPU's
 /// top-10, and its top-1 is the CPU's wherever the CPU's top two are not
 /// within that of each other. Measured: 0.037 (0.020 with
-/// WEBGGUF_GPU_SPLIT=0, the one serial pass): the f16 accumulator rounds a
+/// `GpuTuning::split_attention` off, the one serial pass): the f16 accumulator rounds a
 /// different sequence of sums, as llama.cpp's own GPU backends do. The
 /// mutations tried fail it: a split that skips its first key (max 0.27), a
 /// merge without the rescale (the top-10 changes).

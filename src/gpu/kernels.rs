@@ -2,13 +2,14 @@
 //! ("ops") that the forward pass replays.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::error::{Error, Result};
 use crate::quant::GgmlType;
 
-use super::Gpu;
+use super::{Gpu, GpuTuning};
 
 const DEQUANT: &str = include_str!("../../shaders/dequant.wgsl");
 const UNITS: &str = include_str!("../../shaders/units.wgsl");
@@ -336,18 +337,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 /// workgroup, workgroup size, unit decoder, folded norm.
 type MatvecKey = (GgmlType, Mv, u32, u32, &'static str, bool, bool);
 
+/// A pipeline built on its first use (see the getters on `Kernels`).
+type Lazy = OnceCell<Rc<wgpu::ComputePipeline>>;
+
 pub struct Kernels {
     matvec: HashMap<MatvecKey, Rc<wgpu::ComputePipeline>>,
     /// Fold the rmsnorm into the matvec's single pass over x (else a
-    /// separate pass first; WEBGGUF_GPU_NORM=separate).
+    /// separate pass over x first; kernel tests only).
     pub fold_norm: bool,
     /// Sum partial dot products with subgroup operations.
     pub subgroups: bool,
-    /// Threads per matvec workgroup (64, 128 or 256), or 0 to pick by the
-    /// row length (`matvec_threads`).
+    /// Threads per matvec workgroup (64, 128 or 256), or 0, the default, to
+    /// pick by the row length (`matvec_threads`; kernel tests set others).
     pub matvec_wg: u32,
     /// Read x and the norm gains as vec4 where the rows allow
-    /// (WEBGGUF_GPU_VX=0 keeps scalar loads).
+    /// (`GpuTuning::vector_x`; else scalar loads).
     pub vector_x: bool,
     /// The device's storage buffers per shader stage: the q/k/v kernel
     /// binds 8 without the vec4 aliases and 10 with them.
@@ -357,17 +361,19 @@ pub struct Kernels {
     matmul: HashMap<(GgmlType, Mv, Tile, bool), Rc<wgpu::ComputePipeline>>,
     /// The prefill tile.
     pub tile: Tile,
-    pub rmsnorm: Rc<wgpu::ComputePipeline>,
-    pub rope: Rc<wgpu::ComputePipeline>,
-    pub kv_store: Rc<wgpu::ComputePipeline>,
-    pub attention: Rc<wgpu::ComputePipeline>,
-    pub silu_mul: Rc<wgpu::ComputePipeline>,
-    pub add_bias: Rc<wgpu::ComputePipeline>,
-    pub argmax: Rc<wgpu::ComputePipeline>,
-    pub argmax_pairs: Rc<wgpu::ComputePipeline>,
-    pub sample_first: Rc<wgpu::ComputePipeline>,
-    pub sample_merge: Rc<wgpu::ComputePipeline>,
-    pub sample_last: Rc<wgpu::ComputePipeline>,
+    // The format-independent pipelines, each built by its getter on first
+    // use, so that a load compiles only what its op lists use.
+    rmsnorm: Lazy,
+    rope: Lazy,
+    kv_store: Lazy,
+    attention: Lazy,
+    silu_mul: Lazy,
+    add_bias: Lazy,
+    argmax: Lazy,
+    argmax_pairs: Lazy,
+    sample_first: Lazy,
+    sample_merge: Lazy,
+    sample_last: Lazy,
 }
 
 pub fn pipeline(gpu: &Gpu, label: &str, src: &str, entry: &str) -> Rc<wgpu::ComputePipeline> {
@@ -388,6 +394,14 @@ pub fn pipeline(gpu: &Gpu, label: &str, src: &str, entry: &str) -> Rc<wgpu::Comp
                 cache: None,
             }),
     )
+}
+
+/// `cell`'s pipeline, built by `build` the first time.
+fn lazy(
+    cell: &Lazy,
+    build: impl FnOnce() -> Rc<wgpu::ComputePipeline>,
+) -> Rc<wgpu::ComputePipeline> {
+    cell.get_or_init(build).clone()
 }
 
 /// attention.wgsl with `chunked`'s constants for heads of `head_dim` dims
@@ -425,44 +439,114 @@ fn compose(kernel: &str, ty: GgmlType) -> String {
 }
 
 impl Kernels {
-    /// Build the format-independent pipelines. Shader errors surface through
-    /// the caller's error scope.
-    pub fn new(gpu: &Gpu) -> Kernels {
+    /// No pipelines yet, as `tuning` asks: each is built on first use (by
+    /// its getter, or for a new shape), and its shader errors surface
+    /// through the error scope around that use.
+    pub fn new(gpu: &Gpu, tuning: &GpuTuning) -> Kernels {
         Kernels {
             matvec: HashMap::new(),
-            subgroups: subgroups_usable(gpu),
-            fold_norm: !std::env::var("WEBGGUF_GPU_NORM").is_ok_and(|v| v == "separate"),
-            matvec_wg: match std::env::var("WEBGGUF_GPU_MV_WG").as_deref() {
-                Ok("128") => 128,
-                Ok("256") => 256,
-                _ => 0,
-            },
-            vector_x: !std::env::var("WEBGGUF_GPU_VX").is_ok_and(|v| v == "0"),
+            subgroups: subgroups_usable(gpu, tuning.subgroups),
+            fold_norm: true,
+            matvec_wg: 0,
+            vector_x: tuning.vector_x,
             storage_buffers: gpu.limits.max_storage_buffers_per_shader_stage,
             embed: HashMap::new(),
             chunked: HashMap::new(),
             matmul: HashMap::new(),
             // The large tile measured slower on the H100 (BENCHMARKS.md);
-            // WEBGGUF_GPU_TILE=large picks it where the memory allows.
-            tile: if gpu.limits.max_compute_workgroup_storage_size >= 24 << 10
-                && std::env::var("WEBGGUF_GPU_TILE").is_ok_and(|v| v == "large")
+            // `GpuTuning::large_tile` picks it where the memory allows.
+            tile: if gpu.limits.max_compute_workgroup_storage_size >= 24 << 10 && tuning.large_tile
             {
                 Tile::LARGE
             } else {
                 Tile::SMALL
             },
-            rmsnorm: pipeline(gpu, "rmsnorm", RMSNORM, "main"),
-            rope: pipeline(gpu, "rope", ROPE, "main"),
-            kv_store: pipeline(gpu, "kv_store", &attention_src(64, 1), "store"),
-            attention: pipeline(gpu, "attention", &attention_src(64, 1), "main"),
-            silu_mul: pipeline(gpu, "silu_mul", ELEMENTWISE, "silu_mul"),
-            add_bias: pipeline(gpu, "add_bias", ELEMENTWISE, "add_bias"),
-            argmax: pipeline(gpu, "argmax", ARGMAX, "main"),
-            argmax_pairs: pipeline(gpu, "argmax", ARGMAX, "pairs"),
-            sample_first: pipeline(gpu, "sample", SAMPLE, "first"),
-            sample_merge: pipeline(gpu, "sample", SAMPLE, "merge"),
-            sample_last: pipeline(gpu, "sample", SAMPLE, "last"),
+            rmsnorm: Lazy::new(),
+            rope: Lazy::new(),
+            kv_store: Lazy::new(),
+            attention: Lazy::new(),
+            silu_mul: Lazy::new(),
+            add_bias: Lazy::new(),
+            argmax: Lazy::new(),
+            argmax_pairs: Lazy::new(),
+            sample_first: Lazy::new(),
+            sample_merge: Lazy::new(),
+            sample_last: Lazy::new(),
         }
+    }
+
+    /// rmsnorm.wgsl (prefill before the tiled products, and unfused lists).
+    pub fn rmsnorm(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.rmsnorm, || pipeline(gpu, "rmsnorm", RMSNORM, "main"))
+    }
+
+    /// rope.wgsl (unfused q/k/v only).
+    pub fn rope(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.rope, || pipeline(gpu, "rope", ROPE, "main"))
+    }
+
+    /// attention.wgsl's `store`: k and v into the cache (unfused q/k/v only).
+    pub fn kv_store(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.kv_store, || {
+            pipeline(gpu, "kv_store", &attention_src(64, 1), "store")
+        })
+    }
+
+    /// attention.wgsl's one-key-at-a-time `main` (heads over 256 dims, or
+    /// without `GpuTuning::chunked_attention`).
+    pub fn attention(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.attention, || {
+            pipeline(gpu, "attention", &attention_src(64, 1), "main")
+        })
+    }
+
+    /// elementwise.wgsl's `silu_mul` (unfused gate/up only).
+    pub fn silu_mul(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.silu_mul, || {
+            pipeline(gpu, "silu_mul", ELEMENTWISE, "silu_mul")
+        })
+    }
+
+    /// elementwise.wgsl's `add_bias` (unfused q/k/v with biases only).
+    pub fn add_bias(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.add_bias, || {
+            pipeline(gpu, "add_bias", ELEMENTWISE, "add_bias")
+        })
+    }
+
+    /// argmax.wgsl's `main` over a whole logits buffer (tests; the backend
+    /// scans the LM head's partials with `argmax_pairs`).
+    pub fn argmax(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.argmax, || pipeline(gpu, "argmax", ARGMAX, "main"))
+    }
+
+    /// argmax.wgsl's `pairs`: the best of the LM head's partials.
+    pub fn argmax_pairs(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.argmax_pairs, || {
+            pipeline(gpu, "argmax", ARGMAX, "pairs")
+        })
+    }
+
+    /// sample.wgsl's `first` (the GPU sampler; built on the first sampled
+    /// step).
+    pub fn sample_first(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.sample_first, || {
+            pipeline(gpu, "sample", SAMPLE, "first")
+        })
+    }
+
+    /// sample.wgsl's `merge`.
+    pub fn sample_merge(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.sample_merge, || {
+            pipeline(gpu, "sample", SAMPLE, "merge")
+        })
+    }
+
+    /// sample.wgsl's `last`.
+    pub fn sample_last(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.sample_last, || {
+            pipeline(gpu, "sample", SAMPLE, "last")
+        })
     }
 
     /// Whether matvec pipelines (entry `mv`) for `cols`-column matrices
@@ -659,16 +743,15 @@ fn epilogue(t: u32, l0: u32, v: vec4<f32>) {
 
 /// Whether matvec.wgsl may sum with subgroup operations: the adapter has
 /// them, every subgroup size it reports divides the 64-thread workgroup,
-/// and WEBGGUF_GPU_SUBGROUPS is not "0" (for comparisons).
-fn subgroups_usable(gpu: &Gpu) -> bool {
+/// and they are `wanted` (`GpuTuning::subgroups`, off for comparisons).
+fn subgroups_usable(gpu: &Gpu, wanted: bool) -> bool {
     let (lo, hi) = (gpu.adapter.subgroup_min_size, gpu.adapter.subgroup_max_size);
-    let off = std::env::var("WEBGGUF_GPU_SUBGROUPS").is_ok_and(|v| v == "0");
     gpu.features.contains(wgpu::Features::SUBGROUP)
         && lo >= 1
         && hi <= 64
         && lo.is_power_of_two()
         && hi.is_power_of_two()
-        && !off
+        && wanted
 }
 
 /// A bind group for group 0 of `pipeline`, binding each buffer whole.

@@ -205,7 +205,7 @@ impl GpuBackend {
         self.pipeline = saved;
         self.ahead = None;
         // The real greedy loop: each pick fed back (on the GPU as well,
-        // unless WEBGGUF_GPU_FEED=0).
+        // unless `GpuTuning::feed` is off).
         let mut v = Vec::new();
         let mut t = ids[0];
         for i in 0..ids.len() {
@@ -353,7 +353,7 @@ impl GpuBackend {
         let batch = self.max_batch.min(512).min(self.ctx);
         Ok(json!({
             "device": self.gpu.adapter.name,
-            "subgroups": Kernels::new(&self.gpu).subgroups,
+            "subgroups": self.kernels.subgroups,
             "steps": self.profile_steps(ids, true).await?,
             "wall_per_step": self.profile_pipeline(ids).await?,
             "kernels_decode": self.profile_ops(1, 5).await?,
@@ -364,11 +364,13 @@ impl GpuBackend {
     }
 }
 
-/// Load `bytes` onto `gpu` and profile `tokens` decode steps.
+/// Load `bytes` onto `gpu` (with `gpu_opts`) and profile `tokens` decode
+/// steps.
 pub async fn profile_model(
     gpu: Gpu,
     bytes: Vec<u8>,
     opts: EngineOptions,
+    gpu_opts: GpuOptions,
     tokens: usize,
 ) -> Result<Value> {
     let Loaded {
@@ -381,7 +383,7 @@ pub async fn profile_model(
         &weights,
         ctx,
         opts.max_batch,
-        GpuOptions::default(),
+        gpu_opts,
         &|_| {},
     )
     .await?;

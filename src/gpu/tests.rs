@@ -7,6 +7,7 @@
 //! CI=true, where lavapipe is installed and a missing adapter is a failure.
 
 use super::*;
+use crate::error::Error;
 use crate::quant::{self, GgmlType};
 use crate::sampler::{Rng, Sampler, SamplerParams};
 
@@ -138,7 +139,7 @@ fn gpu_matvec(
 #[test]
 fn matvec_every_format_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g);
+    let mut k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(7);
     // 3 blocks per row for the 32-element formats (rows start at odd
     // multiples of 2 bytes), 2 super-blocks for the K-quants; float rows
@@ -198,7 +199,7 @@ fn matvec_every_format_matches_cpu() {
 #[test]
 fn row_split_matches_unsplit() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g);
+    let mut k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(11);
     for ty in [GgmlType::Q4_0, GgmlType::F32, GgmlType::Q6_K] {
         let cols = ty.block_len().max(32) * 2;
@@ -249,7 +250,7 @@ fn gpu_embed(g: &Gpu, k: &mut Kernels, m: &GpuMatrix, toks: &[u32]) -> Vec<f32> 
 #[test]
 fn embed_every_format_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g);
+    let mut k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(3);
     for ty in BLOCK_TYPES {
         let cols = ty.block_len().max(2) * 3;
@@ -294,7 +295,7 @@ fn close(what: &str, got: &[f32], want: &[f64], rel: f64, abs: f64) {
 #[test]
 fn rmsnorm_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let k = Kernels::new(&g);
+    let k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(5);
     let (dim, n, eps) = (100usize, 3usize, 1e-5f32);
     let x = randn(&mut rng, n * dim);
@@ -311,10 +312,10 @@ fn rmsnorm_matches_cpu() {
         let op = Op {
             bind: kernels::bind(
                 &g,
-                &k.rmsnorm,
+                &k.rmsnorm(&g),
                 &[(0, &xb), (1, &wb), (2, &out), (3, &p), (4, &s)],
             ),
-            pipeline: k.rmsnorm.clone(),
+            pipeline: k.rmsnorm(&g),
             label: "test",
             shape: if last == 1 {
                 Shape::Fixed([1, 1, 1])
@@ -341,7 +342,7 @@ fn rmsnorm_matches_cpu() {
 #[test]
 fn rope_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let k = Kernels::new(&g);
+    let k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(9);
     let (heads, hd, rd, n, pos) = (3usize, 10usize, 8usize, 2usize, 5usize);
     let ff: Vec<f32> = (0..rd / 2).map(|i| 1.0 + i as f32 * 0.5).collect();
@@ -363,8 +364,8 @@ fn rope_matches_cpu() {
             0,
         ]);
         let op = Op {
-            bind: kernels::bind(&g, &k.rope, &[(0, &buf), (1, &ffb), (2, &p), (3, &s)]),
-            pipeline: k.rope.clone(),
+            bind: kernels::bind(&g, &k.rope(&g), &[(0, &buf), (1, &ffb), (2, &p), (3, &s)]),
+            pipeline: k.rope(&g),
             label: "test",
             shape: Shape::PerToken([((heads * rd / 2) as u32).div_ceil(64), 1, 1], 1),
         };
@@ -410,7 +411,7 @@ fn rope_matches_cpu() {
 #[test]
 fn split_attention_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g);
+    let mut k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(17);
     let ls = kernels::SPLIT_KEYS;
     let f16r = |v: f32| half::f16::from_f32(v).to_f32();
@@ -447,10 +448,10 @@ fn split_attention_matches_cpu() {
         let store = Op {
             bind: kernels::bind(
                 &g,
-                &k.kv_store,
+                &k.kv_store(&g),
                 &[(0, &kb), (1, &vb), (2, &kc), (3, &vc), (4, &p), (5, &s0)],
             ),
-            pipeline: k.kv_store.clone(),
+            pipeline: k.kv_store(&g),
             label: "test",
             shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
         };
@@ -552,7 +553,7 @@ fn split_attention_matches_cpu() {
 #[test]
 fn attention_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g);
+    let mut k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(13);
     for (hd, chunked, heads, kvh) in [
         (6usize, false, 4usize, 2usize),
@@ -610,10 +611,10 @@ fn check_attention(
         let store = Op {
             bind: kernels::bind(
                 g,
-                &k.kv_store,
+                &k.kv_store(g),
                 &[(0, &kb), (1, &vb), (2, &kc), (3, &vc), (4, &p), (5, &s)],
             ),
-            pipeline: k.kv_store.clone(),
+            pipeline: k.kv_store(g),
             label: "test",
             shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
         };
@@ -626,7 +627,7 @@ fn check_attention(
         let pipe = if chunked {
             k.attention_chunked(g, hd, heads / kvh)
         } else {
-            k.attention.clone()
+            k.attention(g)
         };
         let mut bufs = vec![(8, &qb), (2, &kc), (3, &vc), (4, &p), (5, &s), (6, &out)];
         if !chunked {
@@ -689,7 +690,7 @@ fn check_attention(
 #[test]
 fn elementwise_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let k = Kernels::new(&g);
+    let k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(17);
     let (width, n) = (70usize, 3usize);
     let a = randn(&mut rng, n * width);
@@ -699,9 +700,9 @@ fn elementwise_matches_cpu() {
     for bias in [false, true] {
         let ab = g.upload_f32("a", &a);
         let bb = g.upload_f32("b", if bias { &b[..width] } else { &b });
-        let pipe = if bias { &k.add_bias } else { &k.silu_mul };
+        let pipe = if bias { k.add_bias(&g) } else { k.silu_mul(&g) };
         let op = Op {
-            bind: kernels::bind(&g, pipe, &[(0, &ab), (1, &bb), (2, &p), (3, &s)]),
+            bind: kernels::bind(&g, &pipe, &[(0, &ab), (1, &bb), (2, &p), (3, &s)]),
             pipeline: pipe.clone(),
             label: "test",
             shape: Shape::Flat(width as u32),
@@ -734,7 +735,7 @@ fn elementwise_matches_cpu() {
 #[test]
 fn argmax_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let k = Kernels::new(&g);
+    let k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(19);
     for n in [1usize, 300, 1001] {
         let mut l = randn(&mut rng, n);
@@ -746,8 +747,8 @@ fn argmax_matches_cpu() {
         let out = g.storage("out", 4).unwrap();
         let p = g.params([n as u32, 0, 0, 0, 0, 0, 0, 0]);
         let op = Op {
-            bind: kernels::bind(&g, &k.argmax, &[(0, &lb), (1, &out), (2, &p)]),
-            pipeline: k.argmax.clone(),
+            bind: kernels::bind(&g, &k.argmax(&g), &[(0, &lb), (1, &out), (2, &p)]),
+            pipeline: k.argmax(&g),
             label: "test",
             shape: Shape::Fixed([1, 1, 1]),
         };
@@ -819,7 +820,7 @@ fn matvec_row_groups_norm_and_last_token() {
         (GgmlType::Q8_0, 96, 16, 128, false),
     ];
     for (i, (ty, cols, r, wg, sub)) in cases.into_iter().enumerate() {
-        let mut k = Kernels::new(&g);
+        let mut k = Kernels::new(&g, &GpuTuning::default());
         // Both ways of applying the norm: folded into the one pass over x,
         // and the separate pass.
         k.fold_norm = i % 2 == 0;
@@ -867,7 +868,7 @@ fn matvec_row_groups_norm_and_last_token() {
 #[test]
 fn gate_up_fused_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g);
+    let mut k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(29);
     let (ff, n, eps) = (37usize, 2usize, 1e-5f32);
     for (ty, tiled) in [
@@ -967,7 +968,7 @@ fn rope_f64(
 #[test]
 fn qkv_fused_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g);
+    let mut k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(31);
     let (heads, kvh, hd, n, pos, ctx, eps) =
         (3usize, 1usize, 8usize, 2usize, 5usize, 9usize, 1e-5f32);
@@ -1123,7 +1124,7 @@ fn qkv_fused_matches_cpu() {
 #[test]
 fn sampling_matches_cpu_sampler() {
     let Some(g) = gpu() else { return };
-    let k = Kernels::new(&g);
+    let k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(37);
     let base = SamplerParams {
         temperature: 0.8,
@@ -1236,7 +1237,7 @@ fn sampling_matches_cpu_sampler() {
 #[test]
 fn matmul_every_format_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g);
+    let mut k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(41);
     let (rows, n, r0) = (150usize, 67usize, 3usize);
     let tiles = [kernels::Tile::SMALL, kernels::Tile::LARGE];
@@ -1294,7 +1295,7 @@ fn matmul_every_format_matches_cpu() {
 #[test]
 fn head_argmax_matches_logits() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g);
+    let mut k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(43);
     let (rows, cols) = (1003usize, 64usize);
     let mut w = randn(&mut rng, rows * cols);
@@ -1329,8 +1330,8 @@ fn head_argmax_matches_logits() {
         let groups: usize = m.parts.iter().map(|p| p.rows.div_ceil(r as usize)).sum();
         let p = g.params([groups as u32, rows as u32, 0, 0, 0, 0, 0, 0]);
         ops.push(Op {
-            bind: kernels::bind(&g, &k.argmax_pairs, &[(3, &part), (1, &out), (2, &p)]),
-            pipeline: k.argmax_pairs.clone(),
+            bind: kernels::bind(&g, &k.argmax_pairs(&g), &[(3, &part), (1, &out), (2, &p)]),
+            pipeline: k.argmax_pairs(&g),
             shape: Shape::Fixed([1, 1, 1]),
             label: "test",
         });

@@ -43,7 +43,54 @@ common options:
                     instead of -m: random weights of a named shape, built in memory
                     (presets smollm2-135m, tinyllama-1.1b; types Q4_0 Q4_1 Q5_0 Q5_1
                     Q8_0 F16 BF16 F32)
+
+environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
+  WEBGGUF_GPU_{FUSE,TILED,SPLIT,PIPELINE,FEED,SUBGROUPS,VX}=0,
+  WEBGGUF_GPU_ATTENTION=simple, WEBGGUF_GPU_TILE=large (see README.md)
 ";
+
+/// The GPU backend's options, from the environment (for A/B comparisons;
+/// unset variables keep the library's defaults, `GpuOptions::default()`):
+///
+/// - `WEBGGUF_GPU_BATCH=N`: largest prefill batch on the GPU (default 512).
+/// - `WEBGGUF_GPU_FUSE=0`: no fused q/k/v and gate/up kernels (separate
+///   products, rope, KV store, bias and silu·mul).
+/// - `WEBGGUF_GPU_TILED=0`: prefill with the matvec kernels per token
+///   instead of the tiled matrix kernel.
+/// - `WEBGGUF_GPU_ATTENTION=simple`: the one-key-at-a-time attention kernel
+///   instead of the chunked one.
+/// - `WEBGGUF_GPU_SPLIT=0`: decode attention in one serial pass instead of
+///   splits of 64 keys merged after.
+/// - `WEBGGUF_GPU_PIPELINE=0`: do not record the next decode step while the
+///   GPU runs this one.
+/// - `WEBGGUF_GPU_FEED=0`: read each pick before submitting the next step
+///   (no feeding on the GPU).
+/// - `WEBGGUF_GPU_SUBGROUPS=0`: no subgroup operations in the matvec.
+/// - `WEBGGUF_GPU_VX=0`: scalar instead of vec4 loads of x and the gains.
+/// - `WEBGGUF_GPU_TILE=large`: the 128x64 prefill tile where the device's
+///   workgroup memory allows.
+fn gpu_options_from_env() -> gpu::GpuOptions {
+    let var = |name: &str| std::env::var(name).ok();
+    let off = |name: &str| var(name).as_deref() == Some("0");
+    let d = gpu::GpuOptions::default();
+    gpu::GpuOptions {
+        max_batch: var("WEBGGUF_GPU_BATCH")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d.max_batch),
+        tuning: gpu::GpuTuning {
+            fuse: !off("WEBGGUF_GPU_FUSE"),
+            tiled_prefill: !off("WEBGGUF_GPU_TILED"),
+            chunked_attention: var("WEBGGUF_GPU_ATTENTION").as_deref() != Some("simple"),
+            split_attention: !off("WEBGGUF_GPU_SPLIT"),
+            pipeline: !off("WEBGGUF_GPU_PIPELINE"),
+            feed: !off("WEBGGUF_GPU_FEED"),
+            subgroups: !off("WEBGGUF_GPU_SUBGROUPS"),
+            vector_x: !off("WEBGGUF_GPU_VX"),
+            large_tile: var("WEBGGUF_GPU_TILE").as_deref() == Some("large"),
+        },
+        ..d
+    }
+}
 
 fn now_ms() -> f64 {
     static START: OnceLock<Instant> = OnceLock::new();
@@ -251,7 +298,7 @@ fn load(args: &Args) -> Result<Engine, CliError> {
             if backend == "auto" && g.is_software() {
                 return Ok(None);
             }
-            gpu::load_engine(g, bytes, opts, gpu::GpuOptions::default(), now_ms, &|_| {})
+            gpu::load_engine(g, bytes, opts, gpu_options_from_env(), now_ms, &|_| {})
                 .await
                 .map(Some)
         });
@@ -460,7 +507,7 @@ fn cmd_gpu_profile(args: &Args) -> CliResult {
     };
     let v = block_on(async {
         let g = gpu::Gpu::new().await?;
-        gpu::profile::profile_model(g, bytes, opts, n).await
+        gpu::profile::profile_model(g, bytes, opts, gpu_options_from_env(), n).await
     })?;
     println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     Ok(())

@@ -1,0 +1,442 @@
+//! The device: `Gpu` (an open device and queue with its limits), buffer
+//! creation, recording and submitting passes, reading buffers back,
+//! waiting for the queue, error scopes and the copy-bandwidth test; and the
+//! one-shot channel that carries a wgpu callback's result to a task.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+
+use wgpu::util::DeviceExt;
+
+use super::kernels::{self, Op};
+use crate::error::{Error, Result};
+
+/// A buffer-to-buffer copy after a pass: (source, destination, bytes).
+pub type Copy<'a> = (&'a wgpu::Buffer, &'a wgpu::Buffer, u64);
+
+#[derive(Default)]
+struct Status {
+    lost: Option<String>,
+    error: Option<String>,
+}
+
+/// An open device and queue, with what the adapter reported about itself.
+#[derive(Clone)]
+pub struct Gpu {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub adapter: wgpu::AdapterInfo,
+    pub limits: wgpu::Limits,
+    pub features: wgpu::Features,
+    status: Arc<Mutex<Status>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic elsewhere while holding the lock leaves plain data behind.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Gpu {
+    /// Open the best adapter with its own limits and the optional features
+    /// it has (f16, subgroups and timestamps are used only when present).
+    pub async fn new() -> Result<Gpu> {
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+        let adapter = instance
+            .request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| Error::Gpu(format!("no GPU adapter found: {e}")))?;
+        let wanted =
+            wgpu::Features::SHADER_F16 | wgpu::Features::SUBGROUP | wgpu::Features::TIMESTAMP_QUERY;
+        let features = adapter.features() & wanted;
+        let limits = adapter.limits();
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("webgguf"),
+                required_features: features,
+                required_limits: limits.clone(),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| Error::Gpu(format!("could not open the GPU device: {e}")))?;
+        let status = Arc::new(Mutex::new(Status::default()));
+        let s = status.clone();
+        device.set_device_lost_callback(move |reason, msg| {
+            lock(&s).lost = Some(format!("{reason:?}: {msg}"));
+        });
+        let s = status.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            let mut st = lock(&s);
+            if st.error.is_none() {
+                st.error = Some(e.to_string());
+            }
+        }));
+        Ok(Gpu {
+            device,
+            queue,
+            adapter: adapter.get_info(),
+            limits,
+            features,
+            status,
+        })
+    }
+
+    /// Whether the adapter is a software rasterizer (lavapipe, SwiftShader,
+    /// WARP): it works, but the CPU engine is faster on the same cores.
+    pub fn is_software(&self) -> bool {
+        self.adapter.device_type == wgpu::DeviceType::Cpu
+    }
+
+    /// One paragraph for `webgguf info --backend gpu`.
+    pub fn summary(&self) -> String {
+        let l = &self.limits;
+        format!(
+            "{} ({:?}, {:?}, driver {} {}); max_storage_buffer_binding_size {} MiB, \
+             max_buffer_size {} MiB, max_compute_workgroup_storage_size {} B, \
+             max_compute_invocations_per_workgroup {}, max_compute_workgroups_per_dimension {}, \
+             max_storage_buffers_per_shader_stage {}; \
+             features: {:?}",
+            self.adapter.name,
+            self.adapter.backend,
+            self.adapter.device_type,
+            self.adapter.driver,
+            self.adapter.driver_info,
+            l.max_storage_buffer_binding_size >> 20,
+            l.max_buffer_size >> 20,
+            l.max_compute_workgroup_storage_size,
+            l.max_compute_invocations_per_workgroup,
+            l.max_compute_workgroups_per_dimension,
+            l.max_storage_buffers_per_shader_stage,
+            self.features
+        )
+    }
+
+    /// The first asynchronous error since the last check, if any.
+    pub fn check(&self) -> Result<()> {
+        let mut st = lock(&self.status);
+        if let Some(lost) = &st.lost {
+            return Err(Error::DeviceLost(lost.clone()));
+        }
+        match st.error.take() {
+            Some(e) => Err(Error::Gpu(e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Largest buffer one binding may see.
+    pub fn binding_limit(&self) -> u64 {
+        self.limits
+            .max_storage_buffer_binding_size
+            .min(self.limits.max_buffer_size)
+    }
+
+    const USAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
+        .union(wgpu::BufferUsages::COPY_DST)
+        .union(wgpu::BufferUsages::COPY_SRC);
+
+    /// A zeroed storage buffer of at least `bytes` (rounded up to 4).
+    pub fn storage(&self, label: &str, bytes: u64) -> Result<wgpu::Buffer> {
+        let size = bytes.max(4).next_multiple_of(4);
+        if size > self.binding_limit() {
+            return Err(Error::DeviceLimit(format!(
+                "{label} needs {size} bytes but a storage binding holds at most {}",
+                self.binding_limit()
+            )));
+        }
+        Ok(self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size,
+            usage: Self::USAGE,
+            mapped_at_creation: false,
+        }))
+    }
+
+    /// A storage buffer holding `data`, zero-padded to a multiple of 4 bytes.
+    pub fn upload(&self, label: &str, data: &[u8]) -> wgpu::Buffer {
+        let padded;
+        let contents = if data.len().is_multiple_of(4) && !data.is_empty() {
+            data
+        } else {
+            let mut v = data.to_vec();
+            v.resize(data.len().max(1).next_multiple_of(4), 0);
+            padded = v;
+            &padded
+        };
+        self.device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents,
+                usage: Self::USAGE,
+            })
+    }
+
+    pub fn upload_f32(&self, label: &str, data: &[f32]) -> wgpu::Buffer {
+        let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.upload(label, &bytes)
+    }
+
+    /// A uniform block of eight 32-bit words (most kernels' `Params`).
+    pub fn params(&self, words: [u32; 8]) -> wgpu::Buffer {
+        self.params_words(&words)
+    }
+
+    /// A uniform block of 32-bit words.
+    pub fn params_words(&self, words: &[u32]) -> wgpu::Buffer {
+        let bytes: Vec<u8> = words.iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("params"),
+                contents: &bytes,
+                usage: wgpu::BufferUsages::UNIFORM,
+            })
+    }
+
+    pub fn step_buffer(&self) -> wgpu::Buffer {
+        self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("step"),
+            size: 16,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    }
+
+    pub fn readback_buffer(&self, bytes: u64) -> wgpu::Buffer {
+        self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size: bytes.max(4).next_multiple_of(4),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    }
+
+    /// The position and token count every per-token kernel reads.
+    pub fn write_step(&self, step: &wgpu::Buffer, pos: u32, n: u32) {
+        let bytes: Vec<u8> = [pos, n, 0, 0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        self.queue.write_buffer(step, 0, &bytes);
+    }
+
+    /// Record `ops` for `n` tokens into one pass, then `copies`, and submit.
+    pub fn run(&self, ops: &[&[Op]], n: u32, copies: &[Copy]) {
+        self.queue.submit([self.encode(&[], ops, n, copies, None)]);
+    }
+
+    /// Record the copies `before`, then `ops` for `n` tokens in one pass
+    /// (with `timestamps` written at its start and end), then `copies`.
+    pub fn encode(
+        &self,
+        before: &[Copy],
+        ops: &[&[Op]],
+        n: u32,
+        copies: &[Copy],
+        timestamps: Option<wgpu::ComputePassTimestampWrites>,
+    ) -> wgpu::CommandBuffer {
+        let mut enc = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        for &(src, dst, bytes) in before {
+            enc.copy_buffer_to_buffer(src, 0, dst, 0, bytes);
+        }
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: None,
+                timestamp_writes: timestamps,
+            });
+            for o in ops {
+                kernels::encode(&mut pass, o, n);
+            }
+        }
+        for &(src, dst, bytes) in copies {
+            enc.copy_buffer_to_buffer(src, 0, dst, 0, bytes);
+        }
+        enc.finish()
+    }
+
+    /// Block (natively) or yield (on the web) until the queue is idle.
+    pub async fn wait_idle(&self) -> Result<()> {
+        let (tx, rx) = oneshot();
+        self.queue.on_submitted_work_done(move || tx(()));
+        self.poll_native()?;
+        rx.await;
+        self.check()
+    }
+
+    fn poll_native(&self) -> Result<()> {
+        self.poll_until(None)
+    }
+
+    /// Block natively until submission `sub` (None: all work) is done.
+    fn poll_until(&self, sub: Option<wgpu::SubmissionIndex>) -> Result<()> {
+        // Natively nothing drives callbacks but a poll; in the browser the
+        // event loop does, and blocking is not allowed.
+        #[cfg(not(target_arch = "wasm32"))]
+        self.device
+            .poll(wgpu::PollType::Wait {
+                submission_index: sub,
+                timeout: None,
+            })
+            .map_err(|e| Error::Gpu(format!("waiting for the GPU failed: {e}")))?;
+        #[cfg(target_arch = "wasm32")]
+        let _ = sub;
+        Ok(())
+    }
+
+    /// Map `buf` (a readback buffer whose copy is submitted) and return its
+    /// first `bytes` bytes.
+    pub async fn read(&self, buf: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
+        let pending = self.start_read(buf, bytes);
+        self.finish_read(pending, None).await
+    }
+
+    /// Ask for `buf`'s first `bytes` bytes (a readback buffer whose copy is
+    /// submitted) before more work is submitted: the browser completes a
+    /// map once the work submitted before the request is done, so work
+    /// submitted after it does not delay the read.
+    pub fn start_read<'b>(&self, buf: &'b wgpu::Buffer, bytes: u64) -> PendingRead<'b> {
+        let (tx, rx) = oneshot();
+        buf.slice(..bytes).map_async(wgpu::MapMode::Read, move |r| {
+            tx(r.map_err(|e| e.to_string()))
+        });
+        PendingRead { buf, bytes, rx }
+    }
+
+    /// The bytes `start_read` asked for; natively this blocks until
+    /// submission `sub` (the one that made the copy; None: all work) is done.
+    pub async fn finish_read(
+        &self,
+        p: PendingRead<'_>,
+        sub: Option<wgpu::SubmissionIndex>,
+    ) -> Result<Vec<u8>> {
+        let PendingRead { buf, bytes, rx } = p;
+        self.poll_until(sub)?;
+        rx.await
+            .map_err(|e| Error::Gpu(format!("reading back from the GPU failed: {e}")))?;
+        self.check()?;
+        let data = buf
+            .slice(..bytes)
+            .get_mapped_range()
+            .map_err(|e| Error::Gpu(format!("mapping a readback buffer failed: {e}")))?
+            .to_vec();
+        buf.unmap();
+        Ok(data)
+    }
+
+    /// Device memory bandwidth as the copy engine sees it: `reps` copies of a
+    /// `bytes` buffer into another, timed from the first submit until the
+    /// queue is idle. Returns (bytes actually used, GB/s counting each byte
+    /// read and each byte written, i.e. 2 x bytes per copy).
+    pub async fn copy_bandwidth(
+        &self,
+        bytes: u64,
+        reps: usize,
+        clock: fn() -> f64,
+    ) -> Result<(u64, f64)> {
+        let size = bytes.min(self.limits.max_buffer_size) & !3;
+        if size == 0 || reps == 0 {
+            return Err(Error::InvalidArgument(
+                "bandwidth test needs a positive size and repetition count".into(),
+            ));
+        }
+        let make = |label| {
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        let (a, b) = self
+            .scoped("allocating the bandwidth buffers", || {
+                Ok((make("a"), make("b")))
+            })
+            .await?;
+        let copy = |n: usize| {
+            let mut enc = self
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+            for _ in 0..n {
+                enc.copy_buffer_to_buffer(&a, 0, &b, 0, size);
+            }
+            self.queue.submit([enc.finish()]);
+        };
+        // The first copy pays for wgpu's lazy zeroing of both buffers.
+        copy(1);
+        self.wait_idle().await?;
+        let t0 = clock();
+        copy(reps);
+        self.wait_idle().await?;
+        let secs = (clock() - t0) / 1000.0;
+        Ok((size, 2.0 * size as f64 * reps as f64 / secs / 1e9))
+    }
+
+    /// Turn validation and out-of-memory errors from `f` into `Error`s.
+    pub async fn scoped<T>(&self, what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let val = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let r = f();
+        let v = val.pop().await;
+        let o = oom.pop().await;
+        let r = r?;
+        if let Some(e) = o {
+            return Err(Error::DeviceLimit(format!(
+                "{what}: out of GPU memory: {e}"
+            )));
+        }
+        if let Some(e) = v {
+            return Err(Error::Gpu(format!("{what}: {e}")));
+        }
+        self.check()?;
+        Ok(r)
+    }
+}
+
+/// A value handed from a wgpu callback to an awaiting task.
+/// A readback in flight (`Gpu::start_read`).
+pub struct PendingRead<'b> {
+    buf: &'b wgpu::Buffer,
+    bytes: u64,
+    rx: Receiver<std::result::Result<(), String>>,
+}
+
+struct Slot<T> {
+    value: Option<T>,
+    waker: Option<Waker>,
+}
+
+struct Receiver<T>(Arc<Mutex<Slot<T>>>);
+
+impl<T> Future for Receiver<T> {
+    type Output = T;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        let mut s = lock(&self.0);
+        match s.value.take() {
+            Some(v) => Poll::Ready(v),
+            None => {
+                s.waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+fn oneshot<T: Send + 'static>() -> (impl FnOnce(T) + Send + 'static, Receiver<T>) {
+    let slot = Arc::new(Mutex::new(Slot {
+        value: None,
+        waker: None,
+    }));
+    let s = slot.clone();
+    let send = move |v: T| {
+        let mut g = lock(&s);
+        g.value = Some(v);
+        if let Some(w) = g.waker.take() {
+            w.wake();
+        }
+    };
+    (send, Receiver(slot))
+}

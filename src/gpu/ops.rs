@@ -1,0 +1,369 @@
+//! Op construction: the dispatches (with their parameters and bind groups)
+//! of the matrix products (`matvec_ops`), the embedding gather
+//! (`embed_ops`) and the GPU sampler (`sample_ops`, `SampleBufs`), and the
+//! rows-per-workgroup choice.
+
+use super::device::Gpu;
+use super::kernels::{self, Kernels, Mv, Op, Shape};
+use super::upload::GpuMatrix;
+use crate::error::{Error, Result};
+use crate::sampler::SamplerParams;
+
+/// The rope and KV-cache side of `Mv::Qkv`.
+pub struct QkvArgs<'a> {
+    pub kc: &'a wgpu::Buffer,
+    pub vc: &'a wgpu::Buffer,
+    /// q, k and v biases concatenated like the rows, if any.
+    pub bias: Option<&'a wgpu::Buffer>,
+    /// Rope frequency divisors (a 1-element dummy without `has_ff`).
+    pub ff: &'a wgpu::Buffer,
+    pub has_ff: bool,
+    pub kvd: usize,
+    pub head_dim: usize,
+    pub rope_dim: usize,
+    pub neox: bool,
+    pub theta_scale: f32,
+    pub freq_scale: f32,
+}
+
+/// What one matvec computes (see matvec.wgsl).
+pub struct MatvecArgs<'a> {
+    pub mv: Mv,
+    pub label: &'static str,
+    pub x: &'a wgpu::Buffer,
+    pub y: &'a wgpu::Buffer,
+    pub step: &'a wgpu::Buffer,
+    /// Output element of the first computed row, and the stride between tokens.
+    pub out_off: usize,
+    pub out_stride: usize,
+    pub accumulate: bool,
+    /// Fold rmsnorm(x) * gains (with eps) into the product.
+    pub norm: Option<(&'a wgpu::Buffer, f32)>,
+    /// Read token S.n - 1 only and write token 0 (the LM head).
+    pub last: bool,
+    /// Rows per workgroup (a multiple of 4 for `Mv::Qkv`, of 2 for
+    /// `Mv::Silu`); 0 picks one from the shape (`auto_rows`).
+    pub rows_per_group: u32,
+    /// `Mv::Head`: where the argmax partials go.
+    pub partials: Option<&'a wgpu::Buffer>,
+    /// `Mv::Silu`: the first up row; `Mv::Qkv`: the number of q rows.
+    pub split: usize,
+    pub qkv: Option<QkvArgs<'a>>,
+    /// Use the tiled kernel (matmul.wgsl) where it applies: a batch of
+    /// tokens, columns a multiple of 32, no norm, not `last`.
+    pub tiled: bool,
+}
+
+impl<'a> MatvecArgs<'a> {
+    /// A plain `y[t] (+)= m x[t]` over [tokens][rows] buffers.
+    pub fn plain(
+        x: &'a wgpu::Buffer,
+        y: &'a wgpu::Buffer,
+        step: &'a wgpu::Buffer,
+        out_stride: usize,
+        accumulate: bool,
+    ) -> MatvecArgs<'a> {
+        MatvecArgs {
+            mv: Mv::Main,
+            label: "matvec",
+            x,
+            y,
+            step,
+            out_off: 0,
+            out_stride,
+            accumulate,
+            norm: None,
+            last: false,
+            rows_per_group: 0,
+            partials: None,
+            split: 0,
+            qkv: None,
+            tiled: false,
+        }
+    }
+}
+
+/// Rows per matvec workgroup: 2 for plain products, 4 for the fused q/k/v
+/// (quads) and gate/up kernels and for the LM head, the best measured on
+/// the H100 (larger groups were slower: fewer threads, each waiting for
+/// more round trips; the head with 2 rows leaves 4x more argmax partials).
+pub fn auto_rows(_rows: usize, mv: Mv) -> u32 {
+    match mv {
+        Mv::Qkv | Mv::Silu | Mv::Head => 4,
+        Mv::Main => 2,
+    }
+}
+
+/// Dispatches for rows `rows` of `m` as `a` describes, one per part that
+/// holds some of them; the batch runs along z unless `a.last`.
+pub fn matvec_ops(
+    gpu: &Gpu,
+    k: &mut Kernels,
+    m: &GpuMatrix,
+    rows: std::ops::Range<usize>,
+    a: &MatvecArgs,
+) -> Result<Vec<Op>> {
+    let r = match (a.rows_per_group, a.mv) {
+        (0, mv) => auto_rows(rows.len(), mv),
+        (r, Mv::Qkv) => r.max(4),
+        (r, Mv::Silu) => r.max(2),
+        (r, _) => r,
+    };
+    if !matches!(a.mv, Mv::Main | Mv::Head) && (m.parts.len() != 1 || rows != (0..m.rows)) {
+        return Err(Error::Gpu(
+            "a fused matvec needs the whole matrix in one binding".into(),
+        ));
+    }
+    let tiled = a.tiled && m.cols.is_multiple_of(32) && a.norm.is_none() && !a.last;
+    let pipeline = if tiled {
+        k.matmul(gpu, m.ty, a.mv)?
+    } else {
+        k.matvec(gpu, m.ty, a.mv, r, m.cols)?
+    };
+    let mut ops = Vec::new();
+    let mut part_base = 0;
+    for p in &m.parts {
+        let lo = rows.start.max(p.row_off);
+        let hi = rows.end.min(p.row_off + p.rows);
+        if lo >= hi {
+            continue;
+        }
+        let n = (hi - lo) as u32;
+        let groups = n.div_ceil(r);
+        let nx = groups.min(kernels::NX);
+        let ny = groups.div_ceil(nx);
+        let q = a.qkv.as_ref();
+        let flags = a.accumulate as u32
+            | (a.norm.is_some() as u32) << 1
+            | (a.last as u32) << 2
+            | (q.is_some_and(|q| q.bias.is_some()) as u32) << 3
+            | (q.is_some_and(|q| q.neox) as u32) << 4
+            | (q.is_some_and(|q| q.has_ff) as u32) << 5;
+        let params = gpu.params_words(&[
+            n,
+            m.cols as u32,
+            (lo - p.row_off) as u32,
+            (a.out_off + lo - rows.start) as u32,
+            a.out_stride as u32,
+            m.row_bytes as u32,
+            flags,
+            nx,
+            f(a.norm.map_or(0.0, |n| n.1)),
+            a.split as u32,
+            q.map_or(0, |q| q.kvd as u32),
+            q.map_or(0, |q| q.head_dim as u32),
+            q.map_or(0, |q| q.rope_dim as u32),
+            f(q.map_or(0.0, |q| q.theta_scale)),
+            f(q.map_or(0.0, |q| q.freq_scale)),
+            part_base,
+        ]);
+        part_base += groups;
+        let g = a.norm.map_or(a.x, |n| n.0);
+        // The tiled kernel reads x only through its vec4 alias when it has one.
+        let x_binding = if tiled && k.vector_x { 11 } else { 1 };
+        let mut entries = vec![
+            (0, &p.buf),
+            (x_binding, a.x),
+            (2, a.y),
+            (3, &params),
+            (5, a.step),
+        ];
+        if !tiled {
+            entries.push((4, g));
+            if k.matvec_vx(m.cols, a.mv) {
+                entries.extend([(11, a.x), (12, g)]);
+            }
+        }
+        if a.mv == Mv::Head {
+            let part = a
+                .partials
+                .ok_or_else(|| Error::Gpu("LM head without partials".into()))?;
+            entries.push((10, part));
+        }
+        if let Some(q) = q {
+            entries.extend([(6, q.kc), (7, q.vc), (8, q.bias.unwrap_or(a.x)), (9, q.ff)]);
+        }
+        let bind = kernels::bind(gpu, &pipeline, &entries);
+        let shape = if tiled {
+            Shape::TokenTiles(n.div_ceil(k.tile.rows), k.tile.tokens)
+        } else if a.last {
+            Shape::Fixed([nx, ny, 1])
+        } else {
+            Shape::PerToken([nx, ny, 1], 2)
+        };
+        ops.push(Op {
+            pipeline: pipeline.clone(),
+            bind,
+            shape,
+            label: if tiled { "matmul" } else { a.label },
+        });
+    }
+    Ok(ops)
+}
+
+/// Dispatches that gather the rows `tokens` names into `x`, one per part.
+pub fn embed_ops(
+    gpu: &Gpu,
+    k: &mut Kernels,
+    m: &GpuMatrix,
+    tokens: &wgpu::Buffer,
+    x: &wgpu::Buffer,
+) -> Result<Vec<Op>> {
+    let pipeline = k.embed(gpu, m.ty)?;
+    let mut ops = Vec::new();
+    for p in &m.parts {
+        let params = gpu.params([
+            p.rows as u32,
+            m.cols as u32,
+            p.row_off as u32,
+            m.row_bytes as u32,
+            0,
+            0,
+            0,
+            0,
+        ]);
+        let bind = kernels::bind(
+            gpu,
+            &pipeline,
+            &[(0, &p.buf), (1, tokens), (2, x), (3, &params)],
+        );
+        ops.push(Op {
+            pipeline: pipeline.clone(),
+            bind,
+            shape: Shape::PerToken([(m.cols as u32).div_ceil(64), 1, 1], 1),
+            label: "embed",
+        });
+    }
+    Ok(ops)
+}
+
+/// Most distinct tokens the GPU applies the repetition penalty to; a longer
+/// window is sampled on the CPU.
+pub const PEN_CAP: usize = 1024;
+
+/// Buffers of the GPU sampler (sample.wgsl).
+pub struct SampleBufs {
+    /// The per-step `Sampling` uniform.
+    pub params: wgpu::Buffer,
+    /// Penalized tokens.
+    pub pen: wgpu::Buffer,
+    /// Candidate pairs between levels.
+    pub cand: [wgpu::Buffer; 2],
+    /// Per-chunk (max, sum of exp) of the first level.
+    pub stat: wgpu::Buffer,
+}
+
+impl SampleBufs {
+    pub fn new(gpu: &Gpu, vocab: usize) -> Result<SampleBufs> {
+        let pairs = vocab.div_ceil(1024) as u64 * 128;
+        Ok(SampleBufs {
+            params: gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("sampling"),
+                size: 48,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
+            pen: gpu.storage("penalized tokens", PEN_CAP as u64 * 4)?,
+            cand: [
+                gpu.storage("candidates", pairs * 8)?,
+                gpu.storage("candidates", pairs * 8)?,
+            ],
+            stat: gpu.storage("chunk stats", vocab.div_ceil(1024) as u64 * 8)?,
+        })
+    }
+
+    /// Write one step's parameters: `pen` the penalized tokens (at most
+    /// PEN_CAP), `r` the draw's random number; temperature 0 is greedy.
+    pub fn write(&self, gpu: &Gpu, vocab: usize, p: &SamplerParams, pen: &[u32], r: f32) {
+        if !pen.is_empty() {
+            let b: Vec<u8> = pen.iter().flat_map(|t| t.to_le_bytes()).collect();
+            gpu.queue.write_buffer(&self.pen, 0, &b);
+        }
+        let greedy = p.temperature <= 0.0;
+        let words = [
+            vocab as u32,
+            p.top_k.min(u32::MAX as usize) as u32,
+            f(p.top_p),
+            f(p.min_p),
+            f(if greedy { 1.0 } else { 1.0 / p.temperature }),
+            f(p.repeat_penalty),
+            pen.len() as u32,
+            f(r),
+            greedy as u32,
+            0,
+            0,
+            0,
+        ];
+        let b: Vec<u8> = words.iter().flat_map(|v| v.to_le_bytes()).collect();
+        gpu.queue.write_buffer(&self.params, 0, &b);
+    }
+}
+
+/// Dispatches that sample a token from `logits` (`vocab` of them) into
+/// `out[0]` with the parameters last written to `b` (sample.wgsl).
+pub fn sample_ops(
+    gpu: &Gpu,
+    k: &Kernels,
+    logits: &wgpu::Buffer,
+    out: &wgpu::Buffer,
+    b: &SampleBufs,
+    vocab: usize,
+) -> Vec<Op> {
+    let level = |n: usize| gpu.params_words(&[n as u32, 0, 0, 0]);
+    let groups = vocab.div_ceil(1024);
+    let mut ops = vec![Op {
+        bind: kernels::bind(
+            gpu,
+            &k.sample_first(gpu),
+            &[
+                (0, logits),
+                (2, &b.cand[0]),
+                (4, &b.params),
+                (6, &b.pen),
+                (7, &b.stat),
+            ],
+        ),
+        pipeline: k.sample_first(gpu),
+        shape: Shape::Fixed([groups as u32, 1, 1]),
+        label: "sample",
+    }];
+    let (mut n, mut cur) = (groups * 128, 0);
+    while n > 1024 {
+        let groups = n.div_ceil(1024);
+        let l = level(n);
+        ops.push(Op {
+            bind: kernels::bind(
+                gpu,
+                &k.sample_merge(gpu),
+                &[(1, &b.cand[cur]), (2, &b.cand[1 - cur]), (5, &l)],
+            ),
+            pipeline: k.sample_merge(gpu),
+            shape: Shape::Fixed([groups as u32, 1, 1]),
+            label: "sample",
+        });
+        n = groups * 128;
+        cur = 1 - cur;
+    }
+    let l = level(n);
+    ops.push(Op {
+        bind: kernels::bind(
+            gpu,
+            &k.sample_last(gpu),
+            &[
+                (1, &b.cand[cur]),
+                (3, out),
+                (4, &b.params),
+                (5, &l),
+                (7, &b.stat),
+            ],
+        ),
+        pipeline: k.sample_last(gpu),
+        shape: Shape::Fixed([1, 1, 1]),
+        label: "sample",
+    });
+    ops
+}
+
+pub(super) fn f(v: f32) -> u32 {
+    v.to_bits()
+}

@@ -1,0 +1,310 @@
+//! Submitting steps: which op lists a step runs (`plan`), recording its
+//! command buffer (ahead of time while the GPU runs the previous one),
+//! writing its inputs, submitting it, and feeding a step the previous
+//! step's pick on the GPU (`submit_fed`, `picked`).
+
+use super::device::Copy;
+use super::kernels::{self, Op};
+use super::ops::sample_ops;
+use super::GpuBackend;
+use crate::error::{Error, Result};
+use crate::sampler::{Sampler, SamplerParams};
+
+impl GpuBackend {
+    fn validate(&self, tokens: &[u32], pos: usize) -> Result<()> {
+        let n = tokens.len();
+        if n == 0 || n > self.max_batch {
+            return Err(Error::InvalidArgument(format!(
+                "batch of {n} tokens (1..={} allowed)",
+                self.max_batch
+            )));
+        }
+        if pos + n > self.ctx {
+            return Err(Error::ContextOverflow {
+                needed: pos + n,
+                context: self.ctx,
+            });
+        }
+        if let Some(&bad) = tokens.iter().find(|&&t| t as usize >= self.vocab) {
+            return Err(Error::BadToken {
+                id: bad,
+                vocab: self.vocab,
+            });
+        }
+        self.gpu.check()
+    }
+
+    /// Whether one token at `pos` attends in splits (`layers_long`).
+    fn long(&self, n: usize, pos: usize) -> bool {
+        n == 1 && pos >= kernels::SPLIT_KEYS && !self.layers_long.is_empty()
+    }
+
+    /// The op lists for `n` tokens (`long`: in `layers_long`) and `tail`,
+    /// and the copy that follows (an id goes to readback buffer `slot`).
+    fn plan(&self, n: u32, long: bool, tail: Tail, slot: usize) -> (Vec<&[Op]>, Vec<Copy<'_>>) {
+        let layers: &[Op] = match (n, long) {
+            (1, true) => &self.layers_long,
+            (1, false) => &self.layers_one,
+            _ => &self.layers,
+        };
+        let mut ops: Vec<&[Op]> = vec![&self.embed, layers];
+        let mut copies = Vec::new();
+        match tail {
+            Tail::None => {}
+            Tail::Logits => {
+                ops.push(&self.head);
+                copies.push((&self.s.logits, &self.s.read_logits, self.vocab as u64 * 4));
+            }
+            Tail::Argmax => {
+                ops.extend([&self.head[..], &self.argmax[..]]);
+                copies.push((&self.s.argmax, &self.s.read_id[slot], 4));
+            }
+            Tail::Sample => {
+                ops.extend([&self.head[..], self.sampler_ops()]);
+                copies.push((&self.s.argmax, &self.s.read_id[slot], 4));
+            }
+        }
+        (ops, copies)
+    }
+
+    /// The GPU sampler's ops, built the first time a step samples.
+    fn sampler_ops(&self) -> &[Op] {
+        self.sample.get_or_init(|| {
+            sample_ops(
+                &self.gpu,
+                &self.kernels,
+                &self.s.logits,
+                &self.s.argmax,
+                &self.s.sample,
+                self.vocab,
+            )
+        })
+    }
+
+    /// One command buffer for `r`; it reads the tokens and the position
+    /// from buffers written just before its submit (a fed step copies its
+    /// token from the previous step's pick first), so it can be recorded
+    /// ahead of time.
+    fn encode(&self, r: Recipe) -> wgpu::CommandBuffer {
+        let (ops, copies) = self.plan(r.n, r.long, r.tail, r.slot);
+        let feed: &[Copy] = if r.fed {
+            &[(&self.s.argmax, &self.s.tokens, 4)]
+        } else {
+            &[]
+        };
+        self.gpu.encode(feed, &ops, r.n, &copies, None)
+    }
+
+    /// `r`'s command buffer: the one recorded ahead if it matches.
+    fn command_buffer(&mut self, r: Recipe) -> wgpu::CommandBuffer {
+        match self.ahead.take() {
+            Some((a, cb)) if a == r => cb,
+            _ => self.encode(r),
+        }
+    }
+
+    /// Write the tokens and position for the next submit.
+    pub(super) fn write_inputs(&self, tokens: &[u32], pos: usize) -> Result<()> {
+        self.validate(tokens, pos)?;
+        let bytes: Vec<u8> = tokens.iter().flat_map(|t| t.to_le_bytes()).collect();
+        self.gpu.queue.write_buffer(&self.s.tokens, 0, &bytes);
+        self.gpu
+            .write_step(&self.s.step, pos as u32, tokens.len() as u32);
+        Ok(())
+    }
+
+    /// Submit the layers for `tokens` and, with `tail`, the LM head and what
+    /// follows it (an id to readback buffer 0). A single-token sampling step
+    /// uses the command buffer recorded during the previous one, if any,
+    /// and records the next while the GPU runs (WEBGGUF_GPU_PIPELINE=0
+    /// turns that off). Anything submitted here ends a fed step's claim.
+    pub(super) fn submit(
+        &mut self,
+        tokens: &[u32],
+        pos: usize,
+        tail: Tail,
+    ) -> Result<wgpu::SubmissionIndex> {
+        self.fed = None;
+        self.write_inputs(tokens, pos)?;
+        let r = Recipe {
+            n: tokens.len() as u32,
+            long: self.long(tokens.len(), pos),
+            tail,
+            fed: false,
+            slot: 0,
+        };
+        let cb = self.command_buffer(r);
+        let sub = self.gpu.queue.submit([cb]);
+        if self.pipeline && r.n == 1 && matches!(tail, Tail::Argmax | Tail::Sample) {
+            let next = Recipe {
+                long: self.long(1, pos + 1),
+                ..r
+            };
+            self.ahead = Some((next, self.encode(next)));
+        }
+        Ok(sub)
+    }
+
+    /// Submit the step at `pos` (ending in `tail`, for `sampler`) whose
+    /// token is the pick of the step just submitted (into readback buffer
+    /// `slot`), and record the one after it (back to the other slot) while
+    /// the GPU runs.
+    fn submit_fed(
+        &mut self,
+        pos: usize,
+        slot: usize,
+        tail: Tail,
+        sampler: Option<(u64, SamplerParams)>,
+    ) -> Result<()> {
+        self.gpu.check()?;
+        self.gpu.write_step(&self.s.step, pos as u32, 1);
+        let r = Recipe {
+            n: 1,
+            long: self.long(1, pos),
+            tail,
+            fed: true,
+            slot,
+        };
+        let cb = self.command_buffer(r);
+        let sub = self.gpu.queue.submit([cb]);
+        self.fed = Some(Fed {
+            pos,
+            slot,
+            sub,
+            token: None,
+            tail,
+            sampler,
+        });
+        if self.pipeline {
+            let next = Recipe {
+                slot: 1 - slot,
+                long: self.long(1, pos + 1),
+                ..r
+            };
+            self.ahead = Some((next, self.encode(next)));
+        }
+        Ok(())
+    }
+
+    /// Write `sampler`'s parameters, the penalized ids and the step's
+    /// random number for the next submitted sampling step.
+    pub(super) fn write_sample(&self, sampler: &mut Sampler, pen: &[u32]) {
+        let p = sampler.params();
+        // The CPU sampler draws only when not greedy; so does this.
+        let r = if p.temperature > 0.0 {
+            sampler.draw()
+        } else {
+            0.0
+        };
+        self.s.sample.write(&self.gpu, self.vocab, &p, pen, r);
+    }
+
+    /// A step whose pick depends on no history: `tokens` at `pos`, then the
+    /// argmax, or with `sampler` (no penalty) the GPU sampler. When the fed
+    /// step already submitted is exactly this one (same position, its token
+    /// the pick it was fed, same tail, and for sampling the same sampler and
+    /// parameters, whose random number it drew ahead, in order), it is not
+    /// submitted again; with nothing else submitted in between, the GPU
+    /// state it ran on is this call's.
+    pub(super) async fn picked(
+        &mut self,
+        tokens: &[u32],
+        pos: usize,
+        mut sampler: Option<&mut Sampler>,
+    ) -> Result<u32> {
+        let n = tokens.len();
+        let tail = if sampler.is_some() {
+            Tail::Sample
+        } else {
+            Tail::Argmax
+        };
+        let who = sampler.as_ref().map(|s| (s.id(), s.params()));
+        let (slot, sub) = match self.fed.take() {
+            Some(f)
+                if n == 1
+                    && f.pos == pos
+                    && f.token == Some(tokens[0])
+                    && f.tail == tail
+                    && f.sampler == who =>
+            {
+                (f.slot, f.sub)
+            }
+            _ => {
+                if let Some(s) = sampler.as_deref_mut() {
+                    self.write_sample(s, &[]);
+                }
+                (0, self.submit(tokens, pos, tail)?)
+            }
+        };
+        // The read is asked for before the fed step is submitted, so that it
+        // completes with this step (see start_read); the fed step writes the
+        // other readback buffer.
+        let read_id = self.s.read_id[slot].clone();
+        let pending = self.gpu.start_read(&read_id, 4);
+        // Finish the read even if the fed step failed: a map left pending
+        // would fail the buffer's next one.
+        let fed = if self.feed && pos + n < self.ctx {
+            if let Some(s) = sampler {
+                self.write_sample(s, &[]);
+            }
+            self.submit_fed(pos + n, 1 - slot, tail, who)
+        } else {
+            Ok(())
+        };
+        let b = self.gpu.finish_read(pending, Some(sub)).await;
+        fed?;
+        let b = b?;
+        let id = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        if let Some(f) = &mut self.fed {
+            f.token = Some(id);
+        }
+        Ok(id)
+    }
+
+    pub(super) async fn logits_after(&mut self, tokens: &[u32], pos: usize) -> Result<()> {
+        self.submit(tokens, pos, Tail::Logits)?;
+        let bytes = self
+            .gpu
+            .read(&self.s.read_logits, self.vocab as u64 * 4)
+            .await?;
+        for (o, c) in self.logits.iter_mut().zip(bytes.chunks_exact(4)) {
+            *o = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        }
+        Ok(())
+    }
+}
+
+/// What a recorded command buffer runs: `n` tokens (`long`: attention in
+/// splits) and `tail`, with the
+/// token written by the host or (`fed`) the previous step's pick, and an id
+/// copied to readback buffer `slot`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Recipe {
+    n: u32,
+    long: bool,
+    tail: Tail,
+    fed: bool,
+    slot: usize,
+}
+
+/// A step submitted before its token was known on the CPU: it runs at
+/// `pos` on the pick of the step before, which is `token` once read, and
+/// ends in `tail` (for sampling: with a random number drawn ahead from the
+/// sampler with this id and these parameters).
+pub(super) struct Fed {
+    pos: usize,
+    slot: usize,
+    sub: wgpu::SubmissionIndex,
+    token: Option<u32>,
+    tail: Tail,
+    sampler: Option<(u64, SamplerParams)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tail {
+    None,
+    Logits,
+    Argmax,
+    /// The GPU sampler, with parameters written before the submit.
+    Sample,
+}

@@ -1,0 +1,156 @@
+//! Weights onto the GPU: a matrix in its block format, split by rows
+//! across bindings where one cannot hold it (`GpuMatrix`), and matrices
+//! concatenated for the fused kernels (`MatGroup`).
+
+use super::device::Gpu;
+use super::kernels;
+use crate::error::{Error, Result};
+use crate::model::{Matrix, Weights};
+use crate::quant::GgmlType;
+
+/// One part of a weight matrix: consecutive rows in one storage buffer.
+pub struct Part {
+    pub buf: wgpu::Buffer,
+    pub row_off: usize,
+    pub rows: usize,
+}
+
+/// A weight matrix in its block format, split by rows where one binding
+/// cannot hold it.
+pub struct GpuMatrix {
+    pub ty: GgmlType,
+    pub rows: usize,
+    pub cols: usize,
+    pub row_bytes: usize,
+    pub parts: Vec<Part>,
+}
+
+impl GpuMatrix {
+    /// Upload `bytes` (`rows` rows of `row_bytes`) in parts of at most `limit` bytes.
+    pub fn upload(
+        gpu: &Gpu,
+        label: &str,
+        ty: GgmlType,
+        rows: usize,
+        cols: usize,
+        bytes: &[u8],
+        limit: u64,
+    ) -> Result<GpuMatrix> {
+        if !kernels::supported(ty) {
+            return Err(Error::UnsupportedTensorType {
+                tensor: label.into(),
+                type_name: ty.name().into(),
+            });
+        }
+        let row_bytes = ty
+            .row_bytes(cols)
+            .filter(|&rb| rb * rows == bytes.len())
+            .ok_or_else(|| {
+                Error::ShapeMismatch(format!(
+                    "{label}: {} bytes for {rows}x{cols} {ty}",
+                    bytes.len()
+                ))
+            })?;
+        let per = ((limit & !3) / row_bytes.max(1) as u64) as usize;
+        if per == 0 {
+            return Err(Error::DeviceLimit(format!(
+                "{label}: one row takes {row_bytes} bytes, more than a storage binding's {limit}"
+            )));
+        }
+        // Byte offsets inside a part are u32 in the shaders.
+        let per = per.min((u32::MAX as usize) / row_bytes.max(1));
+        let mut parts = Vec::new();
+        let mut r = 0;
+        while r < rows {
+            let n = per.min(rows - r);
+            let buf = gpu.upload(label, &bytes[r * row_bytes..(r + n) * row_bytes]);
+            parts.push(Part {
+                buf,
+                row_off: r,
+                rows: n,
+            });
+            r += n;
+        }
+        Ok(GpuMatrix {
+            ty,
+            rows,
+            cols,
+            row_bytes,
+            parts,
+        })
+    }
+
+    pub fn from_weights(
+        gpu: &Gpu,
+        label: &str,
+        w: &Weights,
+        m: &Matrix,
+        limit: u64,
+    ) -> Result<GpuMatrix> {
+        GpuMatrix::upload(gpu, label, m.ty, m.rows, m.cols, m.bytes(&w.data), limit)
+    }
+}
+
+/// Matrices that a fused kernel reads as one: concatenated by rows into one
+/// buffer where they share a format and width and fit one binding (and
+/// `fuse`, `GpuTuning::fuse`, allows it), else uploaded apart.
+pub struct MatGroup {
+    pub mats: Vec<GpuMatrix>,
+    /// (index into `mats`, rows) of each member, in the order given.
+    pub segs: Vec<(usize, std::ops::Range<usize>)>,
+}
+
+impl MatGroup {
+    pub fn upload(
+        gpu: &Gpu,
+        label: &str,
+        w: &Weights,
+        members: &[(&str, &Matrix)],
+        limit: u64,
+        fuse: bool,
+    ) -> Result<MatGroup> {
+        let first = members[0].1;
+        let total: usize = members.iter().map(|(_, m)| m.size()).sum();
+        let same = members
+            .iter()
+            .all(|(_, m)| m.ty == first.ty && m.cols == first.cols);
+        if fuse
+            && same
+            && kernels::supported(first.ty)
+            && (total as u64) <= (limit & !3)
+            && total <= u32::MAX as usize
+        {
+            let mut bytes = Vec::with_capacity(total);
+            let mut segs = Vec::new();
+            let mut row = 0;
+            for (_, m) in members {
+                bytes.extend_from_slice(m.bytes(&w.data));
+                segs.push((0, row..row + m.rows));
+                row += m.rows;
+            }
+            let m = GpuMatrix::upload(gpu, label, first.ty, row, first.cols, &bytes, limit)?;
+            return Ok(MatGroup {
+                mats: vec![m],
+                segs,
+            });
+        }
+        let mut mats = Vec::new();
+        let mut segs = Vec::new();
+        for (i, (name, m)) in members.iter().enumerate() {
+            mats.push(GpuMatrix::from_weights(gpu, name, w, m, limit)?);
+            segs.push((i, 0..m.rows));
+        }
+        Ok(MatGroup { mats, segs })
+    }
+
+    /// The one matrix that holds every member, if they were concatenated.
+    pub fn fused(&self) -> Option<&GpuMatrix> {
+        (self.mats.len() == 1 && self.segs.len() > 1 && self.mats[0].parts.len() == 1)
+            .then(|| &self.mats[0])
+    }
+
+    pub fn seg(&self, i: usize) -> (&GpuMatrix, std::ops::Range<usize>) {
+        let (m, r) = &self.segs[i];
+        (&self.mats[*m], r.clone())
+    }
+}
