@@ -174,6 +174,32 @@ impl Gpu {
             })
     }
 
+    /// A storage buffer holding `pieces` one after another (zero-padded to
+    /// a multiple of 4 bytes), each copied straight into the mapped buffer:
+    /// fused weights are never concatenated in memory first.
+    pub fn upload_pieces(&self, label: &str, pieces: &[&[u8]]) -> Result<wgpu::Buffer> {
+        let total: usize = pieces.iter().map(|p| p.len()).sum();
+        let buf = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: total.max(1).next_multiple_of(4) as u64,
+            usage: Self::USAGE,
+            mapped_at_creation: true,
+        });
+        {
+            let mut view = buf
+                .slice(..)
+                .get_mapped_range_mut()
+                .map_err(|e| Error::Gpu(format!("mapping {label} for the upload failed: {e}")))?;
+            let mut at = 0;
+            for p in pieces {
+                view.slice(at..at + p.len()).copy_from_slice(p);
+                at += p.len();
+            }
+        }
+        buf.unmap();
+        Ok(buf)
+    }
+
     pub fn upload_f32(&self, label: &str, data: &[f32]) -> wgpu::Buffer {
         let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
         self.upload(label, &bytes)

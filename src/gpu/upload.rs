@@ -120,15 +120,28 @@ impl MatGroup {
             && (total as u64) <= (limit & !3)
             && total <= u32::MAX as usize
         {
-            let mut bytes = Vec::with_capacity(total);
+            // One binding holds them all: each member is copied from the
+            // file's bytes to its row offset (phi3's fused tensors are
+            // already adjacent views; separate tensors are not joined in
+            // RAM either).
             let mut segs = Vec::new();
             let mut row = 0;
             for (_, m) in members {
-                bytes.extend_from_slice(m.bytes(&w.data));
                 segs.push((0, row..row + m.rows));
                 row += m.rows;
             }
-            let m = GpuMatrix::upload(gpu, label, first.ty, row, first.cols, &bytes, limit)?;
+            let pieces: Vec<&[u8]> = members.iter().map(|(_, m)| m.bytes(&w.data)).collect();
+            let m = GpuMatrix {
+                ty: first.ty,
+                rows: row,
+                cols: first.cols,
+                row_bytes: first.row_bytes,
+                parts: vec![Part {
+                    buf: gpu.upload_pieces(label, &pieces)?,
+                    row_off: 0,
+                    rows: row,
+                }],
+            };
             return Ok(MatGroup {
                 mats: vec![m],
                 segs,
