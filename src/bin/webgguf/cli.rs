@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use pollster::block_on;
 use serde_json::json;
+use webgguf::chat::TemplateOrigin as ChatTemplateOrigin;
 use webgguf::cpu::Parallel;
 use webgguf::engine::{Engine, EngineOptions, Generation};
 use webgguf::gpu;
@@ -506,10 +507,14 @@ fn cmd_info(args: &Args) -> CliResult {
     if let Some(d) = engine.backend_device() {
         println!("device:        {d}");
     }
-    match &i.chat_template {
-        Some(t) => println!("chat template:\n{t}"),
-        None => println!("chat template: none"),
-    }
+    println!(
+        "chat template: {}\n{}",
+        match i.chat_template_origin {
+            ChatTemplateOrigin::File => "from the file",
+            fallback => fallback.label(),
+        },
+        i.chat_template_source()
+    );
     println!("tensors:");
     for (name, ty, dims) in &i.tensors {
         println!("  {name:<32} {ty:<7} {dims:?}");
