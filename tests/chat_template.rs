@@ -1,5 +1,6 @@
 //! Which chat template real files get: their own when they carry one, else
 //! the fallback for their architecture or vocabulary (see src/chat.rs).
+#![cfg(not(target_arch = "wasm32"))] // native shells; the browser tests are tests/web.rs
 
 mod common;
 
