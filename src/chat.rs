@@ -1,6 +1,7 @@
 //! Chat prompts: the GGUF's own Jinja template (`tokenizer.chat_template`)
 //! rendered with minijinja, the way Hugging Face's `apply_chat_template`
-//! renders it.
+//! renders it. A file without one gets a known template chosen from its
+//! architecture and vocabulary, as llama.cpp does ([`TemplateOrigin`]).
 //!
 //! Templates come from untrusted files, so rendering runs on a fuel budget
 //! (a template that loops forever becomes an error, not a hung tab) and every
@@ -10,6 +11,7 @@ use minijinja::{context, Environment, ErrorKind, Value};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::gguf::Gguf;
 
 /// One turn of a conversation, as the templates expect it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -23,6 +25,109 @@ impl Message {
         Message {
             role: role.to_string(),
             content: content.to_string(),
+        }
+    }
+}
+
+/// Gemma's turn format, for Gemma files that carry no template of their own
+/// (Gemma 3 270M's GGUF has none). Written here from the format's definition:
+/// every turn is `<start_of_turn>ROLE\n` + text + `<end_of_turn>\n`, the
+/// assistant's role is called `model`, and there is no system role, so a
+/// system message becomes the opening paragraph of the first turn after it
+/// (a turn of its own when nothing follows). Texts are trimmed, as Gemma's
+/// official template does. BOS is not written: the tokenizer adds it by the
+/// model's rule when the prompt is tokenized.
+pub const GEMMA_TEMPLATE: &str = r#"{#- Gemma turns; see chat.rs -#}
+{%- if messages and messages[0].role == 'system' -%}
+  {%- set preamble = (messages[0].content | trim) ~ '\n\n' -%}
+  {%- set turns = messages[1:] -%}
+{%- else -%}
+  {%- set preamble = '' -%}
+  {%- set turns = messages -%}
+{%- endif -%}
+{%- if preamble and not turns -%}
+{{ '<start_of_turn>user\n' ~ (preamble | trim) ~ '<end_of_turn>\n' }}
+{%- endif -%}
+{%- for m in turns -%}
+  {%- if m.role == 'assistant' -%}{%- set role = 'model' -%}{%- else -%}{%- set role = m.role -%}{%- endif -%}
+{{ '<start_of_turn>' ~ role ~ '\n' ~ (preamble if loop.first else '') ~ (m.content | trim) ~ '<end_of_turn>\n' }}
+{%- endfor -%}
+{%- if add_generation_prompt -%}
+{{ '<start_of_turn>model\n' }}
+{%- endif -%}"#;
+
+/// ChatML, for every other file without a template: each turn is
+/// `<|im_start|>ROLE\n` + text + `<|im_end|>\n`, roles as given, and the
+/// reply opens with `<|im_start|>assistant\n`. It is the right format where
+/// the vocabulary has `<|im_start|>`, and the usual default otherwise
+/// (llama.cpp's server makes the same choice).
+pub const CHATML_TEMPLATE: &str = r#"{#- ChatML turns; see chat.rs -#}
+{%- for m in messages -%}
+{{ '<|im_start|>' ~ m.role ~ '\n' ~ m.content ~ '<|im_end|>\n' }}
+{%- endfor -%}
+{%- if add_generation_prompt -%}
+{{ '<|im_start|>assistant\n' }}
+{%- endif -%}"#;
+
+/// Where the chat template a model uses comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TemplateOrigin {
+    /// The file's own `tokenizer.chat_template`.
+    File,
+    /// No template in the file; a Gemma architecture or a vocabulary with
+    /// `<start_of_turn>`: [`GEMMA_TEMPLATE`].
+    Gemma,
+    /// No template in the file, anything else: [`CHATML_TEMPLATE`].
+    ChatMl,
+}
+
+impl TemplateOrigin {
+    /// Choose from what a file declares: its own template if it has one;
+    /// otherwise Gemma's when `architecture` starts with `gemma` or the
+    /// vocabulary has `<start_of_turn>`; otherwise ChatML (whether or not the
+    /// vocabulary has `<|im_start|>`).
+    pub fn choose(
+        has_own: bool,
+        architecture: Option<&str>,
+        has_token: impl Fn(&str) -> bool,
+    ) -> TemplateOrigin {
+        if has_own {
+            TemplateOrigin::File
+        } else if architecture.is_some_and(|a| a.starts_with("gemma"))
+            || has_token("<start_of_turn>")
+        {
+            TemplateOrigin::Gemma
+        } else {
+            TemplateOrigin::ChatMl
+        }
+    }
+
+    /// [`Self::choose`] on a GGUF's metadata (`tokenizer.chat_template`,
+    /// `general.architecture`, `tokenizer.ggml.tokens`).
+    pub fn from_gguf(g: &Gguf) -> TemplateOrigin {
+        let tokens = g.get_array("tokenizer.ggml.tokens").unwrap_or(&[]);
+        TemplateOrigin::choose(
+            g.get_str("tokenizer.chat_template").is_some(),
+            g.get_str("general.architecture"),
+            |t| tokens.iter().any(|v| v.as_str() == Some(t)),
+        )
+    }
+
+    /// How `info` names it: `file`, `fallback: gemma` or `fallback: chatml`.
+    pub fn label(self) -> &'static str {
+        match self {
+            TemplateOrigin::File => "file",
+            TemplateOrigin::Gemma => "fallback: gemma",
+            TemplateOrigin::ChatMl => "fallback: chatml",
+        }
+    }
+
+    /// The fallback's source; `None` for [`TemplateOrigin::File`].
+    pub fn fallback_source(self) -> Option<&'static str> {
+        match self {
+            TemplateOrigin::File => None,
+            TemplateOrigin::Gemma => Some(GEMMA_TEMPLATE),
+            TemplateOrigin::ChatMl => Some(CHATML_TEMPLATE),
         }
     }
 }
@@ -129,6 +234,91 @@ mod tests {
             p,
             "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n"
         );
+    }
+
+    fn conversation() -> Vec<Message> {
+        vec![
+            Message::new("system", "You are terse."),
+            Message::new("user", "Hi"),
+            Message::new("assistant", "Hello!"),
+            Message::new("user", "2+2?"),
+        ]
+    }
+
+    #[test]
+    fn gemma_fallback_renders_gemma_turns() {
+        let t = ChatTemplate::new(GEMMA_TEMPLATE, "<bos>", "<eos>").unwrap();
+        // The system text opens the first user turn; the assistant is "model".
+        assert_eq!(
+            t.apply(&conversation(), true).unwrap(),
+            "<start_of_turn>user\nYou are terse.\n\nHi<end_of_turn>\n\
+             <start_of_turn>model\nHello!<end_of_turn>\n\
+             <start_of_turn>user\n2+2?<end_of_turn>\n\
+             <start_of_turn>model\n"
+        );
+        assert_eq!(
+            t.apply(&conversation()[1..2], false).unwrap(),
+            "<start_of_turn>user\nHi<end_of_turn>\n"
+        );
+        // Texts are trimmed; a lone system message still reaches the model.
+        assert_eq!(
+            t.apply(&[Message::new("user", " \n Hi there \n")], true)
+                .unwrap(),
+            "<start_of_turn>user\nHi there<end_of_turn>\n<start_of_turn>model\n"
+        );
+        assert_eq!(
+            t.apply(&[Message::new("system", "Be kind.")], true)
+                .unwrap(),
+            "<start_of_turn>user\nBe kind.<end_of_turn>\n<start_of_turn>model\n"
+        );
+        assert_eq!(t.apply(&[], true).unwrap(), "<start_of_turn>model\n");
+    }
+
+    #[test]
+    fn chatml_fallback_renders_chatml_turns() {
+        let t = ChatTemplate::new(CHATML_TEMPLATE, "<s>", "</s>").unwrap();
+        assert_eq!(
+            t.apply(&conversation(), true).unwrap(),
+            "<|im_start|>system\nYou are terse.<|im_end|>\n\
+             <|im_start|>user\nHi<|im_end|>\n\
+             <|im_start|>assistant\nHello!<|im_end|>\n\
+             <|im_start|>user\n2+2?<|im_end|>\n\
+             <|im_start|>assistant\n"
+        );
+        assert_eq!(
+            t.apply(&[Message::new("user", " x ")], false).unwrap(),
+            "<|im_start|>user\n x <|im_end|>\n"
+        );
+    }
+
+    #[test]
+    fn template_choice_prefers_the_file_then_gemma_then_chatml() {
+        use TemplateOrigin::*;
+        let none = |_: &str| false;
+        let vocab = |tok: &'static str| move |t: &str| t == tok;
+        // A file's own template always wins, Gemma or not.
+        assert_eq!(TemplateOrigin::choose(true, Some("gemma3"), none), File);
+        assert_eq!(
+            TemplateOrigin::choose(true, Some("llama"), vocab("<start_of_turn>")),
+            File
+        );
+        // Gemma by architecture name or by its turn token.
+        assert_eq!(TemplateOrigin::choose(false, Some("gemma3"), none), Gemma);
+        assert_eq!(TemplateOrigin::choose(false, Some("gemma"), none), Gemma);
+        assert_eq!(
+            TemplateOrigin::choose(false, Some("llama"), vocab("<start_of_turn>")),
+            Gemma
+        );
+        // ChatML with or without <|im_start|> in the vocabulary.
+        assert_eq!(
+            TemplateOrigin::choose(false, Some("llama"), vocab("<|im_start|>")),
+            ChatMl
+        );
+        assert_eq!(TemplateOrigin::choose(false, Some("qwen2"), none), ChatMl);
+        assert_eq!(TemplateOrigin::choose(false, None, none), ChatMl);
+        assert_eq!(File.fallback_source(), None);
+        assert_eq!(Gemma.fallback_source(), Some(GEMMA_TEMPLATE));
+        assert_eq!(ChatMl.label(), "fallback: chatml");
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 
+use crate::chat::{TemplateOrigin, CHATML_TEMPLATE};
 use crate::cpu::{self, Parallel, RunState};
 use crate::error::{Error, Result};
 use crate::gguf::Gguf;
@@ -129,6 +130,8 @@ impl Backend for CpuBackend {
 pub struct ModelInfo {
     pub name: Option<String>,
     pub chat_template: Option<String>,
+    /// The file's template, or which fallback prompts use (see `chat`).
+    pub chat_template_origin: TemplateOrigin,
     /// (tensor name, type name, dims) in file order.
     pub tensors: Vec<(String, &'static str, Vec<usize>)>,
     pub file_type: String,
@@ -149,6 +152,7 @@ impl ModelInfo {
         ModelInfo {
             name: g.get_str("general.name").map(str::to_string),
             chat_template: g.get_str("tokenizer.chat_template").map(str::to_string),
+            chat_template_origin: TemplateOrigin::from_gguf(g),
             tensors: g
                 .tensors
                 .iter()
@@ -163,6 +167,17 @@ impl ModelInfo {
             tokenizer_model: g.get_str("tokenizer.ggml.model").unwrap_or("?").to_string(),
             tokenizer_pre: g.get_str("tokenizer.ggml.pre").map(str::to_string),
             weight_bytes_per_token: 0,
+        }
+    }
+
+    /// The chat template prompts are made with: the file's, else the fallback.
+    pub fn chat_template_source(&self) -> &str {
+        match &self.chat_template {
+            Some(own) => own,
+            None => self
+                .chat_template_origin
+                .fallback_source()
+                .unwrap_or(CHATML_TEMPLATE),
         }
     }
 }

@@ -161,7 +161,11 @@ export interface ModelInfo {
   heads: number;
   kvHeads: number;
   weightBytesPerToken: number;
+  /** Whether the file carries its own chat template. */
   hasChatTemplate: boolean;
+  /** The template chats use: the file's own, or the fallback chosen for a
+   * file without one (Gemma's turns for Gemma, else ChatML). */
+  chatTemplate: 'file' | 'fallback: gemma' | 'fallback: chatml';
   backend: 'webgpu' | 'cpu';
   fallbackReason: string | null;
   adapter: AdapterInfo | null;
@@ -673,7 +677,8 @@ impl WasmModel {
         Ok(async_iterable(stream.into()))
     }
 
-    /// The prompt the model's own chat template makes of `messages`.
+    /// The prompt the chat template (the file's own, or the fallback for a file
+    /// without one) makes of `messages`.
     #[wasm_bindgen(js_name = applyChatTemplate)]
     pub fn apply_chat_template(
         &self,
@@ -992,12 +997,12 @@ async fn copy_in(src: &Uint8Array, progress: &dyn Fn(f64, &str), upto: f64) -> R
 fn finish_load(engine: Engine, gpu: Option<Gpu>, fallback_reason: Option<String>) -> WasmModel {
     let tok = engine.tokenizer.clone();
     let text = |id: Option<u32>| id.and_then(|i| tok.token_text(i)).unwrap_or("").to_string();
-    let template = match &engine.info.chat_template {
-        Some(src) => ChatTemplate::new(src, &text(tok.bos()), &text(tok.eos())),
-        None => Err(Error::ChatTemplate(
-            "this model file has no chat template (tokenizer.chat_template)".into(),
-        )),
-    };
+    // The file's own template, or the fallback for its architecture/vocabulary.
+    let template = ChatTemplate::new(
+        engine.info.chat_template_source(),
+        &text(tok.bos()),
+        &text(tok.eos()),
+    );
     let backend = if gpu.is_some() { "webgpu" } else { "cpu" };
     let info = model_info(&engine, gpu.as_ref(), backend, fallback_reason.as_deref());
     WasmModel {
@@ -1054,6 +1059,7 @@ fn model_info(
         kv_heads: usize,
         weight_bytes_per_token: usize,
         has_chat_template: bool,
+        chat_template: &'a str,
         backend: &'a str,
         fallback_reason: Option<&'a str>,
         adapter: Option<Adapter>,
@@ -1101,6 +1107,7 @@ fn model_info(
         kv_heads: c.n_kv_heads,
         weight_bytes_per_token: i.weight_bytes_per_token,
         has_chat_template: i.chat_template.is_some(),
+        chat_template: i.chat_template_origin.label(),
         backend,
         fallback_reason: fallback,
         adapter,

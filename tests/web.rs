@@ -519,8 +519,15 @@ async fn errors_are_js_errors_that_name_the_problem() {
         .unwrap_err();
     expect(err, "BadToken", "outside the vocabulary");
     let msgs = Array::of1(&obj(&[("role", "user".into()), ("content", "hi".into())]));
-    let err = model.apply_chat_template(msgs.into(), None).unwrap_err();
-    expect(err, "ChatTemplate", "no chat template");
+    // stories260K has no template of its own: chats fall back to ChatML.
+    assert_eq!(
+        model.apply_chat_template(msgs.into(), None).unwrap(),
+        "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+    );
+    assert_eq!(
+        get(&model.info(), "chatTemplate").as_string().unwrap(),
+        "fallback: chatml"
+    );
     // Reaching the end of the context stops the generation; it is not an error.
     let out = await_js(model.generate("Once upon a time".into(), Some(greedy(1000))))
         .await
@@ -540,6 +547,10 @@ async fn chat_uses_the_template_and_reuses_the_kv_cache() {
     }
     let bytes = fetch("cache/SmolLM2-135M-Instruct.Q4_1.gguf").await;
     let model = load(&bytes, "cpu").await.unwrap();
+    assert_eq!(
+        get(&model.info(), "chatTemplate").as_string().unwrap(),
+        "file"
+    );
     let msg =
         |role: &str, content: &str| obj(&[("role", role.into()), ("content", content.into())]);
     let mut conv = vec![msg("user", "What is 2+2?")];

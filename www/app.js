@@ -21,6 +21,7 @@ function addMessage(role, text) {
 }
 
 function load(source) {
+  $('terms').hidden = !/gemma/i.test(source.url || source.file?.name || '');
   $('progress').hidden = false;
   $('status').textContent = 'Loading…';
   $('send').disabled = true;
@@ -74,6 +75,11 @@ worker.onmessage = ({ data: m }) => {
 };
 
 $('source').onsubmit = (e) => { e.preventDefault(); load({ url: $('url').value }); };
+// The models scripts/setup.sh fetched (served from .cache by scripts/serve.mjs).
+$('model').onchange = () => {
+  $('url').value = $('model').value;
+  load({ url: $('url').value });
+};
 $('file').onchange = () => { if ($('file').files[0]) load({ file: $('file').files[0] }); };
 $('prompt-form').onsubmit = (e) => {
   e.preventDefault();

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use pollster::block_on;
 use serde_json::json;
+use webgguf::chat::TemplateOrigin as ChatTemplateOrigin;
 use webgguf::cpu::Parallel;
 use webgguf::engine::{Engine, EngineOptions, Generation};
 use webgguf::gpu;
@@ -33,8 +34,12 @@ commands:
            GPU time per step and per kernel, bare dispatch cost
 
 common options:
-  -m MODEL          GGUF file (default: the SmolLM2-135M-Instruct Q4_1 that setup fetches,
-                    or $WEBGGUF_MODEL)
+  -m, --model MODEL a GGUF file's path, or the name of a model scripts/setup.sh fetches
+                    into .cache/:
+                      smollm2      SmolLM2-135M-Instruct Q4_1 (the default)
+                      gemma3-270m  Gemma 3 270M (base) Q4_K_M
+                    (default: $WEBGGUF_MODEL, a path or a name, else smollm2; an existing
+                    file of the same name as a model wins)
   --backend B       cpu | gpu | auto (default auto: a hardware GPU if there is one, else the CPU)
   --threads N       CPU threads (default: all cores)
   --ctx N           context window to allocate (default: the model's, at most 4096)
@@ -97,13 +102,41 @@ fn now_ms() -> f64 {
     START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1000.0
 }
 
-fn default_model() -> String {
-    std::env::var("WEBGGUF_MODEL").unwrap_or_else(|_| {
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/.cache/SmolLM2-135M-Instruct.Q4_1.gguf"
-        )
-        .to_string()
+/// The models scripts/setup.sh fetches into .cache/, by short name.
+const NAMED_MODELS: &[(&str, &str)] = &[
+    ("smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
+    ("gemma3-270m", "gemma-3-270m-q4_k_m.gguf"),
+];
+
+/// The file `-m`/`--model` (else $WEBGGUF_MODEL, else smollm2) names: a
+/// short name from [`NAMED_MODELS`] becomes its .cache path, unless a file of
+/// that name exists; anything else is a path.
+fn model_path(args: &Args) -> String {
+    let given = args
+        .str(&["-m", "--model"])
+        .map(str::to_string)
+        .or_else(|| std::env::var("WEBGGUF_MODEL").ok())
+        .unwrap_or_else(|| NAMED_MODELS[0].0.to_string());
+    resolve_model(&given)
+}
+
+fn resolve_model(given: &str) -> String {
+    match NAMED_MODELS.iter().find(|(name, _)| *name == given) {
+        Some((_, file)) if !std::path::Path::new(given).exists() => {
+            format!("{}/.cache/{file}", env!("CARGO_MANIFEST_DIR"))
+        }
+        _ => given.to_string(),
+    }
+}
+
+fn read_model(path: &str) -> Result<Vec<u8>, Error> {
+    webgguf::native::read_file(std::path::Path::new(path)).map_err(|e| {
+        let hint = if path.starts_with(concat!(env!("CARGO_MANIFEST_DIR"), "/.cache/")) {
+            " (scripts/setup.sh fetches it)"
+        } else {
+            ""
+        };
+        Error::Io(format!("cannot read model '{path}': {e}{hint}"))
     })
 }
 
@@ -250,10 +283,7 @@ impl From<&str> for CliError {
 type CliResult = Result<(), CliError>;
 
 fn load(args: &Args) -> Result<Engine, CliError> {
-    let path = args
-        .str(&["-m", "--model"])
-        .map(str::to_string)
-        .unwrap_or_else(default_model);
+    let path = model_path(args);
     let backend = args.str(&["--backend"]).unwrap_or("auto");
     if !matches!(backend, "cpu" | "gpu" | "auto") {
         return Err(CliError::Usage(format!(
@@ -279,8 +309,7 @@ fn load(args: &Args) -> Result<Engine, CliError> {
             );
             Ok(bytes)
         }
-        None => webgguf::native::read_file(std::path::Path::new(&path))
-            .map_err(|e| CliError::Engine(Error::Io(format!("cannot read model '{path}': {e}")))),
+        None => read_model(&path).map_err(CliError::Engine),
     };
     let bytes = read()?;
     let opts = EngineOptions {
@@ -492,14 +521,7 @@ fn cmd_gpu_profile(args: &Args) -> CliResult {
             let (shape, ty) = webgguf::synthetic::parse_spec(spec)?;
             webgguf::synthetic::build(&shape, ty, 1)?
         }
-        None => {
-            let path = args
-                .str(&["-m", "--model"])
-                .map(str::to_string)
-                .unwrap_or_else(default_model);
-            webgguf::native::read_file(std::path::Path::new(&path))
-                .map_err(|e| Error::Io(format!("cannot read model '{path}': {e}")))?
-        }
+        None => read_model(&model_path(args))?,
     };
     let opts = EngineOptions {
         context: args.num(&["--ctx"], 0)?,
@@ -551,10 +573,14 @@ fn cmd_info(args: &Args) -> CliResult {
     if let Some(d) = engine.backend_device() {
         println!("device:        {d}");
     }
-    match &i.chat_template {
-        Some(t) => println!("chat template:\n{t}"),
-        None => println!("chat template: none"),
-    }
+    println!(
+        "chat template: {}\n{}",
+        match i.chat_template_origin {
+            ChatTemplateOrigin::File => "from the file",
+            fallback => fallback.label(),
+        },
+        i.chat_template_source()
+    );
     println!("tensors:");
     for (name, ty, dims) in &i.tensors {
         println!("  {name:<32} {ty:<7} {dims:?}");
@@ -587,4 +613,26 @@ fn cmd_gpu_bandwidth(args: &Args) -> CliResult {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_names_resolve_to_setup_files_and_paths_stay_paths() {
+        let cache = concat!(env!("CARGO_MANIFEST_DIR"), "/.cache/");
+        assert_eq!(
+            resolve_model("smollm2"),
+            format!("{cache}SmolLM2-135M-Instruct.Q4_1.gguf")
+        );
+        assert_eq!(
+            resolve_model("gemma3-270m"),
+            format!("{cache}gemma-3-270m-q4_k_m.gguf")
+        );
+        assert_eq!(resolve_model("dir/m.gguf"), "dir/m.gguf");
+        assert_eq!(resolve_model("gemma3"), "gemma3");
+        let args = Args::parse(&["--model".into(), "gemma3-270m".into()]).unwrap();
+        assert_eq!(model_path(&args), resolve_model("gemma3-270m"));
+    }
 }
