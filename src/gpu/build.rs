@@ -1,6 +1,14 @@
 //! The graph builder: the model's weights uploaded and turned into the op
 //! lists the forward pass replays (`GpuBackend::build`), over the
 //! activations every layer reuses (`Scratch`).
+//!
+//! It follows the architecture's description (`arch::Spec`), layer by
+//! layer, as `cpu::forward` does, and picks its fusions from it: the fused
+//! q/k/v kernel (rope and the cache store in its epilogue) where a layer
+//! has no per-head q/k norm, the fused gate/up kernel with the layer's
+//! activation, and the residual accumulated in place by the products
+//! where there is no post-norm (else the product goes to `delta` and one
+//! kernel adds its norm to x).
 
 use std::cell::OnceCell;
 
@@ -10,7 +18,7 @@ use super::ops::{auto_rows, embed_ops, f, matvec_ops, MatvecArgs, QkvArgs, Sampl
 use super::upload::{GpuMatrix, MatGroup};
 use super::{GpuBackend, GpuOptions};
 use crate::error::{Error, Result};
-use crate::model::{Config, Matrix, RopeStyle, Weights};
+use crate::model::{Activation, Config, Layer, LayerSpec, Matrix, RopeStyle, Weights};
 
 /// Activations for up to `batch` tokens, reused by every layer.
 pub(super) struct Scratch {
@@ -22,6 +30,8 @@ pub(super) struct Scratch {
     pub(super) xo: wgpu::Buffer,
     pub(super) hb: wgpu::Buffer,
     pub(super) hb2: wgpu::Buffer,
+    /// A sublayer's output before its post-norm joins x (gemma3).
+    pub(super) delta: wgpu::Buffer,
     pub(super) scores: wgpu::Buffer,
     pub(super) logits: wgpu::Buffer,
     pub(super) tokens: wgpu::Buffer,
@@ -49,18 +59,6 @@ impl GpuBackend {
         progress: &dyn Fn(f64),
     ) -> Result<GpuBackend> {
         let ctx = ctx.max(1);
-        let plain_llama = c.spec.embed_scale.is_none()
-            && c.spec.activation == crate::model::Activation::Silu
-            && c.spec.layers.iter().all(|l| {
-                *l == c.spec.layers[0] && !l.qk_norm && l.window.is_none() && !l.post_attn_norm
-            })
-            && !c.spec.layers[0].post_ffn_norm;
-        if !plain_llama {
-            return Err(Error::Unsupported(format!(
-                "the {} architecture on the GPU backend (use the CPU backend)",
-                c.arch().name()
-            )));
-        }
         if c.head_dim > 512 || !c.head_dim.is_multiple_of(2) {
             return Err(Error::DeviceLimit(format!(
                 "head size {} (the GPU attention kernel takes even sizes up to 512)",
@@ -72,7 +70,6 @@ impl GpuBackend {
             .unwrap_or(u64::MAX)
             .min(gpu.binding_limit());
         let (dim, qd, kvd, ff, vocab) = (c.dim, c.q_dim(), c.kv_dim(), c.ffn_dim, c.vocab_size);
-        // The attention scratch grows with batch x heads x context.
         let mut batch = max_batch.min(opts.max_batch).clamp(1, ctx);
         // The one-key-at-a-time attention kernel needs a score scratch that
         // grows with batch x heads x context; the chunked one needs none.
@@ -92,6 +89,7 @@ impl GpuBackend {
             xo: gpu.storage("xo", b * qd as u64 * 4)?,
             hb: gpu.storage("hb", b * ff as u64 * 4)?,
             hb2: gpu.storage("hb2", b * ff as u64 * 4)?,
+            delta: gpu.storage("delta", b * dim as u64 * 4)?,
             scores: gpu.storage(
                 "attention scores",
                 if simple_attention {
@@ -118,365 +116,61 @@ impl GpuBackend {
         let mut mats = Vec::new();
 
         let embd = GpuMatrix::from_weights(&gpu, "token_embd", w, &w.token_embd, limit)?;
-        let embed = embed_ops(&gpu, &mut k, &embd, &s.tokens, &s.x)?;
+        let embed_scale = c.spec.embed_scale.unwrap_or(1.0);
+        let embed = embed_ops(&gpu, &mut k, &embd, &s.tokens, &s.x, embed_scale)?;
 
-        let ff_buf = match &w.rope_freqs {
-            Some(v) => gpu.upload_f32("rope_freqs", v),
-            None => gpu.upload_f32("rope_freqs", &[1.0]),
+        let shared = Shared {
+            ff: match &w.rope_freqs {
+                Some(v) => gpu.upload_f32("rope_freqs", v),
+                None => gpu.upload_f32("rope_freqs", &[1.0]),
+            },
+            norm: gpu.params([dim as u32, f(c.norm_eps), 0, 0, 0, 0, 0, 0]),
+            head_norm: gpu.params([c.head_dim as u32, f(c.norm_eps), 0, 0, 0, 0, 0, 0]),
+            ew_q: gpu.params([qd as u32, kernels::NX, 0, 0, 0, 0, 0, 0]),
+            ew_kv: gpu.params([kvd as u32, kernels::NX, 0, 0, 0, 0, 0, 0]),
+            ew_ff: gpu.params([ff as u32, kernels::NX, 0, 0, 0, 0, 0, 0]),
+            simple_attention,
+            split_attention: !simple_attention && opts.tuning.split_attention,
+            splits,
+            // Workgroups of the chunked and split kernels: kv heads x
+            // query slots per kv head.
+            att_wgs: {
+                let group = c.n_heads / c.n_kv_heads;
+                let (_, qs) = kernels::chunk_shape(c.head_dim, group);
+                c.n_kv_heads as u32 * (group as u32).div_ceil(qs)
+            },
+            // The fused q/k/v kernel handles rows in quads of two pairs.
+            quads: c.head_dim.is_multiple_of(4) && c.rope_dim.is_multiple_of(4),
         };
-        let l0 = c.spec.layers[0];
-        let theta_scale = l0.theta_scale(c.rope_dim);
-        let neox = c.spec.rope_style == RopeStyle::Neox;
-        let rope_params = |heads: usize| {
-            gpu.params([
-                heads as u32,
-                c.head_dim as u32,
-                c.rope_dim as u32,
-                neox as u32,
-                f(theta_scale),
-                f(l0.rope_freq_scale),
-                w.rope_freqs.is_some() as u32,
-                0,
-            ])
-        };
-        let rope_q = rope_params(c.n_heads);
-        let rope_k = rope_params(c.n_kv_heads);
-        let norm_p = gpu.params([dim as u32, f(c.norm_eps), 0, 0, 0, 0, 0, 0]);
-        let att_p = gpu.params([
-            c.n_heads as u32,
-            c.n_kv_heads as u32,
-            c.head_dim as u32,
-            ctx as u32,
-            f(1.0 / (c.head_dim as f32).sqrt()),
-            0,
-            splits as u32,
-            0,
-        ]);
-        let ew = |width: usize| gpu.params([width as u32, kernels::NX, 0, 0, 0, 0, 0, 0]);
-        let (ew_q, ew_kv, ew_ff) = (ew(qd), ew(kvd), ew(ff));
-        // The fused q/k/v kernel handles rows in quads of two pairs.
-        let quads = c.head_dim.is_multiple_of(4) && c.rope_dim.is_multiple_of(4);
 
         let mut layers = Vec::new();
         let mut layers_one = Vec::new();
         let mut layers_long = Vec::new();
-        let split_attention = !simple_attention && opts.tuning.split_attention;
-        // Workgroups of the chunked and split kernels: kv heads x query
-        // slots per kv head.
-        let group = c.n_heads / c.n_kv_heads;
-        let att_wgs = {
-            let (_, qs) = kernels::chunk_shape(c.head_dim, group);
-            c.n_kv_heads as u32 * (group as u32).div_ceil(qs)
-        };
-        let norm_op = |k: &Kernels, x: &wgpu::Buffer, g: &wgpu::Buffer, out: &wgpu::Buffer| Op {
-            bind: kernels::bind(
-                &gpu,
-                &k.rmsnorm(&gpu),
-                &[(0, x), (1, g), (2, out), (3, &norm_p), (4, &s.step)],
-            ),
-            pipeline: k.rmsnorm(&gpu),
-            shape: Shape::PerToken([1, 1, 1], 0),
-            label: "rmsnorm",
-        };
-        for (l, layer) in w.layers.iter().enumerate() {
-            let qkv = MatGroup::upload(
-                &gpu,
-                &format!("blk.{l}.attn_qkv"),
-                w,
-                &[
-                    (&format!("blk.{l}.attn_q"), &layer.wq),
-                    (&format!("blk.{l}.attn_k"), &layer.wk),
-                    (&format!("blk.{l}.attn_v"), &layer.wv),
-                ],
-                limit,
-                opts.tuning.fuse,
-            )?;
-            let gate_up = MatGroup::upload(
-                &gpu,
-                &format!("blk.{l}.ffn_gate_up"),
-                w,
-                &[
-                    (&format!("blk.{l}.ffn_gate"), &layer.w_gate),
-                    (&format!("blk.{l}.ffn_up"), &layer.w_up),
-                ],
-                limit,
-                opts.tuning.fuse,
-            )?;
-            let mat = |m: &Matrix, name: &str| {
-                GpuMatrix::from_weights(&gpu, &format!("blk.{l}.{name}"), w, m, limit)
+        for (l, (layer, spec)) in w.layers.iter().zip(&c.spec.layers).enumerate() {
+            let lw = LayerBufs::upload(&gpu, c, w, l, layer, spec, ctx, limit, opts.tuning.fuse)?;
+            let b = LayerOps {
+                gpu: &gpu,
+                c,
+                s: &s,
+                sh: &shared,
+                spec,
+                w: &lw,
+                has_ff: w.rope_freqs.is_some(),
             };
-            let wo = mat(&layer.wo, "attn_output")?;
-            let wd = mat(&layer.w_down, "ffn_down")?;
-            let attn_norm = gpu.upload_f32("attn_norm", &layer.attn_norm);
-            let ffn_norm = gpu.upload_f32("ffn_norm", &layer.ffn_norm);
-            let kc = gpu.storage("key cache", (ctx * kvd * 2) as u64)?;
-            let vc = gpu.storage("value cache", (ctx * kvd * 2) as u64)?;
-
-            // q/k/v bias, concatenated like the fused rows.
-            let qkv_bias = if layer.bq.is_some() || layer.bk.is_some() || layer.bv.is_some() {
-                let mut all = Vec::with_capacity(qd + 2 * kvd);
-                for (b, n) in [(&layer.bq, qd), (&layer.bk, kvd), (&layer.bv, kvd)] {
-                    match b {
-                        Some(b) => all.extend_from_slice(b),
-                        None => all.extend(std::iter::repeat_n(0.0, n)),
-                    }
-                }
-                Some(gpu.upload_f32("qkv bias", &all))
-            } else {
-                None
-            };
-            // Products are tiled for a batch (prefill), matvec for one token.
-            // Unfused q/k/v: norm, products, biases, rope, store to the cache.
-            let qkv_unfused = |k: &mut Kernels, tiled: bool| -> Result<Vec<Op>> {
-                let mut ops = vec![norm_op(k, &s.x, &attn_norm, &s.xb)];
-                for (i, (dst, width)) in [(&s.q, qd), (&s.k, kvd), (&s.v, kvd)]
-                    .into_iter()
-                    .enumerate()
-                {
-                    let (m, rows) = qkv.seg(i);
-                    let a = MatvecArgs {
-                        tiled,
-                        ..MatvecArgs::plain(&s.xb, dst, &s.step, width, false)
-                    };
-                    ops.extend(matvec_ops(&gpu, k, m, rows, &a)?);
-                }
-                for (bias, dst, p, width) in [
-                    (&layer.bq, &s.q, &ew_q, qd),
-                    (&layer.bk, &s.k, &ew_kv, kvd),
-                    (&layer.bv, &s.v, &ew_kv, kvd),
-                ] {
-                    if let Some(bias) = bias {
-                        let bb = gpu.upload_f32("bias", bias);
-                        ops.push(Op {
-                            bind: kernels::bind(
-                                &gpu,
-                                &k.add_bias(&gpu),
-                                &[(0, dst), (1, &bb), (2, p), (3, &s.step)],
-                            ),
-                            pipeline: k.add_bias(&gpu),
-                            shape: Shape::Flat(width as u32),
-                            label: "add_bias",
-                        });
-                    }
-                }
-                for (buf, p, heads) in [(&s.q, &rope_q, c.n_heads), (&s.k, &rope_k, c.n_kv_heads)] {
-                    ops.push(Op {
-                        bind: kernels::bind(
-                            &gpu,
-                            &k.rope(&gpu),
-                            &[(0, buf), (1, &ff_buf), (2, p), (3, &s.step)],
-                        ),
-                        pipeline: k.rope(&gpu),
-                        shape: Shape::PerToken(
-                            [((heads * c.rope_dim / 2) as u32).div_ceil(64), 1, 1],
-                            1,
-                        ),
-                        label: "rope",
-                    });
-                }
-                ops.push(Op {
-                    bind: kernels::bind(
-                        &gpu,
-                        &k.kv_store(&gpu),
-                        &[
-                            (0, &s.k),
-                            (1, &s.v),
-                            (2, &kc),
-                            (3, &vc),
-                            (4, &att_p),
-                            (5, &s.step),
-                        ],
-                    ),
-                    pipeline: k.kv_store(&gpu),
-                    shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
-                    label: "kv_store",
-                });
-                Ok(ops)
-            };
-            // Fused: one kernel from x to q and the cache (tiled: from xb,
-            // normalised by a separate rmsnorm).
-            let qkv_fused = |k: &mut Kernels, m: &GpuMatrix, tiled: bool| -> Result<Vec<Op>> {
-                let a = MatvecArgs {
-                    mv: Mv::Qkv,
-                    label: "qkv",
-                    norm: (!tiled).then_some((&attn_norm, c.norm_eps)),
-                    split: qd,
-                    tiled,
-                    qkv: Some(QkvArgs {
-                        kc: &kc,
-                        vc: &vc,
-                        bias: qkv_bias.as_ref(),
-                        ff: &ff_buf,
-                        has_ff: w.rope_freqs.is_some(),
-                        kvd,
-                        head_dim: c.head_dim,
-                        rope_dim: c.rope_dim,
-                        neox,
-                        theta_scale,
-                        freq_scale: l0.rope_freq_scale,
-                    }),
-                    ..MatvecArgs::plain(if tiled { &s.xb } else { &s.x }, &s.q, &s.step, qd, false)
-                };
-                let mut ops = Vec::new();
-                if tiled {
-                    ops.push(norm_op(k, &s.x, &attn_norm, &s.xb));
-                }
-                ops.extend(matvec_ops(&gpu, k, m, 0..m.rows, &a)?);
-                Ok(ops)
-            };
-            let attention = if !simple_attention {
-                let p = k.attention_chunked(&gpu, c.head_dim, group);
-                Op {
-                    bind: kernels::bind(
-                        &gpu,
-                        &p,
-                        &[
-                            (8, &s.q),
-                            (2, &kc),
-                            (3, &vc),
-                            (4, &att_p),
-                            (5, &s.step),
-                            (6, &s.xo),
-                        ],
-                    ),
-                    pipeline: p,
-                    shape: Shape::PerToken([att_wgs, 1, 1], 1),
-                    label: "attention",
-                }
-            } else {
-                Op {
-                    bind: kernels::bind(
-                        &gpu,
-                        &k.attention(&gpu),
-                        &[
-                            (8, &s.q),
-                            (2, &kc),
-                            (3, &vc),
-                            (4, &att_p),
-                            (5, &s.step),
-                            (6, &s.xo),
-                            (7, &s.scores),
-                        ],
-                    ),
-                    pipeline: k.attention(&gpu),
-                    shape: Shape::PerToken([c.n_heads as u32, 1, 1], 1),
-                    label: "attention",
-                }
-            };
-            let plain = |k: &mut Kernels,
-                         m: &GpuMatrix,
-                         x: &wgpu::Buffer,
-                         tiled: bool|
-             -> Result<Vec<Op>> {
-                let a = MatvecArgs {
-                    tiled,
-                    ..MatvecArgs::plain(x, &s.x, &s.step, dim, true)
-                };
-                matvec_ops(&gpu, k, m, 0..dim, &a)
-            };
-            // Unfused: norm, gate, up, silu * up.
-            let ffn_unfused = |k: &mut Kernels, tiled: bool| -> Result<Vec<Op>> {
-                let mut ops = vec![norm_op(k, &s.x, &ffn_norm, &s.xb)];
-                for (i, dst) in [&s.hb, &s.hb2].into_iter().enumerate() {
-                    let (m, rows) = gate_up.seg(i);
-                    let a = MatvecArgs {
-                        tiled,
-                        ..MatvecArgs::plain(&s.xb, dst, &s.step, ff, false)
-                    };
-                    ops.extend(matvec_ops(&gpu, k, m, rows, &a)?);
-                }
-                ops.push(Op {
-                    bind: kernels::bind(
-                        &gpu,
-                        &k.silu_mul(&gpu),
-                        &[(0, &s.hb), (1, &s.hb2), (2, &ew_ff), (3, &s.step)],
-                    ),
-                    pipeline: k.silu_mul(&gpu),
-                    shape: Shape::Flat(ff as u32),
-                    label: "silu_mul",
-                });
-                Ok(ops)
-            };
-            // Fused: norm (tiled: separate), gate and up, silu * up.
-            let ffn_fused = |k: &mut Kernels, m: &GpuMatrix, tiled: bool| -> Result<Vec<Op>> {
-                let a = MatvecArgs {
-                    mv: Mv::Silu,
-                    label: "gate_up",
-                    norm: (!tiled).then_some((&ffn_norm, c.norm_eps)),
-                    split: ff,
-                    tiled,
-                    ..MatvecArgs::plain(if tiled { &s.xb } else { &s.x }, &s.hb, &s.step, ff, false)
-                };
-                let mut ops = Vec::new();
-                if tiled {
-                    ops.push(norm_op(k, &s.x, &ffn_norm, &s.xb));
-                }
-                ops.extend(matvec_ops(&gpu, k, m, 0..m.rows, &a)?);
-                Ok(ops)
-            };
-            // Decode past SPLIT_KEYS keys: the keys in splits, each split in
-            // its own workgroups (splits past the context exit at once), then
-            // the merge; `chunked` alone serializes every key of a kv head.
-            let attention_long = split_attention.then(|| {
-                let sp = k.attention_entry(&gpu, c.head_dim, group, "split");
-                let mp = k.attention_entry(&gpu, c.head_dim, group, "merge");
-                vec![
-                    Op {
-                        bind: kernels::bind(
-                            &gpu,
-                            &sp,
-                            &[
-                                (8, &s.q),
-                                (2, &kc),
-                                (3, &vc),
-                                (4, &att_p),
-                                (5, &s.step),
-                                (9, &s.att_part),
-                            ],
-                        ),
-                        pipeline: sp,
-                        shape: Shape::Fixed([att_wgs, splits as u32, 1]),
-                        label: "attention",
-                    },
-                    Op {
-                        bind: kernels::bind(
-                            &gpu,
-                            &mp,
-                            &[(9, &s.att_part), (4, &att_p), (5, &s.step), (6, &s.xo)],
-                        ),
-                        pipeline: mp,
-                        shape: Shape::Fixed([c.n_heads as u32, 1, 1]),
-                        label: "attention_merge",
-                    },
-                ]
-            });
-            // (one token, the list, its attention)
-            let mut lists = vec![
-                (true, &mut layers_one, vec![attention.clone()]),
-                (false, &mut layers, vec![attention]),
-            ];
-            if let Some(ops) = attention_long {
-                lists.push((true, &mut layers_long, ops));
+            // (list, one token, attention in splits)
+            let mut lists = vec![(&mut layers_one, true, false), (&mut layers, false, false)];
+            if shared.split_attention {
+                lists.push((&mut layers_long, true, true));
             }
-            for (one, list, attention) in lists {
+            for (list, one, long) in lists {
                 let tiled = !one && opts.tuning.tiled_prefill;
-                list.extend(match qkv.fused().filter(|_| quads) {
-                    Some(m) => qkv_fused(&mut k, m, tiled)?,
-                    None => qkv_unfused(&mut k, tiled)?,
-                });
-                list.extend(attention);
-                list.extend(plain(&mut k, &wo, &s.xo, tiled)?);
-                list.extend(match gate_up.fused() {
-                    Some(m) => ffn_fused(&mut k, m, tiled)?,
-                    None => ffn_unfused(&mut k, tiled)?,
-                });
-                list.extend(plain(&mut k, &wd, &s.hb, tiled)?);
+                list.extend(b.attention_block(&mut k, tiled, long)?);
+                list.extend(b.ffn_block(&mut k, tiled)?);
             }
-            keep.extend(qkv_bias);
-            mats.extend(qkv.mats);
-            mats.extend(gate_up.mats);
-            mats.extend([wo, wd]);
-            keep.extend([attn_norm, ffn_norm, kc, vc]);
+            keep.extend(lw.bufs);
+            mats.extend(lw.qkv.mats);
+            mats.extend(lw.gate_up.mats);
+            mats.extend([lw.wo, lw.wd]);
             progress((l + 1) as f64 / w.layers.len() as f64);
         }
 
@@ -520,7 +214,8 @@ impl GpuBackend {
             shape: Shape::Fixed([1, 1, 1]),
             label: "argmax",
         }];
-        keep.extend([ff_buf, out_norm]);
+        keep.extend(shared.into_buffers());
+        keep.extend([out_norm, am_p]);
         Ok(GpuBackend {
             gpu,
             vocab,
@@ -543,5 +238,504 @@ impl GpuBackend {
             _keep: keep,
             _matrices: mats,
         })
+    }
+}
+
+/// What every layer's ops share: uniform blocks and the attention shape.
+struct Shared {
+    /// Rope frequency divisors (a 1-element dummy without them).
+    ff: wgpu::Buffer,
+    /// rmsnorm over the model dim, and over one head (q/k norm).
+    norm: wgpu::Buffer,
+    head_norm: wgpu::Buffer,
+    /// Element-wise widths: q, k/v, ffn.
+    ew_q: wgpu::Buffer,
+    ew_kv: wgpu::Buffer,
+    ew_ff: wgpu::Buffer,
+    simple_attention: bool,
+    split_attention: bool,
+    splits: usize,
+    att_wgs: u32,
+    quads: bool,
+}
+
+impl Shared {
+    fn into_buffers(self) -> [wgpu::Buffer; 6] {
+        [
+            self.ff,
+            self.norm,
+            self.head_norm,
+            self.ew_q,
+            self.ew_kv,
+            self.ew_ff,
+        ]
+    }
+}
+
+/// One layer on the GPU: its weights, norms, biases, KV cache and the
+/// uniform blocks of its rope and attention (which differ by layer:
+/// gemma3's sliding layers have their own rope base and a window).
+struct LayerBufs {
+    qkv: MatGroup,
+    gate_up: MatGroup,
+    wo: GpuMatrix,
+    wd: GpuMatrix,
+    attn_norm: wgpu::Buffer,
+    ffn_norm: wgpu::Buffer,
+    q_norm: Option<wgpu::Buffer>,
+    k_norm: Option<wgpu::Buffer>,
+    post_attn_norm: Option<wgpu::Buffer>,
+    post_ffn_norm: Option<wgpu::Buffer>,
+    /// q, k and v biases, each alone, and concatenated like the fused rows.
+    biases: [Option<wgpu::Buffer>; 3],
+    qkv_bias: Option<wgpu::Buffer>,
+    kc: wgpu::Buffer,
+    vc: wgpu::Buffer,
+    rope_q: wgpu::Buffer,
+    rope_k: wgpu::Buffer,
+    att: wgpu::Buffer,
+    /// Every plain buffer above, for `_keep` (and Drop).
+    bufs: Vec<wgpu::Buffer>,
+}
+
+impl LayerBufs {
+    #[allow(clippy::too_many_arguments)]
+    fn upload(
+        gpu: &Gpu,
+        c: &Config,
+        w: &Weights,
+        l: usize,
+        layer: &Layer,
+        spec: &LayerSpec,
+        ctx: usize,
+        limit: u64,
+        fuse: bool,
+    ) -> Result<LayerBufs> {
+        let (qd, kvd) = (c.q_dim(), c.kv_dim());
+        let name = |s: &str| format!("blk.{l}.{s}");
+        let qkv = MatGroup::upload(
+            gpu,
+            &name("attn_qkv"),
+            w,
+            &[
+                (&name("attn_q"), &layer.wq),
+                (&name("attn_k"), &layer.wk),
+                (&name("attn_v"), &layer.wv),
+            ],
+            limit,
+            fuse,
+        )?;
+        let gate_up = MatGroup::upload(
+            gpu,
+            &name("ffn_gate_up"),
+            w,
+            &[
+                (&name("ffn_gate"), &layer.w_gate),
+                (&name("ffn_up"), &layer.w_up),
+            ],
+            limit,
+            fuse,
+        )?;
+        let mat = |m: &Matrix, s: &str| GpuMatrix::from_weights(gpu, &name(s), w, m, limit);
+        let vector = |label: &str, v: &Option<Vec<f32>>| v.as_ref().map(|v| gpu.upload_f32(label, v));
+        let qkv_bias = if layer.bq.is_some() || layer.bk.is_some() || layer.bv.is_some() {
+            let mut all = Vec::with_capacity(qd + 2 * kvd);
+            for (b, n) in [(&layer.bq, qd), (&layer.bk, kvd), (&layer.bv, kvd)] {
+                match b {
+                    Some(b) => all.extend_from_slice(b),
+                    None => all.extend(std::iter::repeat_n(0.0, n)),
+                }
+            }
+            Some(gpu.upload_f32("qkv bias", &all))
+        } else {
+            None
+        };
+        let theta_scale = spec.theta_scale(c.rope_dim);
+        let neox = c.spec.rope_style == RopeStyle::Neox;
+        let rope = |heads: usize| {
+            gpu.params([
+                heads as u32,
+                c.head_dim as u32,
+                c.rope_dim as u32,
+                neox as u32,
+                f(theta_scale),
+                f(spec.rope_freq_scale),
+                w.rope_freqs.is_some() as u32,
+                0,
+            ])
+        };
+        let att = gpu.params([
+            c.n_heads as u32,
+            c.n_kv_heads as u32,
+            c.head_dim as u32,
+            ctx as u32,
+            f(c.spec.attn_scale),
+            0,
+            ctx.div_ceil(kernels::SPLIT_KEYS) as u32,
+            spec.window.map_or(0, |w| w.min(ctx)) as u32,
+        ]);
+        let mut lb = LayerBufs {
+            qkv,
+            gate_up,
+            wo: mat(&layer.wo, "attn_output")?,
+            wd: mat(&layer.w_down, "ffn_down")?,
+            attn_norm: gpu.upload_f32("attn_norm", &layer.attn_norm),
+            ffn_norm: gpu.upload_f32("ffn_norm", &layer.ffn_norm),
+            q_norm: vector("attn_q_norm", &layer.q_norm),
+            k_norm: vector("attn_k_norm", &layer.k_norm),
+            post_attn_norm: vector("post_attention_norm", &layer.post_attn_norm),
+            post_ffn_norm: vector("post_ffw_norm", &layer.post_ffn_norm),
+            biases: [
+                vector("attn_q.bias", &layer.bq),
+                vector("attn_k.bias", &layer.bk),
+                vector("attn_v.bias", &layer.bv),
+            ],
+            qkv_bias,
+            kc: gpu.storage("key cache", (ctx * kvd * 2) as u64)?,
+            vc: gpu.storage("value cache", (ctx * kvd * 2) as u64)?,
+            rope_q: rope(c.n_heads),
+            rope_k: rope(c.n_kv_heads),
+            att,
+            bufs: Vec::new(),
+        };
+        lb.bufs = [
+            &lb.attn_norm,
+            &lb.ffn_norm,
+            &lb.kc,
+            &lb.vc,
+            &lb.rope_q,
+            &lb.rope_k,
+            &lb.att,
+        ]
+        .into_iter()
+        .chain(&lb.q_norm)
+        .chain(&lb.k_norm)
+        .chain(&lb.post_attn_norm)
+        .chain(&lb.post_ffn_norm)
+        .chain(lb.biases.iter().flatten())
+        .chain(&lb.qkv_bias)
+        .cloned()
+        .collect();
+        Ok(lb)
+    }
+}
+
+/// Builds one layer's ops; prefill (`tiled`: products as tiled matmuls)
+/// and decode (matvecs, the norm folded into the products) lists alike.
+struct LayerOps<'a> {
+    gpu: &'a Gpu,
+    c: &'a Config,
+    s: &'a Scratch,
+    sh: &'a Shared,
+    spec: &'a LayerSpec,
+    w: &'a LayerBufs,
+    has_ff: bool,
+}
+
+impl LayerOps<'_> {
+    /// x += [postnorm] Wo · attention(q, k, v), the q/k/v made from
+    /// rmsnorm(x) and stored (k, v) to the cache.
+    fn attention_block(&self, k: &mut Kernels, tiled: bool, long: bool) -> Result<Vec<Op>> {
+        let mut ops = match self.w.qkv.fused().filter(|_| self.sh.quads && !self.spec.qk_norm) {
+            Some(m) => self.qkv_fused(k, m, tiled)?,
+            None => self.qkv_unfused(k, tiled)?,
+        };
+        ops.extend(if long {
+            self.attention_split(k)
+        } else {
+            vec![self.attention(k)]
+        });
+        let post = self.w.post_attn_norm.as_ref();
+        ops.extend(self.residual(k, &self.w.wo, &self.s.xo, post, tiled)?);
+        Ok(ops)
+    }
+
+    /// x += [postnorm] Wdown · (act(Wgate · xb) * (Wup · xb)), xb = rmsnorm(x).
+    fn ffn_block(&self, k: &mut Kernels, tiled: bool) -> Result<Vec<Op>> {
+        let mut ops = match self.w.gate_up.fused() {
+            Some(m) => self.ffn_fused(k, m, tiled)?,
+            None => self.ffn_unfused(k, tiled)?,
+        };
+        let post = self.w.post_ffn_norm.as_ref();
+        ops.extend(self.residual(k, &self.w.wd, &self.s.hb, post, tiled)?);
+        Ok(ops)
+    }
+
+    fn norm(&self, k: &Kernels, x: &wgpu::Buffer, g: &wgpu::Buffer, out: &wgpu::Buffer) -> Op {
+        let p = k.rmsnorm(self.gpu);
+        Op {
+            bind: kernels::bind(
+                self.gpu,
+                &p,
+                &[(0, x), (1, g), (2, out), (3, &self.sh.norm), (4, &self.s.step)],
+            ),
+            pipeline: p,
+            shape: Shape::PerToken([1, 1, 1], 0),
+            label: "rmsnorm",
+        }
+    }
+
+    /// Fused: one kernel from x to q and the cache: norm folded (tiled:
+    /// a separate rmsnorm into xb first), bias, rope, k/v stored.
+    fn qkv_fused(&self, k: &mut Kernels, m: &GpuMatrix, tiled: bool) -> Result<Vec<Op>> {
+        let (s, c, w) = (self.s, self.c, self.w);
+        let a = MatvecArgs {
+            mv: Mv::Qkv,
+            label: "qkv",
+            norm: (!tiled).then_some((&w.attn_norm, c.norm_eps)),
+            split: c.q_dim(),
+            tiled,
+            qkv: Some(QkvArgs {
+                kc: &w.kc,
+                vc: &w.vc,
+                bias: w.qkv_bias.as_ref(),
+                ff: &self.sh.ff,
+                has_ff: self.has_ff,
+                kvd: c.kv_dim(),
+                head_dim: c.head_dim,
+                rope_dim: c.rope_dim,
+                neox: c.spec.rope_style == RopeStyle::Neox,
+                theta_scale: self.spec.theta_scale(c.rope_dim),
+                freq_scale: self.spec.rope_freq_scale,
+            }),
+            ..MatvecArgs::plain(if tiled { &s.xb } else { &s.x }, &s.q, &s.step, c.q_dim(), false)
+        };
+        let mut ops = Vec::new();
+        if tiled {
+            ops.push(self.norm(k, &s.x, &w.attn_norm, &s.xb));
+        }
+        ops.extend(matvec_ops(self.gpu, k, m, 0..m.rows, &a)?);
+        Ok(ops)
+    }
+
+    /// Unfused: norm, the three products, biases, per-head q/k norms,
+    /// rope, and the store to the cache.
+    fn qkv_unfused(&self, k: &mut Kernels, tiled: bool) -> Result<Vec<Op>> {
+        let (gpu, s, c, w, sh) = (self.gpu, self.s, self.c, self.w, self.sh);
+        let (qd, kvd) = (c.q_dim(), c.kv_dim());
+        let mut ops = vec![self.norm(k, &s.x, &w.attn_norm, &s.xb)];
+        for (i, (dst, width)) in [(&s.q, qd), (&s.k, kvd), (&s.v, kvd)].into_iter().enumerate() {
+            let (m, rows) = w.qkv.seg(i);
+            let a = MatvecArgs {
+                tiled,
+                ..MatvecArgs::plain(&s.xb, dst, &s.step, width, false)
+            };
+            ops.extend(matvec_ops(gpu, k, m, rows, &a)?);
+        }
+        let ew = [(&s.q, &sh.ew_q, qd), (&s.k, &sh.ew_kv, kvd), (&s.v, &sh.ew_kv, kvd)];
+        for (bias, (dst, p, width)) in w.biases.iter().zip(ew) {
+            if let Some(bias) = bias {
+                let pl = k.add_bias(gpu);
+                ops.push(Op {
+                    bind: kernels::bind(gpu, &pl, &[(0, dst), (1, bias), (2, p), (3, &s.step)]),
+                    pipeline: pl,
+                    shape: Shape::Flat(width as u32),
+                    label: "add_bias",
+                });
+            }
+        }
+        if let (Some(qn), Some(kn)) = (&w.q_norm, &w.k_norm) {
+            // Each head of each token is one row of head_dim.
+            let pl = k.rmsnorm_in_place(gpu);
+            for (buf, gains, heads) in [(&s.q, qn, c.n_heads), (&s.k, kn, c.n_kv_heads)] {
+                ops.push(Op {
+                    bind: kernels::bind(
+                        gpu,
+                        &pl,
+                        &[(1, gains), (2, buf), (3, &sh.head_norm), (4, &s.step)],
+                    ),
+                    pipeline: pl.clone(),
+                    shape: Shape::PerToken([heads as u32, 1, 1], 1),
+                    label: "head_norm",
+                });
+            }
+        }
+        for (buf, p, heads) in [(&s.q, &w.rope_q, c.n_heads), (&s.k, &w.rope_k, c.n_kv_heads)] {
+            let pl = k.rope(gpu);
+            ops.push(Op {
+                bind: kernels::bind(gpu, &pl, &[(0, buf), (1, &sh.ff), (2, p), (3, &s.step)]),
+                pipeline: pl,
+                shape: Shape::PerToken([((heads * c.rope_dim / 2) as u32).div_ceil(64), 1, 1], 1),
+                label: "rope",
+            });
+        }
+        let pl = k.kv_store(gpu);
+        ops.push(Op {
+            bind: kernels::bind(
+                gpu,
+                &pl,
+                &[(0, &s.k), (1, &s.v), (2, &w.kc), (3, &w.vc), (4, &w.att), (5, &s.step)],
+            ),
+            pipeline: pl,
+            shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
+            label: "kv_store",
+        });
+        Ok(ops)
+    }
+
+    /// Attention over the cache in one pass per query (prefill, and decode
+    /// up to SPLIT_KEYS keys or without the split kernel).
+    fn attention(&self, k: &mut Kernels) -> Op {
+        let (gpu, s, c, w) = (self.gpu, self.s, self.c, self.w);
+        let group = c.n_heads / c.n_kv_heads;
+        let mut entries = vec![
+            (8, &s.q),
+            (2, &w.kc),
+            (3, &w.vc),
+            (4, &w.att),
+            (5, &s.step),
+            (6, &s.xo),
+        ];
+        let (pl, shape) = if self.sh.simple_attention {
+            entries.push((7, &s.scores));
+            (
+                k.attention(gpu),
+                Shape::PerToken([c.n_heads as u32, 1, 1], 1),
+            )
+        } else {
+            (
+                k.attention_chunked(gpu, c.head_dim, group),
+                Shape::PerToken([self.sh.att_wgs, 1, 1], 1),
+            )
+        };
+        Op {
+            bind: kernels::bind(gpu, &pl, &entries),
+            pipeline: pl,
+            shape,
+            label: "attention",
+        }
+    }
+
+    /// Decode past SPLIT_KEYS keys: the keys in splits, each split in its
+    /// own workgroups (splits past the context or outside the window exit
+    /// at once), then the merge; one pass would serialize every key of a
+    /// kv head.
+    fn attention_split(&self, k: &mut Kernels) -> Vec<Op> {
+        let (gpu, s, c, w) = (self.gpu, self.s, self.c, self.w);
+        let group = c.n_heads / c.n_kv_heads;
+        let sp = k.attention_entry(gpu, c.head_dim, group, "split");
+        let mp = k.attention_entry(gpu, c.head_dim, group, "merge");
+        vec![
+            Op {
+                bind: kernels::bind(
+                    gpu,
+                    &sp,
+                    &[
+                        (8, &s.q),
+                        (2, &w.kc),
+                        (3, &w.vc),
+                        (4, &w.att),
+                        (5, &s.step),
+                        (9, &s.att_part),
+                    ],
+                ),
+                pipeline: sp,
+                shape: Shape::Fixed([self.sh.att_wgs, self.sh.splits as u32, 1]),
+                label: "attention",
+            },
+            Op {
+                bind: kernels::bind(
+                    gpu,
+                    &mp,
+                    &[(9, &s.att_part), (4, &w.att), (5, &s.step), (6, &s.xo)],
+                ),
+                pipeline: mp,
+                shape: Shape::Fixed([c.n_heads as u32, 1, 1]),
+                label: "attention_merge",
+            },
+        ]
+    }
+
+    /// x += [rmsnorm(·) * post] (m · input): accumulated into x by the
+    /// product itself, or with a post-norm written to `delta` and added
+    /// normed by one kernel.
+    fn residual(
+        &self,
+        k: &mut Kernels,
+        m: &GpuMatrix,
+        input: &wgpu::Buffer,
+        post: Option<&wgpu::Buffer>,
+        tiled: bool,
+    ) -> Result<Vec<Op>> {
+        let (gpu, s, dim) = (self.gpu, self.s, self.c.dim);
+        let Some(post) = post else {
+            let a = MatvecArgs {
+                tiled,
+                ..MatvecArgs::plain(input, &s.x, &s.step, dim, true)
+            };
+            return matvec_ops(gpu, k, m, 0..dim, &a);
+        };
+        let a = MatvecArgs {
+            tiled,
+            ..MatvecArgs::plain(input, &s.delta, &s.step, dim, false)
+        };
+        let mut ops = matvec_ops(gpu, k, m, 0..dim, &a)?;
+        let pl = k.rmsnorm_add(gpu);
+        ops.push(Op {
+            bind: kernels::bind(
+                gpu,
+                &pl,
+                &[(0, &s.delta), (1, post), (2, &s.x), (3, &self.sh.norm)],
+            ),
+            pipeline: pl,
+            shape: Shape::PerToken([1, 1, 1], 1),
+            label: "post_norm",
+        });
+        Ok(ops)
+    }
+
+    fn gated(&self) -> Mv {
+        match self.c.spec.activation {
+            Activation::Silu => Mv::Silu,
+            Activation::GeluTanh => Mv::Gelu,
+        }
+    }
+
+    /// Fused: norm (tiled: separate), gate and up, act(gate) * up.
+    fn ffn_fused(&self, k: &mut Kernels, m: &GpuMatrix, tiled: bool) -> Result<Vec<Op>> {
+        let (s, c, w) = (self.s, self.c, self.w);
+        let a = MatvecArgs {
+            mv: self.gated(),
+            label: "gate_up",
+            norm: (!tiled).then_some((&w.ffn_norm, c.norm_eps)),
+            split: c.ffn_dim,
+            tiled,
+            ..MatvecArgs::plain(if tiled { &s.xb } else { &s.x }, &s.hb, &s.step, c.ffn_dim, false)
+        };
+        let mut ops = Vec::new();
+        if tiled {
+            ops.push(self.norm(k, &s.x, &w.ffn_norm, &s.xb));
+        }
+        ops.extend(matvec_ops(self.gpu, k, m, 0..m.rows, &a)?);
+        Ok(ops)
+    }
+
+    /// Unfused: norm, gate, up, act(gate) * up.
+    fn ffn_unfused(&self, k: &mut Kernels, tiled: bool) -> Result<Vec<Op>> {
+        let (gpu, s, c, w) = (self.gpu, self.s, self.c, self.w);
+        let mut ops = vec![self.norm(k, &s.x, &w.ffn_norm, &s.xb)];
+        for (i, dst) in [&s.hb, &s.hb2].into_iter().enumerate() {
+            let (m, rows) = w.gate_up.seg(i);
+            let a = MatvecArgs {
+                tiled,
+                ..MatvecArgs::plain(&s.xb, dst, &s.step, c.ffn_dim, false)
+            };
+            ops.extend(matvec_ops(gpu, k, m, rows, &a)?);
+        }
+        let (pl, label) = match c.spec.activation {
+            Activation::Silu => (k.silu_mul(gpu), "silu_mul"),
+            Activation::GeluTanh => (k.gelu_mul(gpu), "gelu_mul"),
+        };
+        ops.push(Op {
+            bind: kernels::bind(
+                gpu,
+                &pl,
+                &[(0, &s.hb), (1, &s.hb2), (2, &self.sh.ew_ff), (3, &s.step)],
+            ),
+            pipeline: pl,
+            shape: Shape::Flat(c.ffn_dim as u32),
+            label,
+        });
+        Ok(ops)
     }
 }

@@ -176,6 +176,7 @@ impl Drop for GpuBackend {
             &s.xo,
             &s.hb,
             &s.hb2,
+            &s.delta,
             &s.scores,
             &s.logits,
             &s.tokens,
