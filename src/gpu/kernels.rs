@@ -24,6 +24,9 @@ const ATTENTION: &str = include_str!("../../shaders/attention.wgsl");
 const ELEMENTWISE: &str = include_str!("../../shaders/elementwise.wgsl");
 const ARGMAX: &str = include_str!("../../shaders/argmax.wgsl");
 const SAMPLE: &str = include_str!("../../shaders/sample.wgsl");
+/// Snippets (no bindings, no entry) appended to the kernels that use them.
+const F16: &str = include_str!("../../shaders/f16.wgsl");
+const ROPE_PAIR: &str = include_str!("../../shaders/rope_pair.wgsl");
 
 /// Workgroups along x for flattened and row-indexed dispatches; kept under
 /// WebGPU's guaranteed 65535 per dimension, the rest goes to y.
@@ -91,6 +94,8 @@ pub enum Mv {
     Main,
     /// Gate and up rows in one matrix: `y = silu(gate x) * (up x)`.
     Silu,
+    /// The same with llama.cpp's GELU: `y = geglu(gate x, up x)` (f16.wgsl).
+    Gelu,
     /// q, k and v rows in one matrix: bias, rope, q out, k and v to the cache.
     Qkv,
     /// `Main` plus per-workgroup argmax partials (the LM head).
@@ -101,11 +106,37 @@ impl Mv {
     fn entry(self) -> &'static str {
         match self {
             Mv::Main => "main",
-            Mv::Silu => "silu",
+            Mv::Silu | Mv::Gelu => "glu",
             Mv::Qkv => "qkv",
             Mv::Head => "head",
         }
     }
+
+    /// matrix.wgsl's gated activation `act` for this entry, fixed when the
+    /// pipeline is built (the other entries never call it: silu there).
+    fn act(self) -> &'static str {
+        match self {
+            Mv::Gelu => "fn act(gt: f32, up: f32) -> f32 {\n    return geglu(gt, up);\n}\n",
+            _ => "fn act(gt: f32, up: f32) -> f32 {\n    return gt / (1.0 + exp(-gt)) * up;\n}\n",
+        }
+    }
+
+    /// The pipeline's label.
+    fn label(self) -> &'static str {
+        match self {
+            Mv::Main => "main",
+            Mv::Silu => "silu",
+            Mv::Gelu => "gelu",
+            Mv::Qkv => "qkv",
+            Mv::Head => "head",
+        }
+    }
+}
+
+/// The snippets every matrix kernel appends: matrix.wgsl's f16 rounding
+/// and rope, and the entry's gated activation.
+fn matrix_tail(mv: Mv) -> String {
+    format!("{F16}\n{ROPE_PAIR}\n{}", mv.act())
 }
 
 /// The unit decoder of units.wgsl for `ty` and the matching column
@@ -358,10 +389,15 @@ pub struct Kernels {
     /// The prefill tile.
     pub tile: Tile,
     pub rmsnorm: Rc<wgpu::ComputePipeline>,
+    /// rmsnorm.wgsl `main` reading and writing Out (binding 0 unused).
+    pub rmsnorm_in_place: Rc<wgpu::ComputePipeline>,
+    /// rmsnorm.wgsl `add`: Out += rmsnorm(X) * G.
+    pub rmsnorm_add: Rc<wgpu::ComputePipeline>,
     pub rope: Rc<wgpu::ComputePipeline>,
     pub kv_store: Rc<wgpu::ComputePipeline>,
     pub attention: Rc<wgpu::ComputePipeline>,
     pub silu_mul: Rc<wgpu::ComputePipeline>,
+    pub gelu_mul: Rc<wgpu::ComputePipeline>,
     pub add_bias: Rc<wgpu::ComputePipeline>,
     pub argmax: Rc<wgpu::ComputePipeline>,
     pub argmax_pairs: Rc<wgpu::ComputePipeline>,
@@ -395,7 +431,7 @@ pub fn pipeline(gpu: &Gpu, label: &str, src: &str, entry: &str) -> Rc<wgpu::Comp
 fn attention_src(head_dim: usize, group: usize) -> String {
     let (c, qs) = chunk_shape(head_dim, group);
     format!(
-        "const C: u32 = {c}u;\nconst QS: u32 = {qs}u;\nconst LS: u32 = {SPLIT_KEYS}u;\n{ATTENTION}"
+        "const C: u32 = {c}u;\nconst QS: u32 = {qs}u;\nconst LS: u32 = {SPLIT_KEYS}u;\n{ATTENTION}\n{F16}"
     )
 }
 
@@ -428,6 +464,8 @@ impl Kernels {
     /// Build the format-independent pipelines. Shader errors surface through
     /// the caller's error scope.
     pub fn new(gpu: &Gpu) -> Kernels {
+        let rmsnorm = |xat: &str| format!("{RMSNORM}\nfn xat(i: u32) -> f32 {{\n    return {xat}[i];\n}}\n");
+        let elementwise = format!("{ELEMENTWISE}\n{F16}");
         Kernels {
             matvec: HashMap::new(),
             subgroups: subgroups_usable(gpu),
@@ -451,12 +489,15 @@ impl Kernels {
             } else {
                 Tile::SMALL
             },
-            rmsnorm: pipeline(gpu, "rmsnorm", RMSNORM, "main"),
-            rope: pipeline(gpu, "rope", ROPE, "main"),
+            rmsnorm: pipeline(gpu, "rmsnorm", &rmsnorm("X"), "main"),
+            rmsnorm_in_place: pipeline(gpu, "rmsnorm", &rmsnorm("Out"), "main"),
+            rmsnorm_add: pipeline(gpu, "rmsnorm_add", &rmsnorm("X"), "add"),
+            rope: pipeline(gpu, "rope", &format!("{ROPE}\n{ROPE_PAIR}"), "main"),
             kv_store: pipeline(gpu, "kv_store", &attention_src(64, 1), "store"),
             attention: pipeline(gpu, "attention", &attention_src(64, 1), "main"),
-            silu_mul: pipeline(gpu, "silu_mul", ELEMENTWISE, "silu_mul"),
-            add_bias: pipeline(gpu, "add_bias", ELEMENTWISE, "add_bias"),
+            silu_mul: pipeline(gpu, "silu_mul", &elementwise, "silu_mul"),
+            gelu_mul: pipeline(gpu, "gelu_mul", &elementwise, "gelu_mul"),
+            add_bias: pipeline(gpu, "add_bias", &elementwise, "add_bias"),
             argmax: pipeline(gpu, "argmax", ARGMAX, "main"),
             argmax_pairs: pipeline(gpu, "argmax", ARGMAX, "pairs"),
             sample_first: pipeline(gpu, "sample", SAMPLE, "first"),
@@ -550,7 +591,8 @@ impl Kernels {
                      fn unit_dot(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {{\n    \
                      return unit_dot_{dec}(rb, u, xa, xb);\n}}\n"
                 ));
-                pipeline(gpu, mv.entry(), &src, mv.entry())
+                src.push_str(&matrix_tail(mv));
+                pipeline(gpu, mv.label(), &src, mv.entry())
             })
             .clone())
     }
@@ -617,14 +659,15 @@ fn epilogue(t: u32, l0: u32, v: vec4<f32>) {
 }
 "
                     }
-                    Mv::Silu => {
+                    // The activation is `act` (matrix_tail).
+                    Mv::Silu | Mv::Gelu => {
                         "fn phys_row(l: u32) -> u32 {
-    return silu_row(l);
+    return glu_row(l);
 }
 fn epilogue(t: u32, l0: u32, v: vec4<f32>) {
-    store_silu(t, l0, v.x, v.y);
+    store_glu(t, l0, v.x, v.y);
     if l0 + 2u < P.rows {
-        store_silu(t, l0 + 2u, v.z, v.w);
+        store_glu(t, l0 + 2u, v.z, v.w);
     }
 }
 "
@@ -640,6 +683,7 @@ fn epilogue(t: u32, l0: u32, v: vec4<f32>) {
 "
                     }
                 });
+                src.push_str(&matrix_tail(mv));
                 pipeline(gpu, "matmul", &src, "main")
             })
             .clone())

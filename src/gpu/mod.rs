@@ -745,7 +745,7 @@ pub fn matvec_rows() -> u32 {
 /// WEBGGUF_GPU_HEAD_ROWS (2, 8 or 16) overrides the head's for experiments.
 pub fn auto_rows(_rows: usize, mv: Mv) -> u32 {
     match mv {
-        Mv::Qkv | Mv::Silu => 4,
+        Mv::Qkv | Mv::Silu | Mv::Gelu => 4,
         Mv::Head => match std::env::var("WEBGGUF_GPU_HEAD_ROWS").as_deref() {
             Ok("2") => 2,
             Ok("8") => 8,
@@ -768,7 +768,7 @@ pub fn matvec_ops(
     let r = match (a.rows_per_group, a.mv) {
         (0, mv) => auto_rows(rows.len(), mv),
         (r, Mv::Qkv) => r.max(4),
-        (r, Mv::Silu) => r.max(2),
+        (r, Mv::Silu | Mv::Gelu) => r.max(2),
         (r, _) => r,
     };
     if !matches!(a.mv, Mv::Main | Mv::Head) && (m.parts.len() != 1 || rows != (0..m.rows)) {
@@ -863,13 +863,15 @@ pub fn matvec_ops(
     Ok(ops)
 }
 
-/// Dispatches that gather the rows `tokens` names into `x`, one per part.
+/// Dispatches that gather the rows `tokens` names into `x`, times `scale`,
+/// one per part.
 pub fn embed_ops(
     gpu: &Gpu,
     k: &mut Kernels,
     m: &GpuMatrix,
     tokens: &wgpu::Buffer,
     x: &wgpu::Buffer,
+    scale: f32,
 ) -> Result<Vec<Op>> {
     let pipeline = k.embed(gpu, m.ty)?;
     let mut ops = Vec::new();
@@ -879,7 +881,7 @@ pub fn embed_ops(
             m.cols as u32,
             p.row_off as u32,
             m.row_bytes as u32,
-            0,
+            scale.to_bits(),
             0,
             0,
             0,
@@ -1214,7 +1216,7 @@ impl GpuBackend {
         let mut mats = Vec::new();
 
         let embd = GpuMatrix::from_weights(&gpu, "token_embd", w, &w.token_embd, limit)?;
-        let embed = embed_ops(&gpu, &mut k, &embd, &s.tokens, &s.x)?;
+        let embed = embed_ops(&gpu, &mut k, &embd, &s.tokens, &s.x, 1.0)?;
 
         let ff_buf = match &w.rope_freqs {
             Some(v) => gpu.upload_f32("rope_freqs", v),

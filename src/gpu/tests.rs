@@ -239,7 +239,7 @@ fn gpu_embed(g: &Gpu, k: &mut Kernels, m: &GpuMatrix, toks: &[u32]) -> Vec<f32> 
             .collect::<Vec<_>>(),
     );
     let x = poisoned(g, toks.len() * m.cols);
-    let ops = embed_ops(g, k, m, &tb, &x).unwrap();
+    let ops = embed_ops(g, k, m, &tb, &x, 1.0).unwrap();
     g.run(&[&ops], toks.len() as u32, &[]);
     read_f32(g, &x, toks.len() * m.cols)
 }
@@ -279,7 +279,17 @@ fn step(g: &Gpu, pos: u32, n: u32) -> wgpu::Buffer {
     s
 }
 
+fn dump(what: &str, got: &[f32]) {
+    use std::io::Write;
+    if let Ok(f) = std::env::var("WEBGGUF_DUMP") {
+        let mut f = std::fs::OpenOptions::new().append(true).create(true).open(f).unwrap();
+        let bits: Vec<String> = got.iter().map(|v| format!("{:08x}", v.to_bits())).collect();
+        writeln!(f, "{what}: {}", bits.join(" ")).unwrap();
+    }
+}
+
 fn close(what: &str, got: &[f32], want: &[f64], rel: f64, abs: f64) {
+    dump(what, got);
     assert_eq!(got.len(), want.len(), "{what}: length");
     for (i, (&a, &b)) in got.iter().zip(want).enumerate() {
         assert!(
@@ -908,6 +918,7 @@ fn gate_up_fused_matches_cpu() {
         assert_eq!(ops[0].label == "matmul", tiled);
         g.run(&[&ops], n as u32, &[]);
         let got = read_f32(&g, &y, n * ff);
+        dump("gate_up", &got);
         for (t, xn) in xn.iter().enumerate() {
             let xn: Vec<f64> = if tiled {
                 xn.iter().map(|&v| v as f32 as f64).collect()
@@ -1071,6 +1082,7 @@ fn qkv_fused_matches_cpu() {
                 .collect()
         };
         let (gk, gv) = (unpack(&kc), unpack(&vc));
+        dump("qkv q", &gq); dump("qkv k", &gk); dump("qkv v", &gv);
         let what = format!("{ty} neox={neox} rope_dim={rd} bias={bias} ff={has_ff} tiled={tiled}");
         for (t, xn) in xn.iter().enumerate() {
             let (mut raw, mut mag) = (Vec::new(), Vec::new());

@@ -1,0 +1,48 @@
+// f16 arithmetic done by hand, for devices without shader-f16: a snippet
+// (no bindings, no entry) that the host appends to attention.wgsl,
+// matrix.wgsl's users and elementwise.wgsl.
+// round_f16(x): x rounded to the nearest f16 (ties to even), as f32.
+// geglu(gate, up): gelu(gate) * up as llama.cpp's CPU computes it (its f16
+//   gelu table), which the F32 reference ids depend on.
+
+// pack2x16float may round either way (WGSL leaves it to the implementation;
+// SwiftShader and lavapipe differ), and at a near-tie in the references one
+// f16 ulp decides the greedy token, so the rounding is done by hand: packing
+// an exactly representable value is then exact everywhere.
+fn round_f16(x: f32) -> f32 {
+    let b = bitcast<u32>(x);
+    let a = b & 0x7fffffffu;
+    if a >= 0x7f800000u {
+        return x; // inf, NaN
+    }
+    if a < 0x38800000u {
+        // Below f16's normal range: a multiple of 2^-24; scaling by powers
+        // of two is exact and round() breaks ties to even.
+        return round(x * 16777216.0) * (1.0 / 16777216.0);
+    }
+    // Drop 13 of f32's 23 mantissa bits, rounding to nearest even.
+    let r = (a + 0xfffu + ((a >> 13u) & 1u)) & 0xffffe000u;
+    if r > 0x477fe000u {
+        return bitcast<f32>((b & 0x80000000u) | 0x7f800000u); // past f16's max: inf
+    }
+    return bitcast<f32>((b & 0x80000000u) | r);
+}
+
+// llama.cpp's CPU gelu reads a table indexed by the f16 of its input, so
+// the result is gelu of the f16-rounded gate, computed in f32 in the order
+// 0.5 * x * (1 + tanh(sqrt(2/pi) * x * (1 + 0.044715 * x * x))) and rounded
+// to f16; at or beyond +-10 it bypasses the table (0, or the gate itself).
+// The tanh argument is clamped to +-10, where f32 tanh is +-1 exactly, so
+// that no implementation's exp-based tanh can overflow to NaN.
+fn geglu(gate: f32, up: f32) -> f32 {
+    if gate <= -10.0 {
+        return 0.0;
+    }
+    if gate >= 10.0 {
+        return gate * up;
+    }
+    let x = round_f16(gate);
+    let z = 0.7978845608028654 * x * (1.0 + 0.044715 * x * x);
+    let g = round_f16(0.5 * x * (1.0 + tanh(clamp(z, -10.0, 10.0))));
+    return g * up;
+}
