@@ -7,7 +7,8 @@
 // or one head of a token's q or k (dim = head_dim: rows [tokens * heads]
 // [head_dim] are contiguous), qwen3/gemma3's per-head q/k norm.
 // Bindings: 0 X (f32, [rows][dim]), 1 G (dim gains), 2 Out (f32, like X),
-//   3 P (Params), 4 S (Step). The host appends `fn xat(i: u32) -> f32`:
+//   3 P (Params), 4 S (Step; `main` only, for last_only: `add` has no
+//   binding 4). The host appends `fn xat(i: u32) -> f32`:
 //   X[i], or Out[i] for the in-place pipeline (`main` only; no binding 0:
 //   wgpu forbids one buffer bound both read-only and read-write).
 // Dispatch: (rows_per_token, tokens, 1) workgroups of 64 threads, one per
@@ -18,6 +19,7 @@
 // Loads are grouped (8, then 4 per thread) so that a thread waits for few
 // memory round trips: GPU compilers do not overlap successive iterations.
 
+// Params: 0 dim (elements per row), 1 eps (f32), 2 last_only (`main`).
 struct Params {
     dim: u32,
     eps: f32,

@@ -464,7 +464,8 @@ impl Kernels {
     /// Build the format-independent pipelines. Shader errors surface through
     /// the caller's error scope.
     pub fn new(gpu: &Gpu) -> Kernels {
-        let rmsnorm = |xat: &str| format!("{RMSNORM}\nfn xat(i: u32) -> f32 {{\n    return {xat}[i];\n}}\n");
+        let rmsnorm =
+            |xat: &str| format!("{RMSNORM}\nfn xat(i: u32) -> f32 {{\n    return {xat}[i];\n}}\n");
         let elementwise = format!("{ELEMENTWISE}\n{F16}");
         Kernels {
             matvec: HashMap::new(),
