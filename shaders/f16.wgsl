@@ -3,7 +3,8 @@
 // matrix.wgsl's users and elementwise.wgsl.
 // round_f16(x): x rounded to the nearest f16 (ties to even), as f32.
 // geglu(gate, up): gelu(gate) * up as llama.cpp's CPU computes it (its f16
-//   gelu table), which the F32 reference ids depend on.
+//   gelu table), which the F32 reference ids depend on; tanh_f32(z): the
+//   tanh it uses (see there why not the built-in).
 
 // pack2x16float may round either way (WGSL leaves it to the implementation;
 // SwiftShader and lavapipe differ), and at a near-tie in the references one

@@ -62,7 +62,8 @@ fn put(o: u32, v: f32, add: bool) {
 
 // Row `src` normalised into row `dst`. Each thread reads back only the
 // elements it writes, after the barriers of the sum, so src == dst in the
-// same buffer (in place) is safe.
+// same buffer (in place) is safe (xload's clamped read past the row's end
+// may see another thread's write, but select discards it).
 fn norm_row(src: u32, dst: u32, lid: u32, add: bool) {
     let xb = src * P.dim;
     // Eight loads in flight per thread (as in matvec.wgsl's norm_scale).
