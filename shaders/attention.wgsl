@@ -1,37 +1,50 @@
-// Causal grouped-query attention over an f16 KV cache (two halves per u32).
+// Causal grouped-query attention over an f16 KV cache (two halves per u32),
+// optionally over a sliding window: a query at position p sees keys
+// [first_key(p), p], first_key(p) = max(0, p + 1 - P.window) (P.window = 0:
+// 0), in ascending order as llama.cpp's CPU loop does; every entry below
+// honours it, and with P.window = 0 computes exactly what it did without.
+// Params: 0 heads, 1 kv_heads, 2 head_dim, 3 ctx, 4 scale (f32), 5 zero
+//   (read as an f32 that the compiler cannot see is 0), 6 splits, 7 window.
+// The host prepends `const C`, `QS`, `LS` (below) and appends f16.wgsl.
 // Entry `store`: KC/VC[(pos + t) * kvd + i] = f16(K/V[t][i]).
 //   Bindings: 0 K, 1 V (f32, [tokens][kvd]), 2 KC, 3 VC (u32, [ctx][kvd/2]),
 //   4 P, 5 S. Dispatch: (ceil(kvd / 2 / 64), tokens, 1) workgroups of 64.
-// Entry `main`: for head h of token t (at position pos + t), with the query
-//   rounded to f16, softmax(q . K[j] * scale) over j <= pos + t, then the
-//   weighted sum of V[j] in llama.cpp's flash-attention order with an f16
-//   accumulator; kv head = h / (heads / kv_heads).
+// Entry `main`: for head h of token t (at position p = pos + t), with the
+//   query rounded to f16, softmax(q . K[j] * scale) over the keys p sees,
+//   then the weighted sum of V[j] in llama.cpp's flash-attention order with
+//   an f16 accumulator; kv head = h / (heads / kv_heads).
 //   Bindings: 8 Q (f32, [tokens][heads * head_dim]), 2 KC, 3 VC, 4 P, 5 S,
 //   6 Out (f32, like Q), 7 Scores (f32, [tokens][heads][ctx] scratch).
 //   Dispatch: (heads, tokens, 1) workgroups of 64 threads.
 // Entry `chunked`: `main`'s result for head_dim <= 256 (the same operations
 //   on the same values in the same order), faster:
 //   a workgroup serves QS query heads that share a kv head (slots), in
-//   chunks of C keys. Per chunk the keys and V rows go to shared memory in
-//   one round trip (for all slots), thread (slot, key) computes the score
-//   in `main`'s order (with its guard against fused multiply-adds), a max-scan over the chunk gives each key's running
-//   max before it and so its rescale and weight (what `main` computes one
-//   key at a time), and thread (slot, d) replays only the f16-rounded
-//   accumulation. The host prepends `const C` (a power of two, C * head_dim
-//   / 2 <= 1024) and `const QS` (QS * head_dim <= 256, QS * C <= 256).
+//   chunks of C keys from the first key the query sees. Per chunk the keys
+//   and V rows go to shared memory in one round trip (for all slots),
+//   thread (slot, key) computes the score in `main`'s order (with its guard
+//   against fused multiply-adds), a max-scan over the chunk gives each
+//   key's running max before it and so its rescale and weight (what `main`
+//   computes one key at a time), and thread (slot, d) replays only the
+//   f16-rounded accumulation. The host prepends `const C` (a power of two,
+//   C * head_dim / 2 <= 1024) and `const QS` (QS * head_dim <= 256, QS * C
+//   <= 256).
 //   Bindings: 8 Q, 2 KC, 3 VC, 4 P, 5 S, 6 Out (no scratch).
 //   Dispatch: (kv_heads * ceil(heads / kv_heads / QS), tokens, 1)
 //   workgroups of 256 threads.
 // Entry `split` (decode, one token, long contexts): `chunked` over keys
-//   [LS * s, LS * (s + 1)) only, for split s = workgroup_id.y, leaving each
-//   head's f16-accumulated sum, its total weight and its running max in
-//   Part ([heads][P.splits][head_dim + 2]); splits past the context exit.
-//   The host prepends `const LS` (a multiple of C). Bindings: 8 Q, 2 KC,
-//   3 VC, 4 P, 5 S, 9 Part. Dispatch: (as `chunked`, P.splits, 1)
-//   workgroups of 256 threads.
+//   [lo + LS * s, lo + LS * (s + 1)) only (lo = first_key(pos): splits
+//   count from the window's first key, so none lies wholly outside it and
+//   a window of up to LS keys is one split, `chunked`'s order exactly), for
+//   split s = workgroup_id.y, leaving each head's f16-accumulated sum, its
+//   total weight and its running max in Part ([heads][P.splits][head_dim +
+//   2]); splits past the last key exit without writing. The host prepends
+//   `const LS` (a multiple of C). Bindings: 8 Q, 2 KC, 3 VC, 4 P, 5 S, 9
+//   Part. Dispatch: (as `chunked`, P.splits, 1) workgroups of 256 threads
+//   (P.splits >= ceil(ctx / LS) covers any position and window).
 // Entry `merge`: Out = sum_s acc_s e^(m_s - M) / sum_s total_s e^(m_s - M)
-//   over the splits in use (M their largest max): flash-decoding's merge,
-//   in f32. With one split it is `chunked`'s acc / total exactly.
+//   over the splits in use, s < ceil((pos + 1 - lo) / LS), which are those
+//   `split` wrote (M their largest max): flash-decoding's merge, in f32.
+//   With one split it is `chunked`'s acc / total exactly.
 //   Bindings: 9 Part, 4 P, 5 S, 6 Out. Dispatch: (heads, 1, 1) workgroups
 //   of 64 threads.
 
@@ -44,7 +57,9 @@ struct Params {
     _p0: u32,
     // Split slots per head in Part (`split`, `merge`).
     splits: u32,
-    _p2: u32,
+    // Sliding window: a query at position p sees keys j with p - j <
+    // window (itself and the window - 1 before it); 0: no window.
+    window: u32,
 }
 
 struct Step {
@@ -82,28 +97,13 @@ fn store(@builtin(global_invocation_id) gid: vec3<u32>) {
 const WG: u32 = 64u;
 var<workgroup> qs: array<f32, 512>;
 
-// x rounded to the nearest f16 (ties to even), returned as f32.
-// pack2x16float may round either way (WGSL leaves it to the implementation;
-// SwiftShader and lavapipe differ), and at a near-tie in the references one
-// f16 ulp decides the greedy token, so the rounding is done by hand: packing
-// an exactly representable value is then exact everywhere.
-fn round_f16(x: f32) -> f32 {
-    let b = bitcast<u32>(x);
-    let a = b & 0x7fffffffu;
-    if a >= 0x7f800000u {
-        return x; // inf, NaN
+// The first key a query at position p sees: with a sliding window of
+// P.window keys (gemma3) the window's first, p + 1 - window, else 0.
+fn first_key(p: u32) -> u32 {
+    if P.window == 0u || p < P.window {
+        return 0u;
     }
-    if a < 0x38800000u {
-        // Below f16's normal range: a multiple of 2^-24; scaling by powers
-        // of two is exact and round() breaks ties to even.
-        return round(x * 16777216.0) * (1.0 / 16777216.0);
-    }
-    // Drop 13 of f32's 23 mantissa bits, rounding to nearest even.
-    let r = (a + 0xfffu + ((a >> 13u) & 1u)) & 0xffffe000u;
-    if r > 0x477fe000u {
-        return bitcast<f32>((b & 0x80000000u) | 0x7f800000u); // past f16's max: inf
-    }
-    return bitcast<f32>((b & 0x80000000u) | r);
+    return p + 1u - P.window;
 }
 
 @compute @workgroup_size(64)
@@ -115,6 +115,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let kvw = P.kv_heads * hd / 2u;
     let kvh = (h / (P.heads / P.kv_heads)) * hd / 2u;
     let len = S.pos + t + 1u;
+    let lo = first_key(S.pos + t);
     let sb = (t * P.heads + h) * P.ctx;
     for (var d = lid; d < hd; d += WG) {
         qs[d] = round_f16(Q[t * qd + h * hd + d]);
@@ -125,7 +126,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     // which still rounds the product, so `acc + (a * b + Z)` is never fused
     // into one fma(a, b, acc) (SwiftShader fuses; the CPU and llama.cpp do not).
     let Z = bitcast<f32>(P._p0);
-    for (var j = lid; j < len; j += WG) {
+    for (var j = lo + lid; j < len; j += WG) {
         let kb = j * kvw + kvh;
         var dot = 0.0;
         for (var d = 0u; d < hd; d += 2u) {
@@ -144,7 +145,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         var acc = 0.0;
         var mx = -3.0e38;
         var total = 0.0;
-        for (var j = 0u; j < len; j++) {
+        for (var j = lo; j < len; j++) {
             let s = Scores[sb + j];
             var rescale = 1.0;
             var weight = 1.0;
@@ -365,7 +366,7 @@ fn chunked_keys(wx: u32, lid: u32, t: u32, lo: u32, hi: u32) -> Acc {
 @compute @workgroup_size(256)
 fn chunked(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let t = wid.y;
-    let r = chunked_keys(wid.x, lid, t, 0u, S.pos + t + 1u);
+    let r = chunked_keys(wid.x, lid, t, first_key(S.pos + t), S.pos + t + 1u);
     let hd = P.head_dim;
     let sl = slots(wid.x);
     if lid / hd < sl.n {
@@ -376,7 +377,7 @@ fn chunked(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
 @compute @workgroup_size(256)
 fn split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let len = S.pos + 1u;
-    let lo = wid.y * LS;
+    let lo = first_key(S.pos) + wid.y * LS;
     if lo >= len {
         return;
     }
@@ -399,7 +400,8 @@ fn split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
 fn merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let h = wid.x;
     let hd = P.head_dim;
-    let n = (S.pos + LS) / LS; // splits in use: ceil((pos + 1) / LS)
+    // Splits in use: ceil(keys / LS) for the pos + 1 - first_key(pos) keys.
+    let n = (S.pos - first_key(S.pos) + LS) / LS;
     let base = h * P.splits;
     var m = -3.4e38;
     for (var s = 0u; s < n; s++) {

@@ -1,5 +1,7 @@
 // Element-wise kernels over the first S.n tokens of a [tokens][width] buffer.
 // Entry `silu_mul`: A[i] = silu(A[i]) * B[i] (SwiGLU).
+// Entry `gelu_mul`: A[i] = geglu(A[i], B[i]) (gemma3's GeGLU, f16.wgsl's
+//   llama.cpp semantics; the host appends f16.wgsl).
 // Entry `add_bias`: A[i] += B[i % width] (q/k/v biases).
 // Bindings: 0 A (f32, read_write), 1 B (f32), 2 P (Params), 3 S (Step).
 // Dispatch: (min(groups, 65535), ceil(groups / 65535), 1) workgroups of 64
@@ -36,6 +38,15 @@ fn silu_mul(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let g = A[i];
     A[i] = g / (1.0 + exp(-g)) * B[i];
+}
+
+@compute @workgroup_size(64)
+fn gelu_mul(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x + gid.y * 64u * P.nx;
+    if i >= S.n * P.width {
+        return;
+    }
+    A[i] = geglu(A[i], B[i]);
 }
 
 @compute @workgroup_size(64)

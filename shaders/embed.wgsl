@@ -1,6 +1,9 @@
-// Token embedding gather: X[t][k] = token_embd[tokens[t]][k], dequantized.
+// Token embedding gather: X[t][k] = token_embd[tokens[t]][k] * P.scale,
+// dequantized and scaled in f32 (gemma3 scales by sqrt(dim); 1.0 for the
+// others, which multiplies exactly).
 // Bindings: 0 W (embedding rows of this part, array<u32>), 1 T (token ids),
-//   2 X (f32, [tokens][cols]), 3 P (Params).
+//   2 X (f32, [tokens][cols]), 3 P (Params: rows, cols, row_off, row_bytes
+//   of the part; word 4 the scale as f32 bits).
 // Dispatch: (ceil(cols / 64), tokens, 1) workgroups of 64 threads, once per
 //   part; tokens outside the part's rows are left to the other parts. The
 //   host appends dequant.wgsl and a `load_weight` alias.
@@ -10,7 +13,7 @@ struct Params {
     cols: u32,
     row_off: u32,
     row_bytes: u32,
-    _p0: u32,
+    scale: f32,
     _p1: u32,
     _p2: u32,
     _p3: u32,
@@ -29,5 +32,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     if k >= P.cols || tok < P.row_off || tok - P.row_off >= P.rows {
         return;
     }
-    X[t * P.cols + k] = load_weight((tok - P.row_off) * P.row_bytes, k);
+    X[t * P.cols + k] = load_weight((tok - P.row_off) * P.row_bytes, k) * P.scale;
 }

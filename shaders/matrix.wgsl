@@ -1,7 +1,8 @@
 // Declarations and epilogues shared by the matrix kernels (matvec.wgsl,
 // matmul.wgsl): one Params layout, one set of bindings, and what happens to
-// a computed row: plain (= or += with ACC), gate/up pairs (silu(gate) * up),
-// q/k/v quads (bias, rope, q out, k and v into the f16 cache).
+// a computed row: plain (= or += with ACC), gate/up pairs (act(gate, up):
+// silu(gate) * up, or f16.wgsl's geglu), q/k/v quads (bias, rope, q out, k
+// and v into the f16 cache).
 // Logical row L of the dispatch reads weight row w_row0 + phys(L):
 //   plain: L; gate/up (up rows from `split`): (L & 1) * split + L / 2;
 //   q/k/v ([Wq; Wk; Wv], q rows `split`, k and v rows `kvd`): quads of two
@@ -12,7 +13,9 @@
 //   (Params), 4 G (norm gains), 5 S (Step); q/k/v also 6 KC, 7 VC (u32),
 //   8 B (bias, like the concatenated rows), 9 FF (rope frequency divisors);
 //   the LM head's argmax partials 10 Part (vec2<u32>: logit bits, row).
-// Dispatch: none (a library).
+// Dispatch: none (a library). Users append f16.wgsl and rope_pair.wgsl,
+//   and `fn act(gate: f32, up: f32) -> f32`, the gated activation picked
+//   when the pipeline is built (silu(gate) * up or geglu(gate, up)).
 
 struct Params {
     rows: u32,
@@ -101,27 +104,21 @@ fn qkv_row(l: u32) -> u32 {
     return q.base + select(q.b, q.a, i < 2u) + (i & 1u);
 }
 
-fn rope_pair(x0: f32, x1: f32, i: u32, pos: u32) -> vec2<f32> {
-    var theta = f32(pos);
-    for (var j = 0u; j < i; j++) {
-        theta *= P.theta_scale;
-    }
+// Rotation index i of the quad's pair at position pos (rope_pair.wgsl).
+fn rope_at(x0: f32, x1: f32, i: u32, pos: u32) -> vec2<f32> {
     var ff = 1.0;
     if (P.flags & F_FF) != 0u {
         ff = FF[i];
     }
-    let angle = P.freq_scale * theta / ff;
-    let c = cos(angle);
-    let s = sin(angle);
-    return vec2<f32>(x0 * c - x1 * s, x0 * s + x1 * c);
+    return rope_pair(x0, x1, i, pos, P.theta_scale, P.freq_scale, ff);
 }
 
-// The silu(gate) * up of logical rows l (gate) and l + 1 (up) of token t.
-fn store_silu(t: u32, l: u32, gt: f32, up: f32) {
-    Y[t * P.out_stride + P.out_off + (l >> 1u)] = gt / (1.0 + exp(-gt)) * up;
+// The act(gate, up) of logical rows l (gate) and l + 1 (up) of token t.
+fn store_glu(t: u32, l: u32, gt: f32, up: f32) {
+    Y[t * P.out_stride + P.out_off + (l >> 1u)] = act(gt, up);
 }
 
-fn silu_row(l: u32) -> u32 {
+fn glu_row(l: u32) -> u32 {
     return (l & 1u) * P.split + (l >> 1u);
 }
 
@@ -135,27 +132,10 @@ fn store_row(t: u32, l: u32, v: f32) {
     Y[o] = y;
 }
 
-// x rounded to the nearest f16 (ties to even), as f32: attention.wgsl's
-// round_f16 (pack2x16float's own rounding differs between implementations).
-fn round_f16(x: f32) -> f32 {
-    let b = bitcast<u32>(x);
-    let a = b & 0x7fffffffu;
-    if a >= 0x7f800000u {
-        return x;
-    }
-    if a < 0x38800000u {
-        return round(x * 16777216.0) * (1.0 / 16777216.0);
-    }
-    let r = (a + 0xfffu + ((a >> 13u) & 1u)) & 0xffffe000u;
-    if r > 0x477fe000u {
-        return bitcast<f32>((b & 0x80000000u) | 0x7f800000u);
-    }
-    return bitcast<f32>((b & 0x80000000u) | r);
-}
-
 // The quad at logical rows l0 .. l0 + 3 of token t: bias, rope exactly as
 // rope.wgsl, then q to Y ([t][split]) or k, v as f16 pairs into KC, VC at
-// position S.pos + t (rounded by hand as attention.wgsl's `store` does).
+// position S.pos + t (rounded by hand with f16.wgsl's round_f16, as
+// attention.wgsl's `store` does).
 fn store_qkv(t: u32, l0: u32, vin: vec4<f32>) {
     let q = qkv_quad(l0);
     let ra = q.base + q.a;
@@ -167,12 +147,12 @@ fn store_qkv(t: u32, l0: u32, vin: vec4<f32>) {
     let pos = S.pos + t;
     if q.sec < 2u && q.e < P.rope_dim {
         if (P.flags & F_NEOX) != 0u {
-            let p0 = rope_pair(v.x, v.z, q.a, pos);
-            let p1 = rope_pair(v.y, v.w, q.a + 1u, pos);
+            let p0 = rope_at(v.x, v.z, q.a, pos);
+            let p1 = rope_at(v.y, v.w, q.a + 1u, pos);
             v = vec4<f32>(p0.x, p1.x, p0.y, p1.y);
         } else {
-            let p0 = rope_pair(v.x, v.y, q.a / 2u, pos);
-            let p1 = rope_pair(v.z, v.w, q.a / 2u + 1u, pos);
+            let p0 = rope_at(v.x, v.y, q.a / 2u, pos);
+            let p1 = rope_at(v.z, v.w, q.a / 2u + 1u, pos);
             v = vec4<f32>(p0, p1);
         }
     }

@@ -11,20 +11,21 @@
 // squares for s accumulated from the same loads of x as the dot product
 // and summed with the rows (one pass over x); otherwise by a separate pass
 // (norm_scale) and (x_k s) g_k as rmsnorm.wgsl does. With flag LAST the one
-// token read is S.n - 1 and it writes token 0 (the LM head). Rows and epilogues are matrix.wgsl's:
+// token read is S.n - 1 and it writes token 0 (the LM head). Rows and
+// epilogues are matrix.wgsl's:
 // Entry `main`: plain rows, store_row. Entry `head`: the same, and the
 //   best of the group's rows (largest logit, lowest row among equals, NaN
 //   never) to Part[part_base + group] for argmax.wgsl's `pairs`.
-// Entry `silu`: gate/up pairs,
-//   store_silu (R even). Entry `qkv`: q/k/v quads, store_qkv (R a multiple
-//   of 4).
+// Entry `glu`: gate/up pairs, store_glu (R even; the host's `act` is silu
+//   or geglu). Entry `qkv`: q/k/v quads, store_qkv (R a multiple of 4).
 // Bindings: matrix.wgsl's (G: any buffer without NORM).
 // Dispatch: (nx, ceil(groups / nx), tokens) workgroups of WG threads,
 //   groups = ceil(rows / R), group = wid.x + wid.y * nx; (nx, ny, 1) with
 //   LAST. The host prepends `const R`, `RN` (R + 1: the rows and the sum of
 //   squares), `WG` (64, 128 or 256), `RW` (RN * WG) and `FOLD`, and appends
 //   matrix.wgsl, dequant.wgsl, units.wgsl, the format's aliases, the
-//   generated `dot_rows`, one of the two `reduce` functions, and `xv4(i)` /
+//   generated `dot_rows`, one of the two `reduce` functions, f16.wgsl,
+//   rope_pair.wgsl, the gated activation `act(gate, up)`, and `xv4(i)` /
 //   `gv4(k)` (X[i .. i + 4], G[k .. k + 4]): vec4 loads through bindings
 //   11 (X again) and 12 (G again) where rows are a multiple of 4 long,
 //   scalar loads otherwise.
@@ -116,7 +117,7 @@ fn xg(x: vec4<f32>, k: u32, scale: f32, norm: bool) -> vec4<f32> {
 
 // Which weight row a logical row reads: plain, gate/up pairs, q/k/v quads.
 const ROWS_PLAIN: u32 = 0u;
-const ROWS_SILU: u32 = 1u;
+const ROWS_GLU: u32 = 1u;
 const ROWS_QKV: u32 = 2u;
 
 // Workgroup g's R logical rows (`rows` maps them to weight rows) summed
@@ -127,8 +128,8 @@ fn group_rows(g: u32, lid: u32, z: u32, rows: u32) -> f32 {
     for (var r = 0u; r < R; r++) {
         let L = min(g * R + r, P.rows - 1u);
         var w = L;
-        if rows == ROWS_SILU {
-            w = silu_row(L);
+        if rows == ROWS_GLU {
+            w = glu_row(L);
         } else if rows == ROWS_QKV {
             w = qkv_row(L);
         }
@@ -179,16 +180,16 @@ fn head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 }
 
 @compute @workgroup_size(WG)
-fn silu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn glu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     SG_INIT
     let g = wid.x + wid.y * P.nx;
     if g * R >= P.rows {
         return;
     }
-    let sc = group_rows(g, lid, wid.z, ROWS_SILU);
+    let sc = group_rows(g, lid, wid.z, ROWS_GLU);
     let L = g * R + 2u * lid;
     if lid < R / 2u && L < P.rows {
-        store_silu(dst_token(wid.z), L, red[2u * lid * WG] * sc, red[(2u * lid + 1u) * WG] * sc);
+        store_glu(dst_token(wid.z), L, red[2u * lid * WG] * sc, red[(2u * lid + 1u) * WG] * sc);
     }
 }
 

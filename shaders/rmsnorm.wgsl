@@ -1,11 +1,25 @@
-// RMS norm: Out[t] = X[t] / sqrt(mean(X[t]^2) + eps) * G.
-// Bindings: 0 X (f32, [tokens][dim]), 1 G (norm weights), 2 Out (f32),
-//   3 P (Params), 4 S (Step).
-// Dispatch: (tokens, 1, 1) workgroups of 64 threads; with P.last_only one
-//   workgroup that reads token S.n - 1 and writes row 0 (the LM head input).
+// RMS norm of rows: y = X[r] / sqrt(mean(X[r]^2) + eps) * G, every row of
+// P.dim elements normalised by its own RMS and multiplied by the same
+// dim-long gains.
+// Entry `main`: Out[r] = y. Entry `add`: Out[r] += y (gemma3's post-norms:
+//   X a sublayer's output, Out the residual stream).
+// A row is any dim-long run: a token's hidden state (dim = the model dim),
+// or one head of a token's q or k (dim = head_dim: rows [tokens * heads]
+// [head_dim] are contiguous), qwen3/gemma3's per-head q/k norm.
+// Bindings: 0 X (f32, [rows][dim]), 1 G (dim gains), 2 Out (f32, like X),
+//   3 P (Params), 4 S (Step; `main` only, for last_only: `add` has no
+//   binding 4). The host appends `fn xat(i: u32) -> f32`:
+//   X[i], or Out[i] for the in-place pipeline (`main` only; no binding 0:
+//   wgpu forbids one buffer bound both read-only and read-write).
+// Dispatch: (rows_per_token, tokens, 1) workgroups of 64 threads, one per
+//   row: row = wid.x + wid.y * num_workgroups.x, so (tokens, 1, 1) for
+//   whole hidden states and (heads, tokens, 1) for heads. With P.last_only
+//   one workgroup that reads token S.n - 1 and writes row 0 (the LM head
+//   input).
 // Loads are grouped (8, then 4 per thread) so that a thread waits for few
 // memory round trips: GPU compilers do not overlap successive iterations.
 
+// Params: 0 dim (elements per row), 1 eps (f32), 2 last_only (`main`).
 struct Params {
     dim: u32,
     eps: f32,
@@ -34,17 +48,23 @@ const WG: u32 = 64u;
 var<workgroup> partial: array<f32, 64>;
 
 fn xload(xb: u32, k: u32) -> f32 {
-    return select(0.0, X[xb + min(k, P.dim - 1u)], k < P.dim);
+    return select(0.0, xat(xb + min(k, P.dim - 1u)), k < P.dim);
 }
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    var src = wid.x;
-    var dst = wid.x;
-    if P.last_only != 0u {
-        src = S.n - 1u;
-        dst = 0u;
+// Out[o] = v, or += v for `add`.
+fn put(o: u32, v: f32, add: bool) {
+    if add {
+        Out[o] += v;
+    } else {
+        Out[o] = v;
     }
+}
+
+// Row `src` normalised into row `dst`. Each thread reads back only the
+// elements it writes, after the barriers of the sum, so src == dst in the
+// same buffer (in place) is safe (xload's clamped read past the row's end
+// may see another thread's write, but select discards it).
+fn norm_row(src: u32, dst: u32, lid: u32, add: bool) {
     let xb = src * P.dim;
     // Eight loads in flight per thread (as in matvec.wgsl's norm_scale).
     var ss = 0.0;
@@ -81,15 +101,34 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         let g1 = G[min(k1, P.dim - 1u)];
         let g2 = G[min(k2, P.dim - 1u)];
         let g3 = G[min(k3, P.dim - 1u)];
-        Out[ob + k] = (a0 * scale) * g0;
+        put(ob + k, (a0 * scale) * g0, add);
         if k1 < P.dim {
-            Out[ob + k1] = (a1 * scale) * g1;
+            put(ob + k1, (a1 * scale) * g1, add);
         }
         if k2 < P.dim {
-            Out[ob + k2] = (a2 * scale) * g2;
+            put(ob + k2, (a2 * scale) * g2, add);
         }
         if k3 < P.dim {
-            Out[ob + k3] = (a3 * scale) * g3;
+            put(ob + k3, (a3 * scale) * g3, add);
         }
     }
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32) {
+    var src = wid.x + wid.y * nwg.x;
+    var dst = src;
+    if P.last_only != 0u {
+        src = S.n - 1u;
+        dst = 0u;
+    }
+    norm_row(src, dst, lid, false);
+}
+
+@compute @workgroup_size(64)
+fn add(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32) {
+    let r = wid.x + wid.y * nwg.x;
+    norm_row(r, r, lid, true);
 }

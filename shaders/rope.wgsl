@@ -5,6 +5,7 @@
 // Bindings: 0 V (f32, [tokens][heads * head_dim]), 1 FF (frequency
 //   divisors; a 1-element dummy when absent), 2 P (Params), 3 S (Step).
 // Dispatch: (ceil(heads * rope_dim / 2 / 64), tokens, 1) workgroups of 64.
+//   The host appends rope_pair.wgsl (the rotation itself).
 
 struct Params {
     heads: u32,
@@ -38,17 +39,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let head = gid.x / half;
     let i = gid.x % half;
-    var theta = f32(S.pos + t);
-    for (var j = 0u; j < i; j++) {
-        theta *= P.theta_scale;
-    }
     var ff = 1.0;
     if P.has_ff != 0u {
         ff = FF[i];
     }
-    let angle = P.freq_scale * theta / ff;
-    let c = cos(angle);
-    let s = sin(angle);
     let base = (t * P.heads + head) * P.head_dim;
     var a = base + 2u * i;
     var b = a + 1u;
@@ -56,8 +50,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         a = base + i;
         b = a + half;
     }
-    let x0 = V[a];
-    let x1 = V[b];
-    V[a] = x0 * c - x1 * s;
-    V[b] = x0 * s + x1 * c;
+    let r = rope_pair(V[a], V[b], i, S.pos + t, P.theta_scale, P.freq_scale, ff);
+    V[a] = r.x;
+    V[b] = r.y;
 }

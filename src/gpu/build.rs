@@ -337,7 +337,8 @@ impl LayerBufs {
             fuse,
         )?;
         let mat = |m: &Matrix, s: &str| GpuMatrix::from_weights(gpu, &name(s), w, m, limit);
-        let vector = |label: &str, v: &Option<Vec<f32>>| v.as_ref().map(|v| gpu.upload_f32(label, v));
+        let vector =
+            |label: &str, v: &Option<Vec<f32>>| v.as_ref().map(|v| gpu.upload_f32(label, v));
         let qkv_bias = if layer.bq.is_some() || layer.bk.is_some() || layer.bv.is_some() {
             let mut all = Vec::with_capacity(qd + 2 * kvd);
             for (b, n) in [(&layer.bq, qd), (&layer.bk, kvd), (&layer.bv, kvd)] {
@@ -436,7 +437,12 @@ impl LayerOps<'_> {
     /// x += [postnorm] Wo · attention(q, k, v), the q/k/v made from
     /// rmsnorm(x) and stored (k, v) to the cache.
     fn attention_block(&self, k: &mut Kernels, tiled: bool, long: bool) -> Result<Vec<Op>> {
-        let mut ops = match self.w.qkv.fused().filter(|_| self.sh.quads && !self.spec.qk_norm) {
+        let mut ops = match self
+            .w
+            .qkv
+            .fused()
+            .filter(|_| self.sh.quads && !self.spec.qk_norm)
+        {
             Some(m) => self.qkv_fused(k, m, tiled)?,
             None => self.qkv_unfused(k, tiled)?,
         };
@@ -467,7 +473,13 @@ impl LayerOps<'_> {
             bind: kernels::bind(
                 self.gpu,
                 &p,
-                &[(0, x), (1, g), (2, out), (3, &self.sh.norm), (4, &self.s.step)],
+                &[
+                    (0, x),
+                    (1, g),
+                    (2, out),
+                    (3, &self.sh.norm),
+                    (4, &self.s.step),
+                ],
             ),
             pipeline: p,
             shape: Shape::PerToken([1, 1, 1], 0),
@@ -498,7 +510,13 @@ impl LayerOps<'_> {
                 theta_scale: self.spec.theta_scale(c.rope_dim),
                 freq_scale: self.spec.rope_freq_scale,
             }),
-            ..MatvecArgs::plain(if tiled { &s.xb } else { &s.x }, &s.q, &s.step, c.q_dim(), false)
+            ..MatvecArgs::plain(
+                if tiled { &s.xb } else { &s.x },
+                &s.q,
+                &s.step,
+                c.q_dim(),
+                false,
+            )
         };
         let mut ops = Vec::new();
         if tiled {
@@ -514,7 +532,10 @@ impl LayerOps<'_> {
         let (gpu, s, c, w, sh) = (self.gpu, self.s, self.c, self.w, self.sh);
         let (qd, kvd) = (c.q_dim(), c.kv_dim());
         let mut ops = vec![self.norm(k, &s.x, &w.attn_norm, &s.xb)];
-        for (i, (dst, width)) in [(&s.q, qd), (&s.k, kvd), (&s.v, kvd)].into_iter().enumerate() {
+        for (i, (dst, width)) in [(&s.q, qd), (&s.k, kvd), (&s.v, kvd)]
+            .into_iter()
+            .enumerate()
+        {
             let (m, rows) = w.qkv.seg(i);
             let a = MatvecArgs {
                 tiled,
@@ -522,7 +543,11 @@ impl LayerOps<'_> {
             };
             ops.extend(matvec_ops(gpu, k, m, rows, &a)?);
         }
-        let ew = [(&s.q, &sh.ew_q, qd), (&s.k, &sh.ew_kv, kvd), (&s.v, &sh.ew_kv, kvd)];
+        let ew = [
+            (&s.q, &sh.ew_q, qd),
+            (&s.k, &sh.ew_kv, kvd),
+            (&s.v, &sh.ew_kv, kvd),
+        ];
         for (bias, (dst, p, width)) in w.biases.iter().zip(ew) {
             if let Some(bias) = bias {
                 let pl = k.add_bias(gpu);
@@ -550,7 +575,10 @@ impl LayerOps<'_> {
                 });
             }
         }
-        for (buf, p, heads) in [(&s.q, &w.rope_q, c.n_heads), (&s.k, &w.rope_k, c.n_kv_heads)] {
+        for (buf, p, heads) in [
+            (&s.q, &w.rope_q, c.n_heads),
+            (&s.k, &w.rope_k, c.n_kv_heads),
+        ] {
             let pl = k.rope(gpu);
             ops.push(Op {
                 bind: kernels::bind(gpu, &pl, &[(0, buf), (1, &sh.ff), (2, p), (3, &s.step)]),
@@ -564,7 +592,14 @@ impl LayerOps<'_> {
             bind: kernels::bind(
                 gpu,
                 &pl,
-                &[(0, &s.k), (1, &s.v), (2, &w.kc), (3, &w.vc), (4, &w.att), (5, &s.step)],
+                &[
+                    (0, &s.k),
+                    (1, &s.v),
+                    (2, &w.kc),
+                    (3, &w.vc),
+                    (4, &w.att),
+                    (5, &s.step),
+                ],
             ),
             pipeline: pl,
             shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
@@ -700,7 +735,13 @@ impl LayerOps<'_> {
             norm: (!tiled).then_some((&w.ffn_norm, c.norm_eps)),
             split: c.ffn_dim,
             tiled,
-            ..MatvecArgs::plain(if tiled { &s.xb } else { &s.x }, &s.hb, &s.step, c.ffn_dim, false)
+            ..MatvecArgs::plain(
+                if tiled { &s.xb } else { &s.x },
+                &s.hb,
+                &s.step,
+                c.ffn_dim,
+                false,
+            )
         };
         let mut ops = Vec::new();
         if tiled {

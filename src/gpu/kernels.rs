@@ -25,6 +25,9 @@ const ATTENTION: &str = include_str!("../../shaders/attention.wgsl");
 const ELEMENTWISE: &str = include_str!("../../shaders/elementwise.wgsl");
 const ARGMAX: &str = include_str!("../../shaders/argmax.wgsl");
 const SAMPLE: &str = include_str!("../../shaders/sample.wgsl");
+/// Snippets (no bindings, no entry) appended to the kernels that use them.
+const F16: &str = include_str!("../../shaders/f16.wgsl");
+const ROPE_PAIR: &str = include_str!("../../shaders/rope_pair.wgsl");
 
 /// Workgroups along x for flattened and row-indexed dispatches; kept under
 /// WebGPU's guaranteed 65535 per dimension, the rest goes to y.
@@ -92,6 +95,8 @@ pub enum Mv {
     Main,
     /// Gate and up rows in one matrix: `y = silu(gate x) * (up x)`.
     Silu,
+    /// The same with llama.cpp's GELU: `y = geglu(gate x, up x)` (f16.wgsl).
+    Gelu,
     /// q, k and v rows in one matrix: bias, rope, q out, k and v to the cache.
     Qkv,
     /// `Main` plus per-workgroup argmax partials (the LM head).
@@ -102,11 +107,37 @@ impl Mv {
     fn entry(self) -> &'static str {
         match self {
             Mv::Main => "main",
-            Mv::Silu => "silu",
+            Mv::Silu | Mv::Gelu => "glu",
             Mv::Qkv => "qkv",
             Mv::Head => "head",
         }
     }
+
+    /// matrix.wgsl's gated activation `act` for this entry, fixed when the
+    /// pipeline is built (the other entries never call it: silu there).
+    fn act(self) -> &'static str {
+        match self {
+            Mv::Gelu => "fn act(gt: f32, up: f32) -> f32 {\n    return geglu(gt, up);\n}\n",
+            _ => "fn act(gt: f32, up: f32) -> f32 {\n    return gt / (1.0 + exp(-gt)) * up;\n}\n",
+        }
+    }
+
+    /// The pipeline's label.
+    fn label(self) -> &'static str {
+        match self {
+            Mv::Main => "main",
+            Mv::Silu => "silu",
+            Mv::Gelu => "gelu",
+            Mv::Qkv => "qkv",
+            Mv::Head => "head",
+        }
+    }
+}
+
+/// The snippets every matrix kernel appends: matrix.wgsl's f16 rounding
+/// and rope, and the entry's gated activation.
+fn matrix_tail(mv: Mv) -> String {
+    format!("{F16}\n{ROPE_PAIR}\n{}", mv.act())
 }
 
 /// The unit decoder of units.wgsl for `ty` and the matching column
@@ -364,10 +395,13 @@ pub struct Kernels {
     // The format-independent pipelines, each built by its getter on first
     // use, so that a load compiles only what its op lists use.
     rmsnorm: Lazy,
+    rmsnorm_in_place: Lazy,
+    rmsnorm_add: Lazy,
     rope: Lazy,
     kv_store: Lazy,
     attention: Lazy,
     silu_mul: Lazy,
+    gelu_mul: Lazy,
     add_bias: Lazy,
     argmax: Lazy,
     argmax_pairs: Lazy,
@@ -396,6 +430,16 @@ pub fn pipeline(gpu: &Gpu, label: &str, src: &str, entry: &str) -> Rc<wgpu::Comp
     )
 }
 
+/// rmsnorm.wgsl with its row reader `xat` reading `buf` (X, or Out in place).
+fn rmsnorm_src(buf: &str) -> String {
+    format!("{RMSNORM}\nfn xat(i: u32) -> f32 {{\n    return {buf}[i];\n}}\n")
+}
+
+/// elementwise.wgsl with the f16 snippet its `gelu_mul` uses.
+fn elementwise_src() -> String {
+    format!("{ELEMENTWISE}\n{F16}")
+}
+
 /// `cell`'s pipeline, built by `build` the first time.
 fn lazy(
     cell: &Lazy,
@@ -409,7 +453,7 @@ fn lazy(
 fn attention_src(head_dim: usize, group: usize) -> String {
     let (c, qs) = chunk_shape(head_dim, group);
     format!(
-        "const C: u32 = {c}u;\nconst QS: u32 = {qs}u;\nconst LS: u32 = {SPLIT_KEYS}u;\n{ATTENTION}"
+        "const C: u32 = {c}u;\nconst QS: u32 = {qs}u;\nconst LS: u32 = {SPLIT_KEYS}u;\n{ATTENTION}\n{F16}"
     )
 }
 
@@ -462,10 +506,13 @@ impl Kernels {
                 Tile::SMALL
             },
             rmsnorm: Lazy::new(),
+            rmsnorm_in_place: Lazy::new(),
+            rmsnorm_add: Lazy::new(),
             rope: Lazy::new(),
             kv_store: Lazy::new(),
             attention: Lazy::new(),
             silu_mul: Lazy::new(),
+            gelu_mul: Lazy::new(),
             add_bias: Lazy::new(),
             argmax: Lazy::new(),
             argmax_pairs: Lazy::new(),
@@ -477,12 +524,31 @@ impl Kernels {
 
     /// rmsnorm.wgsl (prefill before the tiled products, and unfused lists).
     pub fn rmsnorm(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
-        lazy(&self.rmsnorm, || pipeline(gpu, "rmsnorm", RMSNORM, "main"))
+        lazy(&self.rmsnorm, || {
+            pipeline(gpu, "rmsnorm", &rmsnorm_src("X"), "main")
+        })
+    }
+
+    /// rmsnorm.wgsl `main` reading and writing Out (binding 0 unused): the
+    /// per-head q/k norm (qwen3, gemma3).
+    pub fn rmsnorm_in_place(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.rmsnorm_in_place, || {
+            pipeline(gpu, "rmsnorm", &rmsnorm_src("Out"), "main")
+        })
+    }
+
+    /// rmsnorm.wgsl `add`: Out += rmsnorm(X) * G (gemma3's post-norms).
+    pub fn rmsnorm_add(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.rmsnorm_add, || {
+            pipeline(gpu, "rmsnorm_add", &rmsnorm_src("X"), "add")
+        })
     }
 
     /// rope.wgsl (unfused q/k/v only).
     pub fn rope(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
-        lazy(&self.rope, || pipeline(gpu, "rope", ROPE, "main"))
+        lazy(&self.rope, || {
+            pipeline(gpu, "rope", &format!("{ROPE}\n{ROPE_PAIR}"), "main")
+        })
     }
 
     /// attention.wgsl's `store`: k and v into the cache (unfused q/k/v only).
@@ -503,14 +569,21 @@ impl Kernels {
     /// elementwise.wgsl's `silu_mul` (unfused gate/up only).
     pub fn silu_mul(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
         lazy(&self.silu_mul, || {
-            pipeline(gpu, "silu_mul", ELEMENTWISE, "silu_mul")
+            pipeline(gpu, "silu_mul", &elementwise_src(), "silu_mul")
+        })
+    }
+
+    /// elementwise.wgsl's `gelu_mul` (unfused GELU gate/up only).
+    pub fn gelu_mul(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.gelu_mul, || {
+            pipeline(gpu, "gelu_mul", &elementwise_src(), "gelu_mul")
         })
     }
 
     /// elementwise.wgsl's `add_bias` (unfused q/k/v with biases only).
     pub fn add_bias(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
         lazy(&self.add_bias, || {
-            pipeline(gpu, "add_bias", ELEMENTWISE, "add_bias")
+            pipeline(gpu, "add_bias", &elementwise_src(), "add_bias")
         })
     }
 
@@ -634,7 +707,8 @@ impl Kernels {
                      fn unit_dot(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {{\n    \
                      return unit_dot_{dec}(rb, u, xa, xb);\n}}\n"
                 ));
-                pipeline(gpu, mv.entry(), &src, mv.entry())
+                src.push_str(&matrix_tail(mv));
+                pipeline(gpu, mv.label(), &src, mv.entry())
             })
             .clone())
     }
@@ -701,14 +775,15 @@ fn epilogue(t: u32, l0: u32, v: vec4<f32>) {
 }
 "
                     }
-                    Mv::Silu => {
+                    // The activation is `act` (matrix_tail).
+                    Mv::Silu | Mv::Gelu => {
                         "fn phys_row(l: u32) -> u32 {
-    return silu_row(l);
+    return glu_row(l);
 }
 fn epilogue(t: u32, l0: u32, v: vec4<f32>) {
-    store_silu(t, l0, v.x, v.y);
+    store_glu(t, l0, v.x, v.y);
     if l0 + 2u < P.rows {
-        store_silu(t, l0 + 2u, v.z, v.w);
+        store_glu(t, l0 + 2u, v.z, v.w);
     }
 }
 "
@@ -724,6 +799,7 @@ fn epilogue(t: u32, l0: u32, v: vec4<f32>) {
 "
                     }
                 });
+                src.push_str(&matrix_tail(mv));
                 pipeline(gpu, "matmul", &src, "main")
             })
             .clone())

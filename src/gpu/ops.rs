@@ -89,7 +89,7 @@ impl<'a> MatvecArgs<'a> {
 /// more round trips; the head with 2 rows leaves 4x more argmax partials).
 pub fn auto_rows(_rows: usize, mv: Mv) -> u32 {
     match mv {
-        Mv::Qkv | Mv::Silu | Mv::Head => 4,
+        Mv::Qkv | Mv::Silu | Mv::Gelu | Mv::Head => 4,
         Mv::Main => 2,
     }
 }
@@ -106,7 +106,7 @@ pub fn matvec_ops(
     let r = match (a.rows_per_group, a.mv) {
         (0, mv) => auto_rows(rows.len(), mv),
         (r, Mv::Qkv) => r.max(4),
-        (r, Mv::Silu) => r.max(2),
+        (r, Mv::Silu | Mv::Gelu) => r.max(2),
         (r, _) => r,
     };
     if !matches!(a.mv, Mv::Main | Mv::Head) && (m.parts.len() != 1 || rows != (0..m.rows)) {
@@ -201,13 +201,15 @@ pub fn matvec_ops(
     Ok(ops)
 }
 
-/// Dispatches that gather the rows `tokens` names into `x`, one per part.
+/// Dispatches that gather the rows `tokens` names into `x`, times `scale`,
+/// one per part.
 pub fn embed_ops(
     gpu: &Gpu,
     k: &mut Kernels,
     m: &GpuMatrix,
     tokens: &wgpu::Buffer,
     x: &wgpu::Buffer,
+    scale: f32,
 ) -> Result<Vec<Op>> {
     let pipeline = k.embed(gpu, m.ty)?;
     let mut ops = Vec::new();
@@ -217,7 +219,7 @@ pub fn embed_ops(
             m.cols as u32,
             p.row_off as u32,
             m.row_bytes as u32,
-            0,
+            scale.to_bits(),
             0,
             0,
             0,
