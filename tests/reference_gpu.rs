@@ -54,15 +54,21 @@ fn gpu_and_cpu(model: &str) -> Option<(Engine, Engine)> {
 }
 
 fn run_file(file: &str, only: &str, exact: bool) {
+    run_first(file, only, exact, usize::MAX);
+}
+
+/// `run_file` on the first `max` matching references.
+fn run_first(file: &str, only: &str, exact: bool, max: usize) {
     let Some(shared) = common::shared() else {
         return;
     };
     let mut failures = Vec::new();
     let mut checked = 0;
-    for r in references(&shared, file) {
-        if !r.model.starts_with(only) {
-            continue;
-        }
+    for r in references(&shared, file)
+        .into_iter()
+        .filter(|r| r.model.starts_with(only))
+        .take(max)
+    {
         let Some(path) = common::model_path(&shared, &r) else {
             continue;
         };
@@ -136,9 +142,12 @@ fn gpu_synthllama3_matches_llama_cpp() {
     run_file("synthllama3.json", "synthllama3.F16", false);
 }
 
+/// One of the three references: on lavapipe each takes about 100 s (a
+/// 262k-row LM head read back at every step); the CPU tests and refcheck
+/// cover all three.
 #[test]
 fn gpu_gemma3_270m_matches_llama_cpp() {
-    run_file("gemma3-270m.json", "gemma-3-270m", false);
+    run_first("gemma3-270m.json", "gemma-3-270m", false, 1);
 }
 
 /// The non-greedy path (penalty, top-k/p, min-p and the draw on the GPU,
@@ -258,8 +267,8 @@ fn gpu_long_context_decode_follows_the_cpu() {
 /// positions: prefill and decode, the chunked kernel up to 64 keys and the
 /// split one past it, where whole splits lie outside the window. The same
 /// check as above against the CPU engine, whose window is checked against
-/// llama.cpp (reference_cpu). Ignoring the window on the GPU moves the
-/// logits by whole units (checked by mutation when this was written).
+/// llama.cpp (reference_cpu). Measured 0.0022; ignoring the window on the
+/// GPU (attention word 7 left 0) fails it (checked when this was written).
 #[test]
 fn gpu_sliding_window_follows_the_cpu() {
     long_context_follows_the_cpu("synthgemma3.F32.gguf", 0.1);
