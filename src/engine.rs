@@ -433,7 +433,12 @@ impl Engine {
         }
         self.check_tokens(prompt_ids)?;
         let sampler = Sampler::new(params, self.config.vocab_size)?;
-        let mut history = Vec::with_capacity(prompt_ids.len() + max_tokens);
+        // `max_tokens` is the caller's (the JS option, the CLI's -n) and may
+        // be anything up to u32::MAX; the run stops when the context is full,
+        // so the history never holds more than the context plus the last pick.
+        let ctx = self.backend.context_len();
+        let room = max_tokens.min(ctx.saturating_sub(prompt_ids.len()) + 1);
+        let mut history = Vec::with_capacity(prompt_ids.len() + room);
         history.extend_from_slice(prompt_ids);
         self.run = Some(Run {
             sampler,
