@@ -35,6 +35,18 @@ export function hide_webgpu() {
 export function restore_webgpu() { delete navigator.gpu; }
 export function wasm_memory_bytes(mem) { return mem.buffer.byteLength; }
 export function now() { return performance.now(); }
+// Count the page's live GPUBuffers: every createBuffer adds one, every
+// destroy() removes it (wgpu's own drop frees nothing until GC).
+export function count_gpu_buffers() {
+  if (globalThis.__webggufLive) return;
+  const live = new Set();
+  globalThis.__webggufLive = live;
+  const create = GPUDevice.prototype.createBuffer;
+  GPUDevice.prototype.createBuffer = function (d) { const b = create.call(this, d); live.add(b); return b; };
+  const destroy = GPUBuffer.prototype.destroy;
+  GPUBuffer.prototype.destroy = function () { live.delete(this); return destroy.call(this); };
+}
+export function live_gpu_buffers() { return globalThis.__webggufLive.size; }
 "#)]
 extern "C" {
     #[wasm_bindgen(catch)]
@@ -43,6 +55,8 @@ extern "C" {
     fn restore_webgpu();
     fn wasm_memory_bytes(mem: JsValue) -> f64;
     fn now() -> f64;
+    fn count_gpu_buffers();
+    fn live_gpu_buffers() -> u32;
 }
 
 /// The test server, or `None` (after saying why) outside CI.
@@ -599,6 +613,69 @@ async fn load_free_cycles_do_not_grow_wasm_memory() {
         sizes[3], sizes[11],
         "wasm memory grew over load/free cycles: {sizes:?}"
     );
+}
+
+/// `maxTokens` at its largest (u32::MAX) ends at the context, not in an
+/// allocation of 16 GiB (which traps wasm).
+#[wasm_bindgen_test]
+async fn huge_max_tokens_stops_at_the_context() {
+    if server().is_none() {
+        return;
+    }
+    let bytes = fetch("shared/models/stories260K.F32.gguf").await;
+    let model = WasmModel::load(
+        bytes.into(),
+        Some(obj(&[
+            ("backend", "cpu".into()),
+            ("contextLength", 32.into()),
+        ])),
+    )
+    .await
+    .unwrap();
+    let out = await_js(model.generate(
+        "Once".into(),
+        Some(obj(&[
+            ("temperature", 0.into()),
+            ("maxTokens", (u32::MAX as f64).into()),
+        ])),
+    ))
+    .await
+    .unwrap();
+    let reason = get(&out, "stats.stopReason").as_string().unwrap();
+    assert!(reason == "context" || reason == "eog", "{reason}");
+}
+
+/// `free()` (here: drop) of a WebGPU model destroys every GPUBuffer it
+/// created, counted at the browser's `createBuffer`/`destroy`; greedy and
+/// sampled-with-penalty generations first, so the sampler's buffers exist.
+#[wasm_bindgen_test]
+async fn freeing_a_webgpu_model_destroys_all_its_gpu_buffers() {
+    if server().is_none() {
+        return;
+    }
+    let bytes = fetch("shared/models/stories260K.F32.gguf").await;
+    count_gpu_buffers();
+    let before = live_gpu_buffers();
+    let model = load(&bytes, "webgpu").await.unwrap();
+    let loaded = live_gpu_buffers() - before;
+    for opts in [
+        greedy(4),
+        obj(&[
+            ("maxTokens", 4.into()),
+            ("temperature", 0.8.into()),
+            ("repeatPenalty", 1.1.into()),
+            ("seed", 1.into()),
+        ]),
+    ] {
+        await_js(model.generate("Once".into(), Some(opts)))
+            .await
+            .unwrap();
+    }
+    let used = live_gpu_buffers() - before;
+    drop(model);
+    console_log!("GPU buffers: {loaded} after load, {used} after sampling");
+    assert!(loaded > 30 && used > loaded, "{loaded} {used}");
+    assert_eq!(live_gpu_buffers(), before, "GPU buffers left after free()");
 }
 
 /// Each new architecture's F32 oracle (qwen3, gemma3 with its window of 8,
