@@ -65,6 +65,9 @@ pub struct GpuOptions {
     /// The most bytes a streamed load reads at once (`stream::CHUNK`;
     /// tests force odd small values).
     pub chunk: usize,
+    /// Reads a streamed load keeps in flight (parallel range requests for
+    /// a URL; the JS `connections` option).
+    pub read_ahead: usize,
 }
 
 impl Default for GpuOptions {
@@ -74,6 +77,7 @@ impl Default for GpuOptions {
             max_binding: None,
             tuning: GpuTuning::default(),
             chunk: stream::CHUNK,
+            read_ahead: 4,
         }
     }
 }
@@ -340,7 +344,15 @@ pub async fn load_engine_from(
     .await?;
     // On an error below the backend drops, destroying its buffers.
     let deferred = backend.gpu.take_deferred();
-    stream::write_deferred(&backend.gpu, deferred, src, gpu_opts.chunk, progress).await?;
+    stream::write_deferred(
+        &backend.gpu,
+        deferred,
+        src,
+        gpu_opts.chunk,
+        gpu_opts.read_ahead,
+        progress,
+    )
+    .await?;
     backend.gpu.wait_idle().await?;
     Ok(Engine::with_backend(
         config,

@@ -15,47 +15,66 @@ pub const CHUNK: usize = 8 << 20;
 /// submit this often keeps the staging (RAM) bounded.
 const FLUSH_EVERY: u64 = 64 << 20;
 
-/// Write every deferred piece (`Gpu::defer`) from `src`, reporting (bytes
-/// written, bytes in all) to `progress`.
+/// Write every deferred piece (`Gpu::defer`) from `src` in file order,
+/// in reads of at most `chunk` bytes with `ahead` of them in flight,
+/// reporting (bytes written, bytes in all) to `progress`.
 pub async fn write_deferred(
     gpu: &Gpu,
     d: Deferred,
     src: &dyn Source,
     chunk: usize,
+    ahead: usize,
     progress: &dyn Fn(u64, u64),
 ) -> Result<()> {
     let Deferred { bufs, mut writes } = d;
     writes.sort_by_key(|w| w.2);
     let total: u64 = writes.iter().map(|w| w.3).sum();
+    // (buffer, offset in it, file offset, length) of each read.
+    let chunk = (chunk.max(4) & !3) as u64;
+    let mut reads = Vec::new();
+    for &(b, dst, at, len) in &writes {
+        let mut off = 0;
+        while off < len {
+            let n = chunk.min(len - off);
+            reads.push((b, dst + off, at + off, n));
+            off += n;
+        }
+    }
     // writeBuffer takes 4-byte-aligned offsets and sizes; a fused member
     // or a tensor of odd size leaves partial words, completed here when
     // their neighbours arrive (or, at the end, with the buffer's zero
     // padding).
     let mut words = Words::default();
-    let chunk = (chunk.max(4) & !3) as u64;
     let (mut done, mut since_flush) = (0u64, 0u64);
-    for &(b, dst, at, len) in &writes {
-        let mut off = 0;
-        while off < len {
-            let n = chunk.min(len - off);
-            let bytes = src.read(at + off, n as usize).await?;
-            if bytes.len() as u64 != n {
-                return Err(Error::Truncated(format!(
-                    "the source gave {} bytes of the {n} asked for at offset {}",
-                    bytes.len(),
-                    at + off
-                )));
-            }
-            words.put(gpu, &bufs, b, dst + off, &bytes);
-            off += n;
-            done += n;
-            since_flush += n;
-            if since_flush >= FLUSH_EVERY {
-                gpu.queue.submit([]);
-                since_flush = 0;
-            }
-            progress(done, total);
+    // Reads start when made (a URL's range requests run in parallel);
+    // their bytes are taken in order.
+    let mut pending = std::collections::VecDeque::new();
+    let mut next = reads.iter();
+    loop {
+        while pending.len() < ahead.max(1) {
+            let Some(&(b, dst, at, n)) = next.next() else {
+                break;
+            };
+            pending.push_back((b, dst, at, n, src.read(at, n as usize)));
         }
+        let Some((b, dst, at, n, read)) = pending.pop_front() else {
+            break;
+        };
+        let bytes = read.await?;
+        if bytes.len() as u64 != n {
+            return Err(Error::Truncated(format!(
+                "the source gave {} bytes of the {n} asked for at offset {at}",
+                bytes.len()
+            )));
+        }
+        words.put(gpu, &bufs, b, dst, &bytes);
+        done += n;
+        since_flush += n;
+        if since_flush >= FLUSH_EVERY {
+            gpu.queue.submit([]);
+            since_flush = 0;
+        }
+        progress(done, total);
     }
     words.flush(gpu, &bufs);
     gpu.queue.submit([]);
