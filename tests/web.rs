@@ -542,11 +542,12 @@ async fn errors_are_js_errors_that_name_the_problem() {
         "TensorOutOfBounds",
         "out of bounds",
     );
-    let err = WasmModel::load("a string".into(), None)
-        .await
-        .err()
-        .unwrap();
+    // A string is a URL now; a number is no source at all.
+    let err = WasmModel::load(42.into(), None).await.err().unwrap();
     expect(err, "InvalidArgument", "Uint8Array");
+    let missing = format!("{}/shared/models/no-such-model.gguf", server().unwrap());
+    let err = WasmModel::load(missing.into(), None).await.err().unwrap();
+    expect(err, "Io", "HTTP 404");
     let err = WasmModel::load(
         bytes.clone().into(),
         Some(obj(&[("backend", "cuda".into())])),
