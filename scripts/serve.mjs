@@ -6,6 +6,10 @@
 // (SharedArrayBuffer, i.e. threaded wasm, is allowed). --cors instead lets
 // any origin read everything (the wasm-bindgen test runner's page fetches
 // models and references from here).
+// Files are served with HTTP Range support (206, one range), except with
+// ?norange in the URL (the server then acts as one without it: no
+// Accept-Ranges, Range ignored). GET /__requests?path=P says how many
+// requests P has had ({ head, get, range, bytes }); /__requests?reset clears.
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -48,8 +52,35 @@ function resolve(urlPath) {
   return null;
 }
 
+const counts = new Map();
+function count(p, kind, bytes) {
+  const c = counts.get(p) ?? { head: 0, get: 0, range: 0, bytes: 0 };
+  c[kind]++;
+  c.bytes += bytes;
+  counts.set(p, c);
+}
+
 const server = http.createServer((req, res) => {
-  const urlPath = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+  const url = new URL(req.url, 'http://x');
+  const urlPath = decodeURIComponent(url.pathname);
+  if (urlPath === '/__requests') {
+    if (url.searchParams.has('reset')) counts.clear();
+    const c = counts.get(url.searchParams.get('path') ?? '') ?? { head: 0, get: 0, range: 0, bytes: 0 };
+    res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' });
+    res.end(JSON.stringify(c));
+    return;
+  }
+  if (req.method === 'OPTIONS' && cors) {
+    // A preflight for a Range request from the test runner's origin.
+    res.writeHead(204, {
+      'access-control-allow-origin': '*',
+      'access-control-allow-headers': 'range',
+      'access-control-allow-methods': 'GET, HEAD',
+    });
+    res.end();
+    return;
+  }
+  const ranges = !url.searchParams.has('norange');
   const file = resolve(urlPath);
   fs.stat(file ?? '', (err, st) => {
     if (err || !st.isFile()) {
@@ -64,12 +95,33 @@ const server = http.createServer((req, res) => {
         'cross-origin-embedder-policy': 'require-corp',
         'cross-origin-resource-policy': 'same-origin',
       };
-    res.writeHead(200, {
+    const headers = {
       'content-type': types[path.extname(file)] || 'application/octet-stream',
-      'content-length': st.size,
       'cache-control': 'no-cache',
+      ...(ranges ? { 'accept-ranges': 'bytes' } : {}),
+      ...(cors ? { 'access-control-expose-headers': 'content-length, content-range, accept-ranges' } : {}),
       ...isolation,
-    });
+    };
+    const m = ranges && /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
+    if (m) {
+      const start = Number(m[1]);
+      const end = m[2] === '' ? st.size - 1 : Math.min(Number(m[2]), st.size - 1);
+      if (start >= st.size || end < start) {
+        res.writeHead(416, { ...headers, 'content-range': `bytes */${st.size}` });
+        res.end();
+        return;
+      }
+      count(urlPath, 'range', end - start + 1);
+      res.writeHead(206, {
+        ...headers,
+        'content-length': end - start + 1,
+        'content-range': `bytes ${start}-${end}/${st.size}`,
+      });
+      fs.createReadStream(file, { start, end }).pipe(res);
+      return;
+    }
+    count(urlPath, req.method === 'HEAD' ? 'head' : 'get', req.method === 'HEAD' ? 0 : st.size);
+    res.writeHead(200, { ...headers, 'content-length': st.size });
     if (req.method === 'HEAD') return res.end();
     fs.createReadStream(file).pipe(res);
   });

@@ -68,6 +68,12 @@ impl CpuBackend {
         max_batch: usize,
         par: Box<dyn Parallel>,
     ) -> Result<CpuBackend> {
+        if !weights.resident {
+            // A weight plan (Weights::plan) has no matrix bytes to compute with.
+            return Err(Error::InvalidArgument(
+                "the CPU backend needs the model's bytes in memory, not a weight plan".into(),
+            ));
+        }
         let state = RunState::new(&config, ctx, max_batch)?;
         Ok(CpuBackend {
             config,
@@ -303,12 +309,10 @@ pub struct Loaded {
 }
 
 impl Loaded {
-    /// Parse and validate a whole GGUF file held in memory; `bytes` is moved,
-    /// not copied, into the weights.
-    pub fn from_bytes(bytes: Vec<u8>, opts: LoadOptions) -> Result<Loaded> {
-        let g = Gguf::parse(&bytes)?;
-        let config = Config::from_gguf(&g)?;
-        let tokenizer = Tokenizer::from_gguf(&g)?;
+    /// What the header alone gives: the config, the tokenizer and the info.
+    pub fn describe(g: &Gguf) -> Result<(Config, Tokenizer, ModelInfo)> {
+        let config = Config::from_gguf(g)?;
+        let tokenizer = Tokenizer::from_gguf(g)?;
         if tokenizer.vocab_size() != config.vocab_size {
             return Err(Error::ShapeMismatch(format!(
                 "the tokenizer has {} tokens but token_embd.weight has {} rows",
@@ -316,7 +320,14 @@ impl Loaded {
                 config.vocab_size
             )));
         }
-        let mut info = ModelInfo::from_gguf(&g);
+        Ok((config, tokenizer, ModelInfo::from_gguf(g)))
+    }
+
+    /// Parse and validate a whole GGUF file held in memory; `bytes` is moved,
+    /// not copied, into the weights.
+    pub fn from_bytes(bytes: Vec<u8>, opts: LoadOptions) -> Result<Loaded> {
+        let g = Gguf::parse(&bytes)?;
+        let (config, tokenizer, mut info) = Loaded::describe(&g)?;
         let weights = Weights::from_gguf(&g, &config, bytes, opts)?;
         info.weight_bytes_per_token = weights.bytes_per_token();
         Ok(Loaded {
@@ -433,7 +444,12 @@ impl Engine {
         }
         self.check_tokens(prompt_ids)?;
         let sampler = Sampler::new(params, self.config.vocab_size)?;
-        let mut history = Vec::with_capacity(prompt_ids.len() + max_tokens);
+        // `max_tokens` is the caller's (the JS option, the CLI's -n) and may
+        // be anything up to u32::MAX; the run stops when the context is full,
+        // so the history never holds more than the context plus the last pick.
+        let ctx = self.backend.context_len();
+        let room = max_tokens.min(ctx.saturating_sub(prompt_ids.len()) + 1);
+        let mut history = Vec::with_capacity(prompt_ids.len() + room);
         history.extend_from_slice(prompt_ids);
         self.run = Some(Run {
             sampler,

@@ -49,7 +49,7 @@ pub enum Error {
     Busy,
     /// The caller aborted generation.
     Aborted,
-    /// Host I/O failed (CLI only).
+    /// Host I/O failed: a file (CLI), a network read or a Blob (browser).
     Io(String),
 }
 

@@ -48,20 +48,63 @@ pub struct Gguf {
     pub version: u32,
     pub metadata: HashMap<String, Value>,
     pub tensors: Vec<TensorInfo>,
-    /// Total length of the buffer the table was validated against.
+    /// Total length of the file the table was validated against.
     pub file_len: usize,
+    /// Where the tensor data begin (the header's end, aligned).
+    pub data_start: usize,
+}
+
+/// What `Gguf::parse_prefix` makes of the first bytes of a file.
+#[derive(Debug)]
+pub enum Header {
+    /// The whole header was in the prefix.
+    Parsed(Gguf),
+    /// The header runs on past the prefix: read at least this many bytes
+    /// from the start of the file and parse again.
+    Need(usize),
 }
 
 impl Gguf {
     /// Parse `buf` (a whole GGUF file). Checks magic and version first so the
     /// most common user mistakes get the most specific message.
     pub fn parse(buf: &[u8]) -> Result<Gguf> {
-        if buf.len() < 8 {
-            return Err(Error::Truncated(format!(
-                "{} bytes, too short for a GGUF header",
+        match Gguf::parse_prefix(buf, buf.len() as u64)? {
+            Header::Parsed(g) => Ok(g),
+            // The whole file is here: a header that runs past it is caught
+            // as truncation by the walk, so this cannot happen.
+            Header::Need(n) => Err(Error::Truncated(format!(
+                "the header needs {n} bytes but the file has {}",
                 buf.len()
+            ))),
+        }
+    }
+
+    /// Parse the header from `prefix`, the first bytes of a file of
+    /// `file_len` bytes, without its tensor data: a loader reads a small
+    /// prefix first and more only if the header (a large vocabulary) runs on.
+    /// Every count, length and tensor range is checked against `file_len`,
+    /// so a wild field fails here, before anything is sized by it.
+    pub fn parse_prefix(prefix: &[u8], file_len: u64) -> Result<Header> {
+        let len = usize::try_from(file_len).map_err(|_| {
+            Error::Unsupported(format!(
+                "a file of {file_len} bytes is larger than this platform's address space"
+            ))
+        })?;
+        if prefix.len() > len {
+            return Err(Error::InvalidArgument(format!(
+                "a prefix of {} bytes is longer than the file's {len}",
+                prefix.len()
             )));
         }
+        if len < 8 {
+            return Err(Error::Truncated(format!(
+                "{len} bytes, too short for a GGUF header"
+            )));
+        }
+        if prefix.len() < 24.min(len) {
+            return Ok(Header::Need(24.min(len)));
+        }
+        let buf = prefix;
         let magic = [buf[0], buf[1], buf[2], buf[3]];
         if &magic != b"GGUF" {
             return Err(Error::BadMagic(magic));
@@ -70,21 +113,27 @@ impl Gguf {
         if version != 3 {
             return Err(Error::UnsupportedVersion(version));
         }
-        if buf.len() < 24 {
+        if len < 24 {
             return Err(Error::Truncated("header ends early".into()));
         }
         // Walk the whole header first, checking every count and length against
         // the bytes that remain, so that a wild count fails here, fast and with
         // a precise message, before the parser sizes anything by it.
-        prescan(buf)?;
+        let header_end = match prescan(buf, len)? {
+            Scan::Done(end) => end,
+            Scan::Need(n) => return Ok(Header::Need(n)),
+        };
 
         // We validate tensor ranges ourselves so the error can name the tensor.
         let config = GGUFReaderConfig {
             validate_integrity: false,
             ..GGUFReaderConfig::default()
         };
-        let reader =
-            GGUFFileReader::with_config(Cursor::new(buf), config).map_err(map_lib_error)?;
+        let prefix = PrefixReader {
+            buf: Cursor::new(&buf[..header_end]),
+            len: len as u64,
+        };
+        let reader = GGUFFileReader::with_config(prefix, config).map_err(map_lib_error)?;
         let data_start = usize::try_from(reader.tensor_data_offset())
             .map_err(|_| Error::Malformed("tensor data offset overflows".into()))?;
         let alignment = reader.tensor_alignment() as usize;
@@ -137,13 +186,13 @@ impl Gguf {
             }
             let offset = data_start
                 .checked_add(rel)
-                .filter(|&o| o.checked_add(size).is_some_and(|end| end <= buf.len()))
+                .filter(|&o| o.checked_add(size).is_some_and(|end| end <= len))
                 .ok_or_else(|| {
                     Error::TensorOutOfBounds(format!(
                         "tensor '{name}' needs bytes {}..{} but the file has {} bytes",
                         data_start.saturating_add(rel),
                         data_start.saturating_add(rel).saturating_add(size),
-                        buf.len()
+                        len
                     ))
                 })?;
             tensors.push(TensorInfo {
@@ -167,12 +216,13 @@ impl Gguf {
         }
 
         let metadata = reader.metadata().data.clone();
-        Ok(Gguf {
+        Ok(Header::Parsed(Gguf {
             version,
             metadata,
             tensors,
-            file_len: buf.len(),
-        })
+            file_len: len,
+            data_start,
+        }))
     }
 
     pub fn tensor(&self, name: &str) -> Option<&TensorInfo> {
@@ -248,6 +298,35 @@ impl Gguf {
     }
 }
 
+/// The header bytes read so far, seen by the parser as a file of `len`
+/// bytes (it checks the data offset against the file's size, found by
+/// seeking to the end); reads past the prefix end there.
+struct PrefixReader<'a> {
+    buf: Cursor<&'a [u8]>,
+    len: u64,
+}
+
+impl std::io::Read for PrefixReader<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        self.buf.read(out)
+    }
+}
+
+impl std::io::Seek for PrefixReader<'_> {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        match to {
+            std::io::SeekFrom::End(d) => {
+                let at = self.len.checked_add_signed(d).ok_or_else(|| {
+                    std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before 0")
+                })?;
+                self.buf.set_position(at);
+                Ok(at)
+            }
+            other => self.buf.seek(other),
+        }
+    }
+}
+
 /// Smallest encoding of a metadata entry: key length, a one-byte key, the
 /// type tag and a one-byte value.
 const MIN_KV_BYTES: u64 = 8 + 1 + 4 + 1;
@@ -260,13 +339,20 @@ const MAX_ARRAY_DEPTH: usize = 16;
 /// A cursor that refuses to read past the end of the buffer, naming the
 /// structure it was reading when the bytes ran out.
 struct Walk<'a> {
+    /// The bytes read so far: the file, or a prefix of it.
     buf: &'a [u8],
+    /// The whole file's length, which every count is checked against.
+    len: usize,
     pos: usize,
+    /// Set when a structure runs past `buf` but not past the file: how many
+    /// bytes from the start the walk needs to go on.
+    need: Option<usize>,
 }
 
 impl<'a> Walk<'a> {
+    /// Bytes left in the file (not just in the prefix).
     fn remaining(&self) -> u64 {
-        (self.buf.len() - self.pos) as u64
+        (self.len - self.pos) as u64
     }
 
     fn take(&mut self, n: u64, what: &dyn Fn() -> String) -> Result<&'a [u8]> {
@@ -275,6 +361,16 @@ impl<'a> Walk<'a> {
                 "{} needs {n} bytes at offset {} but the file has {} bytes",
                 what(),
                 self.pos,
+                self.len
+            )));
+        }
+        // Fits the file (n <= remaining, so this does not overflow).
+        let end = self.pos + n as usize;
+        if end > self.buf.len() {
+            self.need = Some(end);
+            return Err(Error::Truncated(format!(
+                "{} runs past the {} bytes read so far",
+                what(),
                 self.buf.len()
             )));
         }
@@ -370,11 +466,33 @@ impl<'a> Walk<'a> {
     }
 }
 
+/// How far `prescan` got in a prefix.
+enum Scan {
+    /// The header and tensor table end at this offset.
+    Done(usize),
+    /// They run past the prefix: this many bytes are needed to go on.
+    Need(usize),
+}
+
 /// Check the header, metadata and tensor table for lengths and counts that
-/// do not fit the buffer, misaligned offsets and overflowing shapes. Reads no
-/// tensor data and allocates nothing sized by the file.
-fn prescan(buf: &[u8]) -> Result<()> {
-    let mut w = Walk { buf, pos: 8 };
+/// do not fit the file of `len` bytes, misaligned offsets and overflowing
+/// shapes. Reads no tensor data and allocates nothing sized by the file.
+fn prescan(buf: &[u8], len: usize) -> Result<Scan> {
+    let mut w = Walk {
+        buf,
+        len,
+        pos: 8,
+        need: None,
+    };
+    match walk(&mut w) {
+        Ok(()) => Ok(Scan::Done(w.pos)),
+        Err(_) if w.need.is_some() => Ok(Scan::Need(w.need.unwrap_or(len))),
+        Err(e) => Err(e),
+    }
+}
+
+fn walk(w: &mut Walk) -> Result<()> {
+    let buf = w.buf;
     let n_tensors = w.u64(&|| "tensor count".into())?;
     let n_kv = w.u64(&|| "metadata count".into())?;
     let need = n_kv

@@ -17,6 +17,7 @@ pub mod gpu;
 pub mod model;
 pub mod quant;
 pub mod sampler;
+pub mod source;
 pub mod synthetic;
 pub mod tokenizer;
 

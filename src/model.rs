@@ -206,6 +206,9 @@ pub struct Layer {
 #[derive(Debug)]
 pub struct Weights {
     pub data: Vec<u8>,
+    /// Whether the matrices' bytes are in `data` (false: a weight plan,
+    /// whose matrices a streamed GPU load writes from the source).
+    pub resident: bool,
     pub token_embd: Matrix,
     pub layers: Vec<Layer>,
     pub output_norm: Vec<f32>,
@@ -229,6 +232,51 @@ impl Weights {
                 "weights buffer differs from the parsed file".into(),
             ));
         }
+        let w = Weights::assemble(g, c, |t| Ok(t.bytes(&data)))?;
+        let mut w = Weights { data, ..w };
+        if opts.upcast_f16 {
+            w.upcast_f16();
+        }
+        Ok(w)
+    }
+
+    /// The weight plan of a streamed load: every matrix is where it lies in
+    /// the file (`Matrix::offset`), not in `data`, which stays empty
+    /// (`resident` false); the vectors (norms, biases, rope factors) are
+    /// decoded from `small`, the bytes of each 1-D tensor (`small_tensors`)
+    /// by file offset. A GPU load then writes each matrix from the source
+    /// into its buffer.
+    pub fn plan(
+        g: &Gguf,
+        c: &Config,
+        small: &std::collections::HashMap<usize, Vec<u8>>,
+    ) -> Result<Weights> {
+        let w = Weights::assemble(g, c, |t| {
+            small
+                .get(&t.offset)
+                .filter(|b| b.len() == t.size)
+                .map(Vec::as_slice)
+                .ok_or_else(|| Error::InvalidArgument(format!("{}'s bytes were not read", t.name)))
+        })?;
+        Ok(Weights {
+            resident: false,
+            ..w
+        })
+    }
+
+    /// The tensors `plan` reads up front: the 1-D ones, small next to the
+    /// matrices (a few KiB per layer).
+    pub fn small_tensors(g: &Gguf) -> Vec<&TensorInfo> {
+        g.tensors.iter().filter(|t| t.dims.len() == 1).collect()
+    }
+
+    /// Shapes checked, matrices located, vectors decoded from `bytes_of`;
+    /// `data` left empty for the caller.
+    fn assemble<'d>(
+        g: &Gguf,
+        c: &Config,
+        bytes_of: impl Fn(&TensorInfo) -> Result<&'d [u8]>,
+    ) -> Result<Weights> {
         let tensor = |name: &str| -> Result<&TensorInfo> {
             g.tensor(name)
                 .ok_or_else(|| Error::MissingTensor(name.to_string()))
@@ -264,7 +312,7 @@ impl Weights {
                 )));
             }
             let mut out = vec![0.0; len];
-            quant::dequantize_row(t.ty, t.bytes(&data), &mut out);
+            quant::dequantize_row(t.ty, bytes_of(t)?, &mut out);
             Ok(out)
         };
         let optional_vector = |name: &str, len: usize| -> Result<Option<Vec<f32>>> {
@@ -344,18 +392,15 @@ impl Weights {
             matrix(tensor::OUTPUT, dim, c.vocab_size)?
         };
         let rope_freqs = optional_vector(tensor::ROPE_FREQS, c.rope_dim / 2)?;
-        let mut w = Weights {
-            data,
+        Ok(Weights {
+            data: Vec::new(),
+            resident: true,
             token_embd,
             layers,
             output_norm,
             output,
             rope_freqs,
-        };
-        if opts.upcast_f16 {
-            w.upcast_f16();
-        }
-        Ok(w)
+        })
     }
 
     /// Every matrix, each once (the tied LM head is not repeated).

@@ -14,7 +14,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use js_sys::{Array, ArrayBuffer, Function, Object, Promise, Reflect, Uint32Array, Uint8Array};
+use js_sys::{Array, Function, Object, Promise, Reflect, Uint32Array, Uint8Array};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -54,6 +54,57 @@ export function async_iterable(obj) {
   return obj;
 }
 export function iter_result(value, done) { return { value, done }; }
+
+// A model's bytes as random-access reads: { kind, len, read(offset, n) ->
+// Promise<Uint8Array> }. URLs use HTTP Range requests (the loader keeps
+// several in flight); a server without Range support or Content-Length is
+// read as one stream into a Blob.
+export async function open_source(input, signal) {
+  const check = () => {
+    if (signal && signal.aborted) throw new DOMException('the load was aborted', 'AbortError');
+  };
+  check();
+  if (input instanceof ArrayBuffer) input = new Uint8Array(input);
+  if (input instanceof Uint8Array) {
+    return { kind: 'bytes', len: input.length, async read(a, n) { check(); return input.subarray(a, a + n); } };
+  }
+  if (typeof ReadableStream !== 'undefined' && input instanceof ReadableStream) {
+    input = await new Response(input).blob();
+  }
+  if (typeof Blob !== 'undefined' && input instanceof Blob) {
+    const blob = input;
+    return {
+      kind: 'blob', len: blob.size,
+      async read(a, n) { check(); return new Uint8Array(await blob.slice(a, a + n).arrayBuffer()); },
+    };
+  }
+  if (typeof input === 'string' || (typeof URL !== 'undefined' && input instanceof URL)) {
+    const url = String(input);
+    const head = await fetch(url, { method: 'HEAD', signal });
+    if (!head.ok) throw new Error(`${url}: HTTP ${head.status}`);
+    const len = Number(head.headers.get('content-length') || 0);
+    if (head.headers.get('accept-ranges') !== 'bytes' || !(len > 0)) {
+      const r = await fetch(url, { signal });
+      if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+      const src = await open_source(await r.blob(), signal);
+      src.kind = 'url-stream';
+      src.requests = 2;
+      return src;
+    }
+    const get = async (a, n) => {
+      const r = await fetch(url, { headers: { Range: `bytes=${a}-${a + n - 1}` }, signal });
+      if (r.status !== 206) throw new Error(`${url}: a range request got HTTP ${r.status}`);
+      const b = new Uint8Array(await r.arrayBuffer());
+      if (b.length !== n) throw new Error(`${url}: ${b.length} bytes for a range of ${n}`);
+      return b;
+    };
+    return {
+      kind: 'url', len, requests: 1,
+      read(a, n) { check(); this.requests++; return get(a, n); },
+    };
+  }
+  throw new TypeError('the model must be a Uint8Array, ArrayBuffer, Blob, ReadableStream, URL string or URL');
+}
 "#)]
 extern "C" {
     fn now_ms() -> f64;
@@ -61,6 +112,8 @@ extern "C" {
     fn yield_now() -> Promise;
     fn async_iterable(obj: JsValue) -> JsValue;
     fn iter_result(value: JsValue, done: bool) -> JsValue;
+    #[wasm_bindgen(catch)]
+    fn open_source(input: &JsValue, signal: &JsValue) -> std::result::Result<Promise, JsValue>;
 }
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -79,9 +132,23 @@ export interface LoadOptions {
    * the cap makes the GPU load fail ('auto' then falls back to the CPU).
    */
   maxBindingBytes?: number;
-  /** Called as loading proceeds; fraction in [0, 1], stage 'copy' | 'parse' | 'upload' | 'ready'. */
-  onProgress?: (fraction: number, stage: string) => void;
+  /**
+   * Called as loading proceeds: fraction in [0, 1]; stage 'download' (a URL, Blob or
+   * stream read for the CPU), 'copy' (bytes in memory, for the CPU), 'parse', 'upload'
+   * (weights streamed to the GPU) or 'ready'; detail the bytes so far and in all.
+   */
+  onProgress?: (fraction: number, stage: string, detail: { loaded: number; total: number }) => void;
+  /** Aborts the load: the promise rejects with an `AbortError` and nothing is left allocated. */
+  signal?: AbortSignal;
+  /** Parallel HTTP range requests for a URL (1 to 32, default 4). */
+  connections?: number;
 }
+
+/**
+ * Where a model comes from: its bytes, a Blob or File, a stream of its bytes, or a URL
+ * (read with HTTP Range requests where the server allows them, else as one stream).
+ */
+export type ModelSource = Uint8Array | ArrayBuffer | Blob | ReadableStream<Uint8Array> | string | URL;
 
 /** Options for `generate`, `stream` and `chat`. */
 export interface GenerateOptions {
@@ -142,6 +209,20 @@ export interface AdapterInfo {
     maxComputeInvocationsPerWorkgroup: number;
     maxComputeWorkgroupsPerDimension: number;
   };
+}
+
+/** What `WasmModel.probe()` finds, without downloading anything. */
+export interface Probe {
+  /** `navigator.gpu` exists. */
+  webgpu: boolean;
+  /** The adapter a load would use, if one could be opened. */
+  adapter: AdapterInfo | null;
+  f16: boolean;
+  subgroups: boolean;
+  /** What `backend: 'auto'` would take. */
+  backend: 'webgpu' | 'cpu';
+  /** Why 'auto' would take the CPU. */
+  fallbackReason: string | null;
 }
 
 export interface ModelInfo {
@@ -634,16 +715,30 @@ pub struct WasmModel {
 
 #[wasm_bindgen]
 impl WasmModel {
-    /// Load a GGUF file. `bytes` is copied once into WebAssembly memory; on
-    /// WebGPU that copy is released after the weights are uploaded.
+    /// Load a GGUF file from bytes, a Blob/File, a stream or a URL. On
+    /// WebGPU the weights are streamed from the source into GPU buffers in
+    /// bounded chunks (wasm memory does not grow with the model); on the
+    /// CPU they are read once into wasm memory.
     #[wasm_bindgen(js_name = new)]
     pub async fn load(
-        #[wasm_bindgen(unchecked_param_type = "Uint8Array | ArrayBuffer")] bytes: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ModelSource")] source: JsValue,
         #[wasm_bindgen(unchecked_param_type = "LoadOptions")] options: Option<JsValue>,
     ) -> std::result::Result<WasmModel, JsValue> {
-        load(bytes, options.unwrap_or(JsValue::UNDEFINED))
+        load(source, options.unwrap_or(JsValue::UNDEFINED))
             .await
             .map_err(|e| js_error(&e))
+    }
+
+    /// What this browser offers before any model is downloaded: whether
+    /// WebGPU is there, the adapter (name, software or not, limits), f16
+    /// and subgroups, and the backend `'auto'` would take (with the
+    /// reason when it is the CPU). Options: `allowSoftwareAdapter`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Probe>")]
+    pub fn probe(
+        #[wasm_bindgen(unchecked_param_type = "{ allowSoftwareAdapter?: boolean }")]
+        options: Option<JsValue>,
+    ) -> Promise {
+        promise(probe(options.unwrap_or(JsValue::UNDEFINED)))
     }
 
     /// Generate a completion of `prompt` (tokenized as the CLI does: BOS by
@@ -885,26 +980,26 @@ impl TokenStream {
     }
 }
 
-async fn load(bytes: JsValue, options: JsValue) -> Result<WasmModel> {
+async fn load(input: JsValue, options: JsValue) -> Result<WasmModel> {
     let o = Opts::new(&options, "options")?;
     let choice = o.string("backend")?.unwrap_or_else(|| "auto".into());
     if !matches!(choice.as_str(), "auto" | "webgpu" | "cpu") {
         return Err(o.bad("backend", "'auto', 'webgpu' or 'cpu'"));
     }
     let on_progress = o.function("onProgress")?;
-    let progress = |fraction: f64, stage: &str| {
+    let progress = |fraction: f64, stage: &str, loaded: u64, total: u64| {
         if let Some(f) = &on_progress {
-            let _ = f.call2(&JsValue::NULL, &fraction.into(), &stage.into());
+            let detail = obj(&[
+                ("loaded", (loaded as f64).into()),
+                ("total", (total as f64).into()),
+            ]);
+            let _ = f.call3(&JsValue::NULL, &fraction.into(), &stage.into(), &detail);
         }
     };
-    let src: Uint8Array = if let Some(a) = bytes.dyn_ref::<Uint8Array>() {
-        a.clone()
-    } else if let Some(b) = bytes.dyn_ref::<ArrayBuffer>() {
-        Uint8Array::new(b)
-    } else {
-        return Err(Error::InvalidArgument(
-            "the model must be a Uint8Array or an ArrayBuffer".into(),
-        ));
+    let signal = o.signal("signal")?;
+    let connections = match o.count("connections")? {
+        Some(n) if !(1..=32).contains(&n) => return Err(o.bad("connections", "1 to 32")),
+        n => n.unwrap_or(4),
     };
     let opts = EngineOptions {
         context: o.count("contextLength")?.unwrap_or(0),
@@ -913,25 +1008,37 @@ async fn load(bytes: JsValue, options: JsValue) -> Result<WasmModel> {
         max_batch: 64,
         ..EngineOptions::default()
     };
-
     let gpu_opts = GpuOptions {
         max_binding: o.count("maxBindingBytes")?.map(|b| b as u64),
+        read_ahead: connections,
         ..GpuOptions::default()
     };
     let skip_software = choice == "auto" && !o.flag("allowSoftwareAdapter")?;
+    let signal_js: JsValue = signal.clone().map(Into::into).unwrap_or(JsValue::UNDEFINED);
+    let src = JsSource::open(&input, &signal_js).await?;
+    let total = src.len;
+    // Reading from the network or a Blob is the download; from bytes in
+    // memory, a copy.
+    let reading = if src.kind == "bytes" {
+        "copy"
+    } else {
+        "download"
+    };
+
     let mut fallback_reason = None;
     if choice != "cpu" {
         match open_gpu(skip_software).await {
             Ok(gpu) => {
-                let bytes = copy_in(&src, &progress, 0.3).await?;
-                progress(0.3, "upload");
-                // The upload reports per layer; in a worker (as the demo
-                // runs it) each report reaches the page while it goes on.
-                let uploaded = |f: f64| progress(0.3 + 0.65 * f, "upload");
-                match gpu::load_engine(gpu.clone(), bytes, opts, gpu_opts, now_ms, &uploaded).await
+                progress(0.0, "upload", 0, total);
+                // Streamed: each matrix goes from the source to its GPU
+                // buffer in bounded chunks; wasm memory never holds the model.
+                let uploaded =
+                    |done: u64, all: u64| progress(0.95 * ratio(done, all), "upload", done, all);
+                match gpu::load_engine_from(gpu.clone(), &src, opts, gpu_opts, now_ms, &uploaded)
+                    .await
                 {
                     Ok(engine) => {
-                        progress(1.0, "ready");
+                        progress(1.0, "ready", total, total);
                         return Ok(finish_load(engine, Some(gpu), None));
                     }
                     Err(e @ (Error::Gpu(_) | Error::DeviceLimit(_) | Error::DeviceLost(_)))
@@ -946,52 +1053,141 @@ async fn load(bytes: JsValue, options: JsValue) -> Result<WasmModel> {
             Err(reason) => return Err(Error::Gpu(reason)),
         }
     }
-    let bytes = copy_in(&src, &progress, 0.8).await?;
-    progress(0.8, "parse");
+    // The CPU engine computes from wasm memory: the file is read there once,
+    // chunk by chunk, after checking that it fits (before any download).
+    let bytes = read_all(&src, &|done| {
+        progress(0.8 * ratio(done, total), reading, done, total)
+    })
+    .await?;
+    progress(0.8, "parse", total, total);
     yield_to_event_loop().await;
     let engine = Engine::load_cpu(bytes, opts, Box::new(Serial), now_ms)?;
-    progress(1.0, "ready");
+    progress(1.0, "ready", total, total);
     Ok(finish_load(engine, None, fallback_reason))
 }
+
+/// A plain JS object of `fields`.
+fn obj(fields: &[(&str, JsValue)]) -> JsValue {
+    let o = Object::new();
+    for (k, v) in fields {
+        let _ = Reflect::set(&o, &(*k).into(), v);
+    }
+    o.into()
+}
+
+fn ratio(done: u64, all: u64) -> f64 {
+    done as f64 / all.max(1) as f64
+}
+
+/// A model's bytes behind the JS source object of `open_source`.
+struct JsSource {
+    obj: JsValue,
+    read: Function,
+    kind: String,
+    len: u64,
+}
+
+impl JsSource {
+    async fn open(input: &JsValue, signal: &JsValue) -> Result<JsSource> {
+        let p = open_source(input, signal).map_err(read_error)?;
+        let obj = JsFuture::from(p).await.map_err(read_error)?;
+        let field = |k: &str| Reflect::get(&obj, &k.into()).unwrap_or(JsValue::UNDEFINED);
+        let len = field("len").as_f64().filter(|l| *l >= 0.0).unwrap_or(0.0) as u64;
+        Ok(JsSource {
+            read: field("read").unchecked_into(),
+            kind: field("kind").as_string().unwrap_or_default(),
+            obj,
+            len,
+        })
+    }
+}
+
+impl crate::source::Source for JsSource {
+    fn len(&self) -> u64 {
+        self.len
+    }
+    fn read(&self, offset: u64, len: usize) -> crate::engine::LocalFuture<'_, Result<Vec<u8>>> {
+        // The request starts now, not when the future is first polled, so
+        // that a loader holding several reads gets them in parallel.
+        let p = self
+            .read
+            .call2(&self.obj, &(offset as f64).into(), &(len as f64).into());
+        Box::pin(async move {
+            let p = p.map_err(read_error)?;
+            let v = JsFuture::from(Promise::resolve(&p))
+                .await
+                .map_err(read_error)?;
+            let a: Uint8Array = v
+                .dyn_into()
+                .map_err(|_| Error::Io("a source read gave no bytes".into()))?;
+            Ok(a.to_vec())
+        })
+    }
+}
+
+/// A failed or aborted read as an engine error.
+fn read_error(e: JsValue) -> Error {
+    let name = Reflect::get(&e, &"name".into())
+        .ok()
+        .and_then(|n| n.as_string());
+    if name.as_deref() == Some("AbortError") {
+        return Error::Aborted;
+    }
+    let msg = Reflect::get(&e, &"message".into())
+        .ok()
+        .and_then(|m| m.as_string())
+        .unwrap_or_else(|| format!("{e:?}"));
+    if name.as_deref() == Some("TypeError") && msg.starts_with("the model must be") {
+        return Error::InvalidArgument(msg);
+    }
+    Error::Io(msg)
+}
+
+/// Read all of `src` into wasm memory in slices, after checking that it
+/// fits: a model larger than wasm32 can address is an error before any
+/// byte is read.
+async fn read_all(src: &JsSource, progress: &dyn Fn(u64)) -> Result<Vec<u8>> {
+    use crate::source::Source;
+    let too_big = || {
+        Error::InvalidArgument(format!(
+            "the model file ({} MiB) does not fit in WebAssembly memory, so the CPU backend \
+             cannot run it (WebGPU streams it instead)",
+            src.len >> 20
+        ))
+    };
+    let len = usize::try_from(src.len).map_err(|_| too_big())?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| too_big())?;
+    const SLICE: usize = 16 << 20;
+    while v.len() < len {
+        let n = SLICE.min(len - v.len());
+        let chunk = src.read(v.len() as u64, n).await?;
+        if chunk.len() != n {
+            return Err(Error::Truncated(format!(
+                "the source gave {} bytes of the {n} asked for",
+                chunk.len()
+            )));
+        }
+        v.extend_from_slice(&chunk);
+        progress(v.len() as u64);
+        yield_to_event_loop().await;
+    }
+    Ok(v)
+}
+
+const NO_WEBGPU: &str = "navigator.gpu is missing: this browser or context has no WebGPU";
+const SOFTWARE: &str = "the only WebGPU adapter is a software fallback (e.g. SwiftShader); the CPU engine is faster on the same cores";
 
 /// A WebGPU device, or why there is none (as a fallback reason).
 async fn open_gpu(skip_software: bool) -> std::result::Result<Gpu, String> {
     if !has_webgpu() {
-        return Err("navigator.gpu is missing: this browser or context has no WebGPU".into());
+        return Err(NO_WEBGPU.into());
     }
     let gpu = Gpu::new().await.map_err(|e| e.to_string())?;
     if skip_software && gpu.is_software() {
-        return Err(
-            "the only WebGPU adapter is a software fallback (e.g. SwiftShader); the CPU engine is faster on the same cores"
-                .into(),
-        );
+        return Err(SOFTWARE.into());
     }
     Ok(gpu)
-}
-
-/// Copy the JS bytes into wasm memory in slices, reporting progress from 0
-/// to `upto`. The allocation is checked first: a model larger than wasm32
-/// can address is an error, not a trap.
-async fn copy_in(src: &Uint8Array, progress: &dyn Fn(f64, &str), upto: f64) -> Result<Vec<u8>> {
-    let len = src.length() as usize;
-    let mut v = Vec::new();
-    v.try_reserve_exact(len).map_err(|_| {
-        Error::InvalidArgument(format!(
-            "the model file ({} MiB) does not fit in WebAssembly memory",
-            len >> 20
-        ))
-    })?;
-    v.resize(len, 0);
-    const SLICE: usize = 16 << 20;
-    let mut at = 0;
-    while at < len {
-        let end = (at + SLICE).min(len);
-        src.subarray(at as u32, end as u32).copy_to(&mut v[at..end]);
-        at = end;
-        progress(upto * at as f64 / len.max(1) as f64, "copy");
-        yield_to_event_loop().await;
-    }
-    Ok(v)
 }
 
 fn finish_load(engine: Engine, gpu: Option<Gpu>, fallback_reason: Option<String>) -> WasmModel {
@@ -1020,28 +1216,97 @@ fn finish_load(engine: Engine, gpu: Option<Gpu>, fallback_reason: Option<String>
     }
 }
 
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Limits {
+    max_storage_buffer_binding_size: u64,
+    max_buffer_size: u64,
+    max_compute_workgroup_storage_size: u32,
+    max_compute_invocations_per_workgroup: u32,
+    max_compute_workgroups_per_dimension: u32,
+}
+
+#[derive(Serialize)]
+struct Adapter {
+    name: String,
+    software: bool,
+    features: Vec<String>,
+    limits: Limits,
+}
+
+impl Adapter {
+    fn of(g: &Gpu) -> Adapter {
+        Adapter {
+            name: g.adapter.name.clone(),
+            software: g.is_software(),
+            features: g
+                .features
+                .iter_names()
+                .map(|(n, _)| n.to_string())
+                .collect(),
+            limits: Limits {
+                max_storage_buffer_binding_size: g.limits.max_storage_buffer_binding_size,
+                max_buffer_size: g.limits.max_buffer_size,
+                max_compute_workgroup_storage_size: g.limits.max_compute_workgroup_storage_size,
+                max_compute_invocations_per_workgroup: g
+                    .limits
+                    .max_compute_invocations_per_workgroup,
+                max_compute_workgroups_per_dimension: g.limits.max_compute_workgroups_per_dimension,
+            },
+        }
+    }
+}
+
+/// What `WasmModel.probe` finds, before any model is downloaded.
+async fn probe(options: JsValue) -> Result<JsValue> {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Probe {
+        webgpu: bool,
+        adapter: Option<Adapter>,
+        f16: bool,
+        subgroups: bool,
+        backend: &'static str,
+        fallback_reason: Option<String>,
+    }
+    let o = Opts::new(&options, "options")?;
+    let skip_software = !o.flag("allowSoftwareAdapter")?;
+    let mut p = Probe {
+        webgpu: has_webgpu(),
+        adapter: None,
+        f16: false,
+        subgroups: false,
+        backend: "cpu",
+        fallback_reason: None,
+    };
+    if !p.webgpu {
+        p.fallback_reason = Some(NO_WEBGPU.into());
+        return Ok(serialize(&p));
+    }
+    match Gpu::new().await {
+        Ok(g) => {
+            p.f16 = g.features.contains(wgpu::Features::SHADER_F16);
+            p.subgroups = g.features.contains(wgpu::Features::SUBGROUP);
+            p.adapter = Some(Adapter::of(&g));
+            if skip_software && g.is_software() {
+                p.fallback_reason = Some(SOFTWARE.into());
+            } else {
+                p.backend = "webgpu";
+            }
+            // The probe's own device is not kept.
+            g.device.destroy();
+        }
+        Err(e) => p.fallback_reason = Some(e.to_string()),
+    }
+    Ok(serialize(&p))
+}
+
 fn model_info(
     engine: &Engine,
     gpu: Option<&Gpu>,
     backend: &str,
     fallback: Option<&str>,
 ) -> JsValue {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Limits {
-        max_storage_buffer_binding_size: u64,
-        max_buffer_size: u64,
-        max_compute_workgroup_storage_size: u32,
-        max_compute_invocations_per_workgroup: u32,
-        max_compute_workgroups_per_dimension: u32,
-    }
-    #[derive(Serialize)]
-    struct Adapter {
-        name: String,
-        software: bool,
-        features: Vec<String>,
-        limits: Limits,
-    }
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Info<'a> {
@@ -1076,22 +1341,7 @@ fn model_info(
         .max_by_key(|(_, n)| **n)
         .map_or("?", |(t, _)| t)
         .to_string();
-    let adapter = gpu.map(|g| Adapter {
-        name: g.adapter.name.clone(),
-        software: g.is_software(),
-        features: g
-            .features
-            .iter_names()
-            .map(|(n, _)| n.to_string())
-            .collect(),
-        limits: Limits {
-            max_storage_buffer_binding_size: g.limits.max_storage_buffer_binding_size,
-            max_buffer_size: g.limits.max_buffer_size,
-            max_compute_workgroup_storage_size: g.limits.max_compute_workgroup_storage_size,
-            max_compute_invocations_per_workgroup: g.limits.max_compute_invocations_per_workgroup,
-            max_compute_workgroups_per_dimension: g.limits.max_compute_workgroups_per_dimension,
-        },
-    });
+    let adapter = gpu.map(Adapter::of);
     serialize(&Info {
         architecture: c.arch().name(),
         name: i.name.as_deref(),

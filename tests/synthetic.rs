@@ -4,7 +4,7 @@
 mod common;
 
 use webgguf::cpu::Serial;
-use webgguf::engine::{Engine, EngineOptions};
+use webgguf::engine::{Engine, EngineOptions, StopReason};
 use webgguf::quant::GgmlType;
 use webgguf::sampler::SamplerParams;
 use webgguf::synthetic::{self, Shape};
@@ -146,4 +146,33 @@ fn tiny_shape_runs_on_gpu_with_split_matrices() {
     );
     let b = pollster::block_on(e.bench(8, 4, 1)).unwrap();
     assert!(b.pp_tok_s > 0.0 && b.tg_tok_s > 0.0);
+}
+
+/// A huge `max_tokens` (the JS `maxTokens` is allowed up to u32::MAX, the
+/// CLI's `-n` is any usize) must not size an allocation: the run ends when
+/// the context fills, and nothing was reserved past it. Before the fix
+/// `begin` reserved prompt + max_tokens ids: a capacity-overflow panic for
+/// usize::MAX / 2, 16 GiB for u32::MAX (fatal in wasm, see tests/web.rs),
+/// and a wrapped sum for usize::MAX in release builds.
+#[test]
+fn huge_max_tokens_stops_at_the_context() {
+    let bytes = synthetic::build(&TINY, GgmlType::Q8_0, 7).unwrap();
+    let mut e = Engine::load_cpu(bytes, opts(), Box::new(Serial), common::now_ms).unwrap();
+    let ids = e.prompt_ids("hello");
+    for max in [usize::MAX / 2, usize::MAX, u32::MAX as usize] {
+        e.reset();
+        let g =
+            pollster::block_on(e.generate(&ids, max, SamplerParams::default(), &mut |_, _| true))
+                .unwrap();
+        let total = g.prompt_ids.len() + g.generated_ids.len();
+        assert!(
+            total <= e.context_len() + 1,
+            "{total} ids in a context of 64"
+        );
+        assert!(
+            matches!(g.stop, StopReason::Context | StopReason::Eog),
+            "{:?}",
+            g.stop
+        );
+    }
 }

@@ -10,8 +10,10 @@
 #[path = "common/oracle.rs"]
 mod oracle;
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use js_sys::{Array, Object, Promise, Reflect, Uint8Array};
 use oracle::Reference;
@@ -22,6 +24,31 @@ use wasm_bindgen_test::*;
 use webgguf::web::WasmModel;
 
 wasm_bindgen_test_configure!(run_in_browser);
+
+/// Live and peak heap bytes of this wasm module (the engine's included),
+/// so that a test can measure what a load keeps and needs whatever earlier
+/// tests did to the memory's size.
+struct Counting;
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let p = System.alloc(l);
+        if !p.is_null() {
+            let now = LIVE.fetch_add(l.size(), Ordering::Relaxed) + l.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        System.dealloc(p, l);
+        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
 
 #[wasm_bindgen(inline_js = r#"
 export async function fetch_bytes(url) {
@@ -35,6 +62,27 @@ export function hide_webgpu() {
 export function restore_webgpu() { delete navigator.gpu; }
 export function wasm_memory_bytes(mem) { return mem.buffer.byteLength; }
 export function now() { return performance.now(); }
+export async function blob_of(url) {
+  const r = await fetch(url);
+  if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+  return await r.blob();
+}
+export async function requests(server, path, reset) {
+  const r = await fetch(`${server}/__requests?path=${encodeURIComponent(path)}${reset ? '&reset' : ''}`);
+  return await r.json();
+}
+// Count the page's live GPUBuffers: every createBuffer adds one, every
+// destroy() removes it (wgpu's own drop frees nothing until GC).
+export function count_gpu_buffers() {
+  if (globalThis.__webggufLive) return;
+  const live = new Set();
+  globalThis.__webggufLive = live;
+  const create = GPUDevice.prototype.createBuffer;
+  GPUDevice.prototype.createBuffer = function (d) { const b = create.call(this, d); live.add(b); return b; };
+  const destroy = GPUBuffer.prototype.destroy;
+  GPUBuffer.prototype.destroy = function () { live.delete(this); return destroy.call(this); };
+}
+export function live_gpu_buffers() { return globalThis.__webggufLive.size; }
 "#)]
 extern "C" {
     #[wasm_bindgen(catch)]
@@ -43,6 +91,11 @@ extern "C" {
     fn restore_webgpu();
     fn wasm_memory_bytes(mem: JsValue) -> f64;
     fn now() -> f64;
+    fn count_gpu_buffers();
+    #[wasm_bindgen(catch)]
+    fn blob_of(url: &str) -> std::result::Result<Promise, JsValue>;
+    fn requests(server: &str, path: &str, reset: bool) -> Promise;
+    fn live_gpu_buffers() -> u32;
 }
 
 /// The test server, or `None` (after saying why) outside CI.
@@ -489,11 +542,12 @@ async fn errors_are_js_errors_that_name_the_problem() {
         "TensorOutOfBounds",
         "out of bounds",
     );
-    let err = WasmModel::load("a string".into(), None)
-        .await
-        .err()
-        .unwrap();
+    // A string is a URL now; a number is no source at all.
+    let err = WasmModel::load(42.into(), None).await.err().unwrap();
     expect(err, "InvalidArgument", "Uint8Array");
+    let missing = format!("{}/shared/models/no-such-model.gguf", server().unwrap());
+    let err = WasmModel::load(missing.into(), None).await.err().unwrap();
+    expect(err, "Io", "HTTP 404");
     let err = WasmModel::load(
         bytes.clone().into(),
         Some(obj(&[("backend", "cuda".into())])),
@@ -601,6 +655,69 @@ async fn load_free_cycles_do_not_grow_wasm_memory() {
     );
 }
 
+/// `maxTokens` at its largest (u32::MAX) ends at the context, not in an
+/// allocation of 16 GiB (which traps wasm).
+#[wasm_bindgen_test]
+async fn huge_max_tokens_stops_at_the_context() {
+    if server().is_none() {
+        return;
+    }
+    let bytes = fetch("shared/models/stories260K.F32.gguf").await;
+    let model = WasmModel::load(
+        bytes.into(),
+        Some(obj(&[
+            ("backend", "cpu".into()),
+            ("contextLength", 32.into()),
+        ])),
+    )
+    .await
+    .unwrap();
+    let out = await_js(model.generate(
+        "Once".into(),
+        Some(obj(&[
+            ("temperature", 0.into()),
+            ("maxTokens", (u32::MAX as f64).into()),
+        ])),
+    ))
+    .await
+    .unwrap();
+    let reason = get(&out, "stats.stopReason").as_string().unwrap();
+    assert!(reason == "context" || reason == "eog", "{reason}");
+}
+
+/// `free()` (here: drop) of a WebGPU model destroys every GPUBuffer it
+/// created, counted at the browser's `createBuffer`/`destroy`; greedy and
+/// sampled-with-penalty generations first, so the sampler's buffers exist.
+#[wasm_bindgen_test]
+async fn freeing_a_webgpu_model_destroys_all_its_gpu_buffers() {
+    if server().is_none() {
+        return;
+    }
+    let bytes = fetch("shared/models/stories260K.F32.gguf").await;
+    count_gpu_buffers();
+    let before = live_gpu_buffers();
+    let model = load(&bytes, "webgpu").await.unwrap();
+    let loaded = live_gpu_buffers() - before;
+    for opts in [
+        greedy(4),
+        obj(&[
+            ("maxTokens", 4.into()),
+            ("temperature", 0.8.into()),
+            ("repeatPenalty", 1.1.into()),
+            ("seed", 1.into()),
+        ]),
+    ] {
+        await_js(model.generate("Once".into(), Some(opts)))
+            .await
+            .unwrap();
+    }
+    let used = live_gpu_buffers() - before;
+    drop(model);
+    console_log!("GPU buffers: {loaded} after load, {used} after sampling");
+    assert!(loaded > 30 && used > loaded, "{loaded} {used}");
+    assert_eq!(live_gpu_buffers(), before, "GPU buffers left after free()");
+}
+
 /// Each new architecture's F32 oracle (qwen3, gemma3 with its window of 8,
 /// phi3 with fused tensors, llama3 rope scaling) through the JS API:
 /// llama.cpp's greedy ids on the wasm CPU engine, and on WebGPU
@@ -705,4 +822,213 @@ async fn gemma3_270m_teacher_forced_on_the_wasm_cpu_and_webgpu() {
         "gemma3-270m on WebGPU: {WEBGPU_STEPS} steps in {:.0} s",
         (now() - t0) / 1000.0
     );
+}
+
+/// (fraction, stage, detail.loaded, detail.total) of each progress report.
+type Reports = Rc<RefCell<Vec<(f64, String, f64, f64)>>>;
+
+async fn request_counts(path: &str, reset: bool) -> JsValue {
+    await_js(requests(server().unwrap(), path, reset))
+        .await
+        .unwrap()
+}
+
+fn num(v: &JsValue, k: &str) -> f64 {
+    get(v, k).as_f64().unwrap_or(-1.0)
+}
+
+async fn load_from(
+    source: JsValue,
+    backend: &str,
+    extra: &[(&str, JsValue)],
+) -> std::result::Result<WasmModel, JsValue> {
+    let mut fields = vec![("backend", backend.into()), ("contextLength", 256.into())];
+    fields.extend(extra.iter().cloned());
+    WasmModel::load(source, Some(obj(&fields))).await
+}
+
+/// A model by URL (HTTP Range requests, and a server without them) and
+/// from a Blob, on WebGPU (streamed into GPU buffers) and on the CPU:
+/// llama.cpp's greedy ids after each kind of load; the server counts the
+/// requests.
+#[wasm_bindgen_test]
+async fn url_and_blob_loads_give_llama_cpp_ids() {
+    if server().is_none() {
+        return;
+    }
+    let path = "/shared/models/stories260K.F32.gguf";
+    let url = format!("{}{path}", server().unwrap());
+    let refs = references("greedy.json").await;
+    for backend in ["webgpu", "cpu"] {
+        // With Range requests.
+        request_counts(path, true).await;
+        let t = now();
+        let seen: Reports = Rc::default();
+        let sink = seen.clone();
+        let on_progress = Closure::<dyn FnMut(f64, String, JsValue)>::new(
+            move |f: f64, stage: String, d: JsValue| {
+                sink.borrow_mut()
+                    .push((f, stage, num(&d, "loaded"), num(&d, "total")));
+            },
+        );
+        let model = load_from(
+            url.clone().into(),
+            backend,
+            &[("onProgress", on_progress.as_ref().clone())],
+        )
+        .await
+        .unwrap();
+        let ms = now() - t;
+        let c = request_counts(path, false).await;
+        console_log!(
+            "{backend} from a URL: {ms:.0} ms, requests {}",
+            js_sys::JSON::stringify(&c).unwrap()
+        );
+        assert_eq!(num(&c, "get"), 0.0, "no whole-file GET with Range support");
+        // The CPU reads the file in one range (up to 16 MiB), WebGPU the
+        // header, the norms and each matrix.
+        assert!(num(&c, "range") >= if backend == "cpu" { 1.0 } else { 3.0 });
+        let seen = seen.borrow().clone();
+        assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "{seen:?}");
+        assert_eq!(seen.last().map(|s| s.1.as_str()), Some("ready"));
+        let stage = if backend == "webgpu" {
+            "upload"
+        } else {
+            "download"
+        };
+        let last = seen.iter().rev().find(|s| s.1 == stage).unwrap();
+        assert!(last.2 > 0.0 && last.2 == last.3, "{stage} detail {last:?}");
+        check_greedy(&model, &refs).await;
+        drop(model);
+
+        // A server without Range support: one stream (into a Blob, read as
+        // the Blob below is; on the CPU, to keep the SwiftShader time down).
+        if backend == "cpu" {
+            request_counts(path, true).await;
+            let model = load_from(format!("{url}?norange").into(), backend, &[])
+                .await
+                .unwrap();
+            let c = request_counts(path, false).await;
+            assert_eq!((num(&c, "get"), num(&c, "range")), (1.0, 0.0));
+            check_greedy(&model, &refs).await;
+            drop(model);
+        }
+
+        // A Blob (on WebGPU one reference: the ids after a URL load are
+        // checked above, and each prompt costs seconds on SwiftShader).
+        let blob = await_js(blob_of(&url).unwrap()).await.unwrap();
+        let model = load_from(blob, backend, &[]).await.unwrap();
+        let file = "stories260K.F32.gguf";
+        let first: Vec<Reference> = refs
+            .iter()
+            .filter(|r| r.model == file)
+            .take(1)
+            .cloned()
+            .collect();
+        check_greedy_on(&model, &first, file, 1).await;
+    }
+}
+
+/// An abort during a WebGPU load rejects with an AbortError and leaves no
+/// GPU buffer behind; the next load works.
+#[wasm_bindgen_test]
+async fn aborting_a_load_rejects_and_leaves_nothing() {
+    if server().is_none() {
+        return;
+    }
+    let url = format!("{}/shared/models/stories260K.F32.gguf", server().unwrap());
+    count_gpu_buffers();
+    let before = live_gpu_buffers();
+    let ctl = web_sys::AbortController::new().unwrap();
+    let signal = ctl.signal();
+    let on_progress = Closure::<dyn FnMut(f64, String, JsValue)>::new(
+        move |_f: f64, stage: String, d: JsValue| {
+            if stage == "upload" && num(&d, "loaded") > 0.0 {
+                ctl.abort();
+            }
+        },
+    );
+    let e = load_from(
+        url.clone().into(),
+        "webgpu",
+        &[
+            ("signal", signal.into()),
+            ("onProgress", on_progress.as_ref().clone()),
+            ("connections", 1.into()),
+        ],
+    )
+    .await
+    .err()
+    .expect("the load was aborted");
+    assert_eq!(error_field(&e, "name"), "AbortError", "{e:?}");
+    assert_eq!(
+        live_gpu_buffers(),
+        before,
+        "GPU buffers left by an aborted load"
+    );
+    let model = load_from(url.into(), "webgpu", &[]).await.unwrap();
+    await_js(model.generate("Once".into(), Some(greedy(2))))
+        .await
+        .unwrap();
+}
+
+/// SmolLM2 (98 MB) by URL onto WebGPU: the weights stream into GPU buffers
+/// and the wasm heap holds the tokenizer, the metadata and a few chunks,
+/// not the model: its peak during the load and what it keeps after stay
+/// under 64 MiB (measured: see the log line).
+#[wasm_bindgen_test]
+async fn a_webgpu_load_of_smollm2_keeps_wasm_memory_small() {
+    if server().is_none() {
+        return;
+    }
+    let url = format!(
+        "{}/cache/SmolLM2-135M-Instruct.Q4_1.gguf",
+        server().unwrap()
+    );
+    let base = LIVE.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    let t = now();
+    let model = load_from(url.into(), "webgpu", &[]).await.unwrap();
+    let ms = now() - t;
+    let kept = LIVE.load(Ordering::Relaxed) - base;
+    let peak = PEAK.load(Ordering::Relaxed) - base;
+    console_log!(
+        "SmolLM2 by URL on WebGPU: {ms:.0} ms; wasm heap kept {:.1} MiB, peak {:.1} MiB during the load; wasm memory {:.1} MiB",
+        kept as f64 / 1048576.0,
+        peak as f64 / 1048576.0,
+        wasm_memory_bytes(wasm_bindgen::memory()) / 1048576.0
+    );
+    assert!(peak < 64 << 20, "peak {peak}");
+    assert!(kept < 64 << 20, "kept {kept}");
+    assert_eq!(model.backend(), "webgpu");
+}
+
+/// `probe()` reports WebGPU, the adapter and what 'auto' would take, with
+/// no model: SwiftShader here is software, so 'auto' would take the CPU
+/// unless software adapters are allowed; without `navigator.gpu`, the CPU.
+#[wasm_bindgen_test]
+async fn probe_reports_the_adapter_without_a_model() {
+    let p = await_js(WasmModel::probe(None)).await.unwrap();
+    console_log!("probe: {:?}", js_sys::JSON::stringify(&p).unwrap());
+    assert_eq!(get(&p, "webgpu").as_bool(), Some(true));
+    assert_eq!(get(&p, "adapter.software").as_bool(), Some(true));
+    assert!(num(&p, "adapter.limits.maxBufferSize") > 0.0);
+    assert!(get(&p, "f16").as_bool().is_some() && get(&p, "subgroups").as_bool().is_some());
+    assert_eq!(get(&p, "backend").as_string().unwrap(), "cpu");
+    assert!(error_field(&p, "fallbackReason").contains("software"));
+    let p = await_js(WasmModel::probe(Some(obj(&[(
+        "allowSoftwareAdapter",
+        true.into(),
+    )]))))
+    .await
+    .unwrap();
+    assert_eq!(get(&p, "backend").as_string().unwrap(), "webgpu");
+    assert!(get(&p, "fallbackReason").is_null());
+    hide_webgpu();
+    let p = await_js(WasmModel::probe(None)).await;
+    restore_webgpu();
+    let p = p.unwrap();
+    assert_eq!(get(&p, "webgpu").as_bool(), Some(false));
+    assert!(get(&p, "adapter").is_null());
+    assert!(error_field(&p, "fallbackReason").contains("navigator.gpu"));
 }

@@ -32,7 +32,9 @@ function load(source) {
 worker.onmessage = ({ data: m }) => {
   if (m.type === 'progress') {
     $('bar').value = m.fraction;
-    $('stage').textContent = `${m.stage} ${(m.fraction * 100).toFixed(0)}%`;
+    const mb = (n) => (n / 1e6).toFixed(1);
+    const bytes = m.detail && m.detail.total ? ` (${mb(m.detail.loaded)} of ${mb(m.detail.total)} MB)` : '';
+    $('stage').textContent = `${m.stage} ${(m.fraction * 100).toFixed(0)}%${bytes}`;
   } else if (m.type === 'loaded') {
     const i = m.info;
     $('progress').hidden = true;

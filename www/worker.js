@@ -2,7 +2,7 @@
 //   { type: 'load', url } | { type: 'load', file } | { type: 'chat', messages, options }
 //   { type: 'stop' } | { type: 'reset' }
 // Messages out:
-//   { type: 'progress', fraction, stage } | { type: 'loaded', info }
+//   { type: 'progress', fraction, stage, detail: { loaded, total } } | { type: 'loaded', info }
 //   { type: 'token', piece } | { type: 'done', stats, aborted } | { type: 'error', message }
 import init, { WasmModel } from './pkg/webgguf.js';
 
@@ -10,34 +10,15 @@ let model = null;
 let controller = null;
 const post = (m) => self.postMessage(m);
 
-// Fetch into one preallocated buffer when the size is known, so a large model
-// is held once, with download progress.
-async function download(url) {
-  const res = await fetch(url);
-  if (!res.ok) throw new Error(`fetching ${url} failed: HTTP ${res.status}`);
-  const total = Number(res.headers.get('content-length')) || 0;
-  if (!total || !res.body) return new Uint8Array(await res.arrayBuffer());
-  const out = new Uint8Array(total);
-  const reader = res.body.getReader();
-  let at = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (at + value.length > total) throw new Error('the download is longer than its Content-Length');
-    out.set(value, at);
-    at += value.length;
-    post({ type: 'progress', fraction: at / total, stage: 'download' });
-  }
-  if (at !== total) throw new Error(`the download ended after ${at} of ${total} bytes`);
-  return out;
-}
-
 async function load(msg) {
   if (model) { model.free(); model = null; }
-  const bytes = msg.file ? new Uint8Array(await msg.file.arrayBuffer()) : await download(msg.url);
-  model = await WasmModel.new(bytes, {
+  // The file (a Blob) or the URL goes to the engine as it is: on WebGPU it
+  // streams into GPU buffers (HTTP Range requests for a URL), on the CPU it
+  // is read once into wasm memory; either way the page holds no copy.
+  const source = msg.file ?? new URL(msg.url, self.location.href);
+  model = await WasmModel.new(source, {
     backend: msg.backend || 'auto',
-    onProgress: (fraction, stage) => post({ type: 'progress', fraction, stage }),
+    onProgress: (fraction, stage, detail) => post({ type: 'progress', fraction, stage, detail }),
   });
   post({ type: 'loaded', info: model.info });
 }

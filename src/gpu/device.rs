@@ -31,6 +31,20 @@ pub struct Gpu {
     pub limits: wgpu::Limits,
     pub features: wgpu::Features,
     status: Arc<Mutex<Status>>,
+    /// Every buffer created through this handle (and its clones) since
+    /// `tracking()`, so that the owner can destroy them all: in the browser a
+    /// dropped wgpu handle does not free GPU memory, only `destroy()` does.
+    owned: Option<Arc<Mutex<Vec<wgpu::Buffer>>>>,
+    /// A streamed load's writes still to come from the source (`defer`).
+    deferred: Option<Arc<Mutex<Deferred>>>,
+}
+
+/// Weight bytes a streamed load writes into buffers that exist already.
+#[derive(Default)]
+pub struct Deferred {
+    pub bufs: Vec<wgpu::Buffer>,
+    /// (index into `bufs`, byte offset in it, file offset, length).
+    pub writes: Vec<(usize, u64, u64, u64)>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -82,6 +96,8 @@ impl Gpu {
             limits,
             features,
             status,
+            owned: None,
+            deferred: None,
         })
     }
 
@@ -127,6 +143,70 @@ impl Gpu {
         }
     }
 
+    /// A handle on the same device that records every buffer created
+    /// through it (and its clones), for `destroy_buffers`. A backend takes
+    /// one so that dropping it frees all that it allocated.
+    pub fn tracking(&self) -> Gpu {
+        Gpu {
+            owned: Some(Arc::default()),
+            deferred: Some(Arc::default()),
+            ..self.clone()
+        }
+    }
+
+    /// Record that `buf` gets `pieces` (offset in it, file offset, length)
+    /// from the source later (a tracking handle only).
+    pub fn defer(&self, buf: &wgpu::Buffer, pieces: &[(u64, u64, u64)]) -> Result<()> {
+        let d = self.deferred.as_ref().ok_or_else(|| {
+            Error::InvalidArgument("a weight plan is uploaded through a backend's handle".into())
+        })?;
+        let mut d = lock(d);
+        let i = d.bufs.len();
+        d.bufs.push(buf.clone());
+        d.writes
+            .extend(pieces.iter().map(|&(dst, src, len)| (i, dst, src, len)));
+        Ok(())
+    }
+
+    /// The writes `defer` recorded, leaving none.
+    pub fn take_deferred(&self) -> Deferred {
+        self.deferred
+            .as_ref()
+            .map(|d| std::mem::take(&mut *lock(d)))
+            .unwrap_or_default()
+    }
+
+    /// Buffers created through this tracking handle and not yet destroyed.
+    pub fn live_buffers(&self) -> usize {
+        self.owned.as_ref().map_or(0, |o| lock(o).len())
+    }
+
+    /// Destroy every buffer created through this tracking handle.
+    pub fn destroy_buffers(&self) {
+        if let Some(o) = &self.owned {
+            for b in lock(o).drain(..) {
+                b.destroy();
+            }
+        }
+    }
+
+    fn own(&self, b: wgpu::Buffer) -> wgpu::Buffer {
+        if let Some(o) = &self.owned {
+            lock(o).push(b.clone());
+        }
+        b
+    }
+
+    /// Every buffer of the crate is made here or in `buffer_init` (a test
+    /// checks the sources), so that a tracking handle sees them all.
+    pub fn buffer(&self, desc: &wgpu::BufferDescriptor) -> wgpu::Buffer {
+        self.own(self.device.create_buffer(desc))
+    }
+
+    pub fn buffer_init(&self, desc: &wgpu::util::BufferInitDescriptor) -> wgpu::Buffer {
+        self.own(self.device.create_buffer_init(desc))
+    }
+
     /// Largest buffer one binding may see.
     pub fn binding_limit(&self) -> u64 {
         self.limits
@@ -147,7 +227,7 @@ impl Gpu {
                 self.binding_limit()
             )));
         }
-        Ok(self.device.create_buffer(&wgpu::BufferDescriptor {
+        Ok(self.buffer(&wgpu::BufferDescriptor {
             label: Some(label),
             size,
             usage: Self::USAGE,
@@ -166,12 +246,11 @@ impl Gpu {
             padded = v;
             &padded
         };
-        self.device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(label),
-                contents,
-                usage: Self::USAGE,
-            })
+        self.buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents,
+            usage: Self::USAGE,
+        })
     }
 
     /// A storage buffer holding `pieces` one after another (zero-padded to
@@ -179,7 +258,7 @@ impl Gpu {
     /// fused weights are never concatenated in memory first.
     pub fn upload_pieces(&self, label: &str, pieces: &[&[u8]]) -> Result<wgpu::Buffer> {
         let total: usize = pieces.iter().map(|p| p.len()).sum();
-        let buf = self.device.create_buffer(&wgpu::BufferDescriptor {
+        let buf = self.buffer(&wgpu::BufferDescriptor {
             label: Some(label),
             size: total.max(1).next_multiple_of(4) as u64,
             usage: Self::USAGE,
@@ -213,16 +292,15 @@ impl Gpu {
     /// A uniform block of 32-bit words.
     pub fn params_words(&self, words: &[u32]) -> wgpu::Buffer {
         let bytes: Vec<u8> = words.iter().flat_map(|v| v.to_le_bytes()).collect();
-        self.device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("params"),
-                contents: &bytes,
-                usage: wgpu::BufferUsages::UNIFORM,
-            })
+        self.buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("params"),
+            contents: &bytes,
+            usage: wgpu::BufferUsages::UNIFORM,
+        })
     }
 
     pub fn step_buffer(&self) -> wgpu::Buffer {
-        self.device.create_buffer(&wgpu::BufferDescriptor {
+        self.buffer(&wgpu::BufferDescriptor {
             label: Some("step"),
             size: 16,
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
@@ -231,7 +309,7 @@ impl Gpu {
     }
 
     pub fn readback_buffer(&self, bytes: u64) -> wgpu::Buffer {
-        self.device.create_buffer(&wgpu::BufferDescriptor {
+        self.buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
             size: bytes.max(4).next_multiple_of(4),
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
@@ -370,7 +448,7 @@ impl Gpu {
             ));
         }
         let make = |label| {
-            self.device.create_buffer(&wgpu::BufferDescriptor {
+            self.buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
                 size,
                 usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,

@@ -30,6 +30,7 @@ mod build;
 mod device;
 mod ops;
 mod schedule;
+pub mod stream;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
 mod upload;
@@ -40,6 +41,7 @@ use crate::engine::{context_for, Backend, Engine, EngineOptions, Loaded, LocalFu
 use crate::error::Result;
 use crate::model::{Config, Weights};
 use crate::sampler::Sampler;
+use crate::source::{read_header, read_small, Source};
 
 use build::Scratch;
 pub use device::{Copy, Gpu, PendingRead};
@@ -60,6 +62,12 @@ pub struct GpuOptions {
     pub max_binding: Option<u64>,
     /// Which kernels and submission paths to use.
     pub tuning: GpuTuning,
+    /// The most bytes a streamed load reads at once (`stream::CHUNK`;
+    /// tests force odd small values).
+    pub chunk: usize,
+    /// Reads a streamed load keeps in flight (parallel range requests for
+    /// a URL; the JS `connections` option).
+    pub read_ahead: usize,
 }
 
 impl Default for GpuOptions {
@@ -68,6 +76,8 @@ impl Default for GpuOptions {
             max_batch: 512,
             max_binding: None,
             tuning: GpuTuning::default(),
+            chunk: stream::CHUNK,
+            read_ahead: 4,
         }
     }
 }
@@ -164,38 +174,12 @@ impl Drop for GpuBackend {
     /// Free the GPU memory now. Natively wgpu does this when the handles
     /// drop; in the browser its handles drop without `GPUBuffer.destroy()`,
     /// leaving the memory to the JS garbage collector, so a freed model
-    /// would hold its weights until some later collection.
+    /// would hold its weights until some later collection. `self.gpu` is a
+    /// tracking handle (`Gpu::tracking`): every buffer the backend created,
+    /// at load or later (the sampler's), is destroyed, not just a list kept
+    /// by hand.
     fn drop(&mut self) {
-        let s = &self.s;
-        for b in [
-            &s.x,
-            &s.xb,
-            &s.q,
-            &s.k,
-            &s.v,
-            &s.xo,
-            &s.hb,
-            &s.hb2,
-            &s.delta,
-            &s.scores,
-            &s.logits,
-            &s.tokens,
-            &s.argmax,
-            &s.partials,
-            &s.sample.pen,
-            &s.sample.stat,
-            &s.att_part,
-        ]
-        .into_iter()
-        .chain(&s.sample.cand)
-        .chain(&self._keep)
-        .chain(
-            self._matrices
-                .iter()
-                .flat_map(|m| m.parts.iter().map(|p| &p.buf)),
-        ) {
-            b.destroy();
-        }
+        self.gpu.destroy_buffers();
     }
 }
 
@@ -211,11 +195,19 @@ impl GpuBackend {
         opts: GpuOptions,
         progress: &dyn Fn(f64),
     ) -> Result<GpuBackend> {
+        let gpu = gpu.tracking();
         let g = gpu.clone();
-        gpu.scoped("loading the model onto the GPU", move || {
-            Self::build(g, c, w, ctx, max_batch, opts, progress)
-        })
-        .await
+        let r = gpu
+            .scoped("loading the model onto the GPU", move || {
+                Self::build(g, c, w, ctx, max_batch, opts, progress)
+            })
+            .await;
+        if r.is_err() {
+            // A load that fails part way (a device limit, out of memory)
+            // leaves nothing allocated behind it either.
+            gpu.destroy_buffers();
+        }
+        r
     }
 
     pub fn gpu(&self) -> &Gpu {
@@ -311,6 +303,57 @@ pub async fn load_engine(
     .await?;
     // The GPU holds its own copy; the file bytes are released here.
     drop(weights);
+    Ok(Engine::with_backend(
+        config,
+        tokenizer,
+        info,
+        Box::new(backend),
+        clock,
+    ))
+}
+
+/// Load a GGUF file from `src` onto `gpu`, streamed: the header from a
+/// prefix, the small tensors next, then each matrix straight into its GPU
+/// buffer in chunks of `stream::CHUNK` bytes. Memory holds the tokenizer,
+/// the metadata and one chunk, never the model. `progress` hears (bytes
+/// written to the GPU, bytes in all).
+pub async fn load_engine_from(
+    gpu: Gpu,
+    src: &dyn Source,
+    opts: EngineOptions,
+    gpu_opts: GpuOptions,
+    clock: fn() -> f64,
+    progress: &dyn Fn(u64, u64),
+) -> Result<Engine> {
+    let (g, _) = read_header(src).await?;
+    let (config, tokenizer, mut info) = Loaded::describe(&g)?;
+    let small = read_small(src, &Weights::small_tensors(&g)).await?;
+    let weights = Weights::plan(&g, &config, &small)?;
+    drop((g, small));
+    info.weight_bytes_per_token = weights.bytes_per_token();
+    let ctx = context_for(&config, &opts);
+    let backend = GpuBackend::new(
+        gpu,
+        &config,
+        &weights,
+        ctx,
+        opts.max_batch,
+        gpu_opts,
+        &|_| {},
+    )
+    .await?;
+    // On an error below the backend drops, destroying its buffers.
+    let deferred = backend.gpu.take_deferred();
+    stream::write_deferred(
+        &backend.gpu,
+        deferred,
+        src,
+        gpu_opts.chunk,
+        gpu_opts.read_ahead,
+        progress,
+    )
+    .await?;
+    backend.gpu.wait_idle().await?;
     Ok(Engine::with_backend(
         config,
         tokenizer,

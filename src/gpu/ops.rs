@@ -259,7 +259,7 @@ impl SampleBufs {
     pub fn new(gpu: &Gpu, vocab: usize) -> Result<SampleBufs> {
         let pairs = vocab.div_ceil(1024) as u64 * 128;
         Ok(SampleBufs {
-            params: gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            params: gpu.buffer(&wgpu::BufferDescriptor {
                 label: Some("sampling"),
                 size: 48,
                 usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,

@@ -68,7 +68,7 @@ impl Stamps {
             ty: wgpu::QueryType::Timestamp,
             count: n,
         });
-        let resolve = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        let resolve = gpu.buffer(&wgpu::BufferDescriptor {
             label: Some("resolve"),
             size: n as u64 * 8,
             usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,

@@ -36,6 +36,20 @@ impl GpuMatrix {
         bytes: &[u8],
         limit: u64,
     ) -> Result<GpuMatrix> {
+        GpuMatrix::place(gpu, label, ty, rows, cols, Bytes::Here(bytes), limit)
+    }
+
+    /// `upload`, or for bytes still in the file, buffers of the same parts
+    /// whose writes are deferred to the streamed load (`Gpu::defer`).
+    fn place(
+        gpu: &Gpu,
+        label: &str,
+        ty: GgmlType,
+        rows: usize,
+        cols: usize,
+        bytes: Bytes,
+        limit: u64,
+    ) -> Result<GpuMatrix> {
         if !kernels::supported(ty) {
             return Err(Error::UnsupportedTensorType {
                 tensor: label.into(),
@@ -63,7 +77,15 @@ impl GpuMatrix {
         let mut r = 0;
         while r < rows {
             let n = per.min(rows - r);
-            let buf = gpu.upload(label, &bytes[r * row_bytes..(r + n) * row_bytes]);
+            let (a, b) = (r * row_bytes, (r + n) * row_bytes);
+            let buf = match bytes {
+                Bytes::Here(data) => gpu.upload(label, &data[a..b]),
+                Bytes::File { offset, .. } => {
+                    let buf = gpu.storage(label, (b - a) as u64)?;
+                    gpu.defer(&buf, &[(0, (offset + a) as u64, (b - a) as u64)])?;
+                    buf
+                }
+            };
             parts.push(Part {
                 buf,
                 row_off: r,
@@ -87,7 +109,34 @@ impl GpuMatrix {
         m: &Matrix,
         limit: u64,
     ) -> Result<GpuMatrix> {
-        GpuMatrix::upload(gpu, label, m.ty, m.rows, m.cols, m.bytes(&w.data), limit)
+        GpuMatrix::place(gpu, label, m.ty, m.rows, m.cols, Bytes::of(w, m), limit)
+    }
+}
+
+/// A matrix's bytes: in memory, or still in the file (a weight plan).
+#[derive(Clone, Copy)]
+enum Bytes<'a> {
+    Here(&'a [u8]),
+    File { offset: usize, len: usize },
+}
+
+impl<'a> Bytes<'a> {
+    fn of(w: &'a Weights, m: &Matrix) -> Bytes<'a> {
+        if w.resident {
+            Bytes::Here(m.bytes(&w.data))
+        } else {
+            Bytes::File {
+                offset: m.offset,
+                len: m.size(),
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Bytes::Here(b) => b.len(),
+            Bytes::File { len, .. } => *len,
+        }
     }
 }
 
@@ -130,14 +179,31 @@ impl MatGroup {
                 segs.push((0, row..row + m.rows));
                 row += m.rows;
             }
-            let pieces: Vec<&[u8]> = members.iter().map(|(_, m)| m.bytes(&w.data)).collect();
+            let buf = if w.resident {
+                let pieces: Vec<&[u8]> = members.iter().map(|(_, m)| m.bytes(&w.data)).collect();
+                gpu.upload_pieces(label, &pieces)?
+            } else {
+                // Streamed: each member is written at its row offset as
+                // its bytes arrive.
+                let buf = gpu.storage(label, total as u64)?;
+                let mut at = 0;
+                let pieces: Vec<(u64, u64, u64)> = members
+                    .iter()
+                    .map(|(_, m)| {
+                        at += m.size();
+                        ((at - m.size()) as u64, m.offset as u64, m.size() as u64)
+                    })
+                    .collect();
+                gpu.defer(&buf, &pieces)?;
+                buf
+            };
             let m = GpuMatrix {
                 ty: first.ty,
                 rows: row,
                 cols: first.cols,
                 row_bytes: first.row_bytes,
                 parts: vec![Part {
-                    buf: gpu.upload_pieces(label, &pieces)?,
+                    buf,
                     row_off: 0,
                     rows: row,
                 }],

@@ -311,7 +311,6 @@ fn load(args: &Args) -> Result<Engine, CliError> {
         }
         None => read_model(&path).map_err(CliError::Engine),
     };
-    let bytes = read()?;
     let opts = EngineOptions {
         context: args.num(&["--ctx"], 0)?,
         load: LoadOptions {
@@ -320,6 +319,11 @@ fn load(args: &Args) -> Result<Engine, CliError> {
         ..EngineOptions::default()
     };
     if backend != "cpu" {
+        // A model file streams from disk into GPU buffers in bounded
+        // chunks (no copy of the file in RAM); a synthetic model, or one to
+        // upcast, is built in memory first.
+        let stream = synthetic.is_none() && !opts.load.upcast_f16;
+        let bytes = if stream { Vec::new() } else { read()? };
         let loaded = block_on(async {
             let g = gpu::Gpu::new().await?;
             // `auto` passes over software adapters: on the same cores the
@@ -327,7 +331,14 @@ fn load(args: &Args) -> Result<Engine, CliError> {
             if backend == "auto" && g.is_software() {
                 return Ok(None);
             }
-            gpu::load_engine(g, bytes, opts, gpu_options_from_env(), now_ms, &|_| {})
+            let gopts = gpu_options_from_env();
+            if stream {
+                let src = FileSource::open(&path)?;
+                return gpu::load_engine_from(g, &src, opts, gopts, now_ms, &|_, _| {})
+                    .await
+                    .map(Some);
+            }
+            gpu::load_engine(g, bytes, opts, gopts, now_ms, &|_| {})
                 .await
                 .map(Some)
         });
@@ -341,7 +352,47 @@ fn load(args: &Args) -> Result<Engine, CliError> {
         return Ok(Engine::load_cpu(read()?, opts, par, now_ms)?);
     }
     let par: Box<dyn Parallel> = Box::new(ThreadPool::new(threads.max(1)));
-    Ok(Engine::load_cpu(bytes, opts, par, now_ms)?)
+    Ok(Engine::load_cpu(read()?, opts, par, now_ms)?)
+}
+
+/// A model file read by ranges (the streamed GPU load).
+struct FileSource {
+    file: std::sync::Mutex<std::fs::File>,
+    len: u64,
+}
+
+impl FileSource {
+    fn open(path: &str) -> Result<FileSource, Error> {
+        let io = |e: std::io::Error| Error::Io(format!("cannot read model '{path}': {e}"));
+        let file = std::fs::File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        Ok(FileSource {
+            file: std::sync::Mutex::new(file),
+            len,
+        })
+    }
+}
+
+impl webgguf::source::Source for FileSource {
+    fn len(&self) -> u64 {
+        self.len
+    }
+    fn read(
+        &self,
+        offset: u64,
+        len: usize,
+    ) -> webgguf::engine::LocalFuture<'_, webgguf::Result<Vec<u8>>> {
+        use std::io::{Read, Seek, SeekFrom};
+        let r = (|| {
+            let mut f = self.file.lock().unwrap_or_else(|e| e.into_inner());
+            f.seek(SeekFrom::Start(offset))?;
+            let mut v = vec![0; len];
+            f.read_exact(&mut v)?;
+            Ok(v)
+        })()
+        .map_err(|e: std::io::Error| Error::Io(format!("reading the model at {offset}: {e}")));
+        Box::pin(std::future::ready(r))
+    }
 }
 
 fn sampler_params(args: &Args) -> Result<SamplerParams, String> {

@@ -33,3 +33,14 @@ export async function demo(bytes: Uint8Array): Promise<string> {
   model.free();
   return text + reply.text + back;
 }
+
+// The other sources, with download progress in bytes and an abortable load.
+export async function sources(file: File, stream: ReadableStream<Uint8Array>): Promise<void> {
+  const controller = new AbortController();
+  const onProgress = (fraction: number, stage: string, detail: { loaded: number; total: number }) =>
+    console.log(stage, fraction, detail.loaded, detail.total);
+  for (const source of ['/models/a.gguf', new URL('https://example.com/b.gguf'), file, stream, new ArrayBuffer(8)]) {
+    const m = await WasmModel.new(source, { onProgress, signal: controller.signal, connections: 4 });
+    m.free();
+  }
+}
