@@ -647,6 +647,7 @@ pub fn usage(g: &Generation, grammar_ms: f64) -> Value {
             "decode_ms": g.decode_ms,
             "grammar_ms": grammar_ms,
             "stop_reason": g.stop.as_str(),
+            "generated_ids": g.generated_ids,
         },
     })
 }

@@ -42,6 +42,7 @@ export function json_response(status, body) {
     headers: { 'content-type': 'application/json', 'x-should-retry': 'false' },
   });
 }
+export function sleep_ms(ms) { return new Promise((resolve) => setTimeout(resolve, ms)); }
 export function sse_response(pull, cancel) {
   const enc = new TextEncoder();
   const stream = new ReadableStream({
@@ -65,7 +66,13 @@ extern "C" {
     fn make_openai_fetch(handler: &JsValue) -> Function;
     fn json_response(status: u16, body: &str) -> JsValue;
     fn sse_response(pull: &JsValue, cancel: &JsValue) -> JsValue;
+    fn sleep_ms(ms: u32) -> Promise;
 }
+
+/// How long a request waits for a generation that is winding down (one
+/// just aborted finishes its current token first) before it is refused as
+/// Busy.
+const BUSY_GRACE_MS: f64 = 1000.0;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_OPENAI: &'static str = r#"
@@ -238,14 +245,25 @@ fn grammar_ms(shared: &Shared) -> f64 {
 }
 
 fn chat(shared: &Rc<Shared>, body: String, signal: JsValue) -> Promise {
-    let (run, p) = match start(shared, &body, signal) {
-        Ok(x) => x,
-        Err(e) => return error_response(&e),
-    };
-    if p.stream {
-        return Promise::resolve(&stream(run, p));
-    }
+    let shared = shared.clone();
     future_to_promise(async move {
+        let t0 = super::now_ms();
+        while shared.busy.get() && super::now_ms() - t0 < BUSY_GRACE_MS {
+            let _ = wasm_bindgen_futures::JsFuture::from(sleep_ms(10)).await;
+        }
+        let (run, p) = match start(&shared, &body, signal) {
+            Ok(x) => x,
+            Err(e) => return Ok(json_response(e.status, &e.body())),
+        };
+        if p.stream {
+            return Ok(stream(run, p));
+        }
+        complete(run, p).await
+    })
+}
+
+async fn complete(run: Run, p: Prepared) -> std::result::Result<JsValue, JsValue> {
+    {
         let mut run = run;
         let mut lps = Vec::new();
         loop {
@@ -280,7 +298,7 @@ fn chat(shared: &Rc<Shared>, body: String, signal: JsValue) -> Promise {
             &mut || random_id("call_"),
         );
         Ok(json_response(200, &body.to_string()))
-    })
+    }
 }
 
 /// A streamed answer in progress.
@@ -300,9 +318,12 @@ fn stream(run: Run, p: Prepared) -> JsValue {
         created: now_s(),
         started: false,
     })));
-    let st = state.clone();
+    // Set when the reader cancels the body; a pull in flight (which holds
+    // the run outside `state`) then ends the run instead of keeping it.
+    let cancelled = Rc::new(std::cell::Cell::new(false));
+    let (st, gone) = (state.clone(), cancelled.clone());
     let pull = Closure::<dyn FnMut() -> Promise>::new(move || {
-        let st = st.clone();
+        let (st, gone) = (st.clone(), gone.clone());
         future_to_promise(async move {
             // Taken out for the await, so no RefCell borrow spans it.
             let Some(mut s) = st.borrow_mut().take() else {
@@ -310,7 +331,9 @@ fn stream(run: Run, p: Prepared) -> JsValue {
             };
             match next_event(&mut s).await {
                 Ok((text, done)) => {
-                    if !done {
+                    if gone.get() {
+                        s.run.end(false);
+                    } else if !done {
                         *st.borrow_mut() = Some(s);
                     }
                     Ok(text.into())
@@ -320,6 +343,7 @@ fn stream(run: Run, p: Prepared) -> JsValue {
         })
     });
     let cancel = Closure::<dyn FnMut()>::new(move || {
+        cancelled.set(true);
         if let Ok(mut slot) = state.try_borrow_mut() {
             if let Some(s) = slot.take() {
                 s.run.end(false);
