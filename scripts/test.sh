@@ -48,4 +48,7 @@ bash scripts/test-web.sh
 echo "== demo page end to end (playwright-core, tests/e2e/demo.mjs)"
 bash scripts/test-e2e.sh
 
+echo "== OpenAI endpoint with the openai npm client in headless Chromium (tests/e2e/openai.mjs)"
+bash scripts/test-openai.sh
+
 echo "== all tests passed"

@@ -189,6 +189,39 @@ impl ChatTemplate {
     }
 }
 
+impl ChatTemplate {
+    /// Whether the template reads a `tools` variable (Qwen-style templates
+    /// render tool definitions and calls themselves).
+    pub fn supports_tools(&self) -> bool {
+        self.env
+            .get_template("chat")
+            .is_ok_and(|t| t.undeclared_variables(false).contains("tools"))
+    }
+
+    /// [`Self::apply`] over messages as JSON objects (OpenAI's, with
+    /// `tool_calls`, `tool_call_id`, `name`), with `tools` passed to the
+    /// template when given.
+    pub fn apply_json(
+        &self,
+        messages: &[serde_json::Value],
+        tools: Option<&[serde_json::Value]>,
+        add_generation_prompt: bool,
+    ) -> Result<String> {
+        let t = self
+            .env
+            .get_template("chat")
+            .map_err(|e| Error::ChatTemplate(describe(&e)))?;
+        t.render(context! {
+            messages => Value::from_serialize(messages),
+            tools => tools.map(Value::from_serialize),
+            add_generation_prompt => add_generation_prompt,
+            bos_token => self.bos.as_str(),
+            eos_token => self.eos.as_str(),
+        })
+        .map_err(|e| Error::ChatTemplate(describe(&e)))
+    }
+}
+
 fn raise_exception(msg: String) -> std::result::Result<Value, minijinja::Error> {
     Err(minijinja::Error::new(
         ErrorKind::InvalidOperation,

@@ -9,8 +9,9 @@ use crate::chat::{TemplateOrigin, CHATML_TEMPLATE};
 use crate::cpu::{self, Parallel, RunState};
 use crate::error::{Error, Result};
 use crate::gguf::Gguf;
+use crate::grammar::{Constraint, GrammarSpec, Grammars};
 use crate::model::{Config, LoadOptions, Weights};
-use crate::sampler::{Sampler, SamplerParams};
+use crate::sampler::{Extras, Sampler, SamplerParams, TokenLogprobs};
 use crate::tokenizer::{StreamDecoder, Tokenizer};
 
 /// A future that need not be `Send` (wasm futures never are).
@@ -283,6 +284,8 @@ struct Run {
     t_start: f64,
     t_first: f64,
     stop: Option<StopReason>,
+    /// The grammar the output must follow, if any (see `constrain`).
+    constraint: Option<Constraint>,
 }
 
 pub struct Engine {
@@ -297,6 +300,10 @@ pub struct Engine {
     run: Option<Run>,
     /// Milliseconds from an arbitrary origin; injected because wasm32 has no clock in std.
     clock: fn() -> f64,
+    /// llguidance's view of the vocabulary, built on the first constrained run.
+    grammars: Option<Rc<Grammars>>,
+    /// Milliseconds the last run spent in its grammar (0 without one).
+    pub last_grammar_ms: f64,
 }
 
 /// What a load produces before a backend is chosen: the GPU shell uses the
@@ -356,6 +363,8 @@ impl Engine {
             cached: Vec::new(),
             run: None,
             clock,
+            grammars: None,
+            last_grammar_ms: 0.0,
         }
     }
 
@@ -464,6 +473,7 @@ impl Engine {
             t_start: (self.clock)(),
             t_first: 0.0,
             stop: None,
+            constraint: None,
         });
         Ok(())
     }
@@ -523,6 +533,82 @@ impl Engine {
         Ok(())
     }
 
+    /// Constrain the run started by `begin` to `spec` (JSON, a schema, a
+    /// grammar): each step samples only tokens the grammar allows, and the
+    /// run ends when the grammar is complete. The vocabulary's trie is built
+    /// on the first call and kept.
+    pub fn constrain(&mut self, spec: &GrammarSpec) -> Result<()> {
+        if self.run.is_none() {
+            return Err(Error::InvalidArgument("no generation in progress".into()));
+        }
+        let grammars = match &self.grammars {
+            Some(g) => g.clone(),
+            None => {
+                let g = Rc::new(Grammars::new(&self.tokenizer)?);
+                self.grammars = Some(g.clone());
+                g
+            }
+        };
+        let t0 = (self.clock)();
+        let mut c = grammars.constraint(spec)?;
+        c.ms += (self.clock)() - t0;
+        self.run.as_mut().expect("checked above").constraint = Some(c);
+        Ok(())
+    }
+
+    /// Sampling adjustments for the run started by `begin` (OpenAI's
+    /// logit_bias, penalties, logprobs); see [`Extras`].
+    pub fn sampling_extras(&mut self, extras: Extras) -> Result<()> {
+        let run = self
+            .run
+            .as_mut()
+            .ok_or_else(|| Error::InvalidArgument("no generation in progress".into()))?;
+        if let Some(&(id, _)) = extras
+            .bias
+            .iter()
+            .find(|(id, _)| *id as usize >= self.config.vocab_size)
+        {
+            return Err(Error::BadToken {
+                id,
+                vocab: self.config.vocab_size,
+            });
+        }
+        let mask = run.sampler.extras.mask.take();
+        run.sampler.extras = Extras {
+            mask,
+            prompt_len: run.prompt_len,
+            ..extras
+        };
+        Ok(())
+    }
+
+    /// The log-probabilities of the token `next_token` returned last, when
+    /// asked for with [`Extras::logprobs`].
+    pub fn last_logprobs(&self) -> Option<&TokenLogprobs> {
+        self.run.as_ref()?.sampler.extras.last.as_ref()
+    }
+
+    /// Set the step's mask from the run's grammar; false when the grammar
+    /// is complete (the run then ends as at an end-of-generation token).
+    fn prepare_mask(&mut self) -> Result<bool> {
+        let clock = self.clock;
+        let Some(run) = self.run.as_mut() else {
+            return Ok(false);
+        };
+        let Some(c) = run.constraint.as_mut() else {
+            return Ok(true);
+        };
+        if c.is_stopped() {
+            return Ok(false);
+        }
+        let t0 = clock();
+        let mask = c.mask()?;
+        c.ms += clock() - t0;
+        run.sampler.extras.mask = Some(mask);
+        run.sampler.extras.prompt_len = run.prompt_len;
+        Ok(true)
+    }
+
     /// Produce the next token of the run started by `begin`: its id and the
     /// complete-UTF-8 text it adds (possibly empty). `None` once finished.
     pub async fn next_token(&mut self) -> Result<Option<(u32, String)>> {
@@ -535,6 +621,11 @@ impl Engine {
         let generated = run.history.len() - run.prompt_len;
         if generated >= run.max_tokens {
             run.stop = Some(StopReason::Length);
+            return Ok(None);
+        }
+        if !self.prepare_mask()? {
+            let run = self.run.as_mut().expect("checked above");
+            run.stop = Some(StopReason::Eog);
             return Ok(None);
         }
         let ctx = self.backend.context_len();
@@ -574,6 +665,11 @@ impl Engine {
         };
         let run = self.run.as_mut().expect("checked above");
         run.history.push(id);
+        if let (Some(c), false) = (run.constraint.as_mut(), self.tokenizer.is_eog(id)) {
+            let t0 = (self.clock)();
+            c.consume(id)?;
+            c.ms += (self.clock)() - t0;
+        }
         if self.tokenizer.is_eog(id) {
             run.stop = Some(StopReason::Eog);
             return Ok(Some((id, String::new())));
@@ -599,6 +695,7 @@ impl Engine {
             run.text.push_str(&run.stops.flush());
         }
         let now = (self.clock)();
+        self.last_grammar_ms = run.constraint.as_ref().map_or(0.0, |c| c.ms);
         let t_first = if run.t_first > 0.0 { run.t_first } else { now };
         Ok(Generation {
             prompt_ids: run.history[..run.prompt_len].to_vec(),

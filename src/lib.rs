@@ -14,7 +14,9 @@ pub mod gguf;
 /// The WebGPU backend, behind the on-by-default `gpu` feature.
 #[cfg(feature = "gpu")]
 pub mod gpu;
+pub mod grammar;
 pub mod model;
+pub mod openai;
 pub mod quant;
 pub mod sampler;
 pub mod source;

@@ -95,6 +95,129 @@ pub struct Sampler {
     /// Unique per sampler: the GPU backend draws a step's random number
     /// ahead of time and may only use it for the sampler it came from.
     id: u64,
+    /// Per-request adjustments beyond the llama.cpp chain (OpenAI's
+    /// logit_bias, frequency/presence penalties, logprobs, and a grammar's
+    /// allowed-token mask); see [`Extras`].
+    pub extras: Extras,
+}
+
+/// Adjustments a request may add to sampling. Any of them makes a step
+/// depend on the host (the mask changes with each token, logprobs need the
+/// logits), so the GPU backend reads the logits back and samples here when
+/// [`Extras::active`] says so.
+#[derive(Debug, Clone, Default)]
+pub struct Extras {
+    /// Added to a token's logit (OpenAI's `logit_bias`, -100..100).
+    pub bias: Vec<(u32, f32)>,
+    /// OpenAI's penalties over the generated tokens: a token seen `c` times
+    /// loses `c * frequency + (c > 0) * presence` from its logit.
+    pub frequency: f32,
+    pub presence: f32,
+    /// The allowed tokens of this step, one bit per id in 32-bit words
+    /// (bit `i % 32` of word `i / 32`); `None` allows all. Set before each
+    /// step by a grammar.
+    pub mask: Option<Vec<u32>>,
+    /// Record the chosen token's log-probability and this many of the most
+    /// likely alternatives (OpenAI's `logprobs`/`top_logprobs`).
+    pub logprobs: Option<usize>,
+    /// What the last `sample` recorded when `logprobs` is set.
+    pub last: Option<TokenLogprobs>,
+    /// Where the generated tokens start in the history `sample` is given
+    /// (OpenAI's penalties count only those).
+    pub prompt_len: usize,
+}
+
+/// The log-probabilities of a step, over the logits after bias, penalties
+/// and mask (before temperature, as OpenAI reports them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenLogprobs {
+    pub id: u32,
+    pub logprob: f32,
+    pub top: Vec<(u32, f32)>,
+}
+
+impl Extras {
+    pub fn active(&self) -> bool {
+        !self.bias.is_empty()
+            || self.frequency != 0.0
+            || self.presence != 0.0
+            || self.mask.is_some()
+            || self.logprobs.is_some()
+    }
+
+    /// Whether the mask (if any) allows `id`.
+    pub fn allows(&self, id: u32) -> bool {
+        match &self.mask {
+            None => true,
+            Some(m) => m
+                .get(id as usize / 32)
+                .is_some_and(|w| w >> (id % 32) & 1 == 1),
+        }
+    }
+
+    /// Apply bias, penalties (over `generated`) and the mask to `logits`.
+    fn apply(&self, logits: &mut [f32], generated: &[u32]) {
+        for &(id, b) in &self.bias {
+            if let Some(l) = logits.get_mut(id as usize) {
+                *l += b;
+            }
+        }
+        if self.frequency != 0.0 || self.presence != 0.0 {
+            let mut counts = std::collections::HashMap::<u32, u32>::new();
+            for &t in generated {
+                *counts.entry(t).or_default() += 1;
+            }
+            for (t, c) in counts {
+                if let Some(l) = logits.get_mut(t as usize) {
+                    *l -= c as f32 * self.frequency + self.presence;
+                }
+            }
+        }
+        if let Some(m) = &self.mask {
+            for (i, l) in logits.iter_mut().enumerate() {
+                let allowed = m.get(i / 32).is_some_and(|w| w >> (i % 32) & 1 == 1);
+                if !allowed {
+                    *l = f32::NEG_INFINITY;
+                }
+            }
+        }
+    }
+
+    fn record(&mut self, logits: &[f32], id: u32) {
+        let Some(n) = self.logprobs else {
+            return;
+        };
+        let max = logits.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
+        let lse = max + logits.iter().map(|&l| (l - max).exp()).sum::<f32>().ln();
+        let lp = |l: f32| {
+            if l == f32::NEG_INFINITY {
+                -9999.0
+            } else {
+                l - lse
+            }
+        };
+        let mut top: Vec<(u32, f32)> = Vec::new();
+        if n > 0 {
+            let mut all: Vec<(u32, f32)> = logits
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.is_finite())
+                .map(|(i, &l)| (i as u32, l))
+                .collect();
+            let k = n.min(all.len());
+            if k > 0 {
+                all.select_nth_unstable_by(k - 1, |a, b| b.1.total_cmp(&a.1));
+                all.truncate(k);
+                all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            }
+            top = all.into_iter().map(|(i, l)| (i, lp(l))).collect();
+        }
+        self.last = Some(TokenLogprobs {
+            id,
+            logprob: logits.get(id as usize).map_or(-9999.0, |&l| lp(l)),
+            top,
+        });
+    }
 }
 
 impl Sampler {
@@ -106,6 +229,7 @@ impl Sampler {
             rng: Rng::new(params.seed),
             cand: Vec::with_capacity(vocab),
             id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            extras: Extras::default(),
         })
     }
 
@@ -143,7 +267,20 @@ impl Sampler {
 
     /// Pick the next token. `logits` is modified in place by the penalty;
     /// `recent` are the tokens seen so far (prompt and generated).
+    /// [`Extras`] apply first.
     pub fn sample(&mut self, logits: &mut [f32], recent: &[u32]) -> u32 {
+        if self.extras.active() {
+            let generated = recent.get(self.extras.prompt_len..).unwrap_or(&[]);
+            self.extras.apply(logits, generated);
+        }
+        let id = self.chain(logits, recent);
+        if self.extras.logprobs.is_some() {
+            self.extras.record(logits, id);
+        }
+        id
+    }
+
+    fn chain(&mut self, logits: &mut [f32], recent: &[u32]) -> u32 {
         let p = self.params;
         if p.repeat_penalty != 1.0 {
             for tok in self.penalized(recent) {
@@ -161,8 +298,18 @@ impl Sampler {
         }
 
         self.cand.clear();
-        self.cand
-            .extend(logits.iter().enumerate().map(|(i, &l)| (l, i as u32)));
+        // Masked-out tokens (-inf) are never candidates, so the fallback
+        // pick at the end of the draw cannot land on one.
+        self.cand.extend(
+            logits
+                .iter()
+                .enumerate()
+                .filter(|(_, &l)| l > f32::NEG_INFINITY)
+                .map(|(i, &l)| (l, i as u32)),
+        );
+        if self.cand.is_empty() {
+            return argmax(logits);
+        }
         let by_logit_desc = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0);
         let k = if p.top_k == 0 {
             self.cand.len()

@@ -28,6 +28,8 @@ use crate::gpu::{self, Gpu, GpuOptions};
 use crate::sampler::SamplerParams;
 use crate::tokenizer::Tokenizer;
 
+mod openai_fetch;
+
 #[wasm_bindgen(start, skip_typescript)]
 fn start() {
     console_error_panic_hook::set_once();

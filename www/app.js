@@ -62,7 +62,10 @@ worker.onmessage = ({ data: m }) => {
     if (m.stats) {
       const s = m.stats;
       $('speed').textContent = `prefill ${s.prefillTokS.toFixed(1)} tok/s (${s.promptTokens - s.cachedTokens} new tokens, ${s.cachedTokens} from the cache) · ` +
-        `decode ${s.decodeTokS.toFixed(1)} tok/s (${s.generatedTokens} tokens) · stop: ${s.stopReason}`;
+        `decode ${s.decodeTokS.toFixed(1)} tok/s (${s.generatedTokens} tokens) · stop: ${s.stopReason}` +
+        // JSON mode: the grammar's share of the decode time.
+        (s.grammarMs === undefined ? '' :
+          ` · grammar ${s.grammarMs.toFixed(1)} ms (${(100 * s.grammarMs / Math.max(s.decodeMs, 1e-9)).toFixed(1)}% of decode)`);
     } else {
       $('speed').textContent = 'stopped';
     }
@@ -87,12 +90,22 @@ $('prompt-form').onsubmit = (e) => {
   e.preventDefault();
   const text = $('prompt').value.trim();
   if (!text) return;
+  let json = null;
+  if ($('json-mode').checked) {
+    const src = $('schema').value.trim();
+    try {
+      json = { schema: src ? JSON.parse(src) : null };
+    } catch (err) {
+      addMessage('error', `The schema is not JSON: ${err.message}`);
+      return;
+    }
+  }
   $('prompt').value = '';
   messages.push({ role: 'user', content: text });
   addMessage('user', text);
   current = { el: addMessage('assistant', ''), text: '' };
   setBusy(true);
-  worker.postMessage({ type: 'chat', messages, options: { maxTokens: 256, temperature: 0.2 } });
+  worker.postMessage({ type: 'chat', messages, json, options: { maxTokens: 256, temperature: 0.2 } });
 };
 $('prompt').onkeydown = (e) => {
   if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); $('prompt-form').requestSubmit(); }

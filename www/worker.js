@@ -1,5 +1,7 @@
 // The model runs here, off the page's thread. Messages in:
-//   { type: 'load', url } | { type: 'load', file } | { type: 'chat', messages, options }
+//   { type: 'load', url } | { type: 'load', file } | { type: 'chat', messages, options, json? }
+//   (json: { schema } or { schema: null } for any object: the reply goes through
+//   model.openaiFetch with a response_format, so the grammar constrains it)
 //   { type: 'stop' } | { type: 'reset' }
 // Messages out:
 //   { type: 'progress', fraction, stage, detail: { loaded, total } } | { type: 'loaded', info }
@@ -40,12 +42,63 @@ async function chat(msg) {
   }
 }
 
+// JSON mode: the OpenAI endpoint, streamed as server-sent events.
+async function chatJson(msg) {
+  controller = new AbortController();
+  const format = msg.json.schema
+    ? { type: 'json_schema', json_schema: { name: 'schema', schema: msg.json.schema, strict: true } }
+    : { type: 'json_object' };
+  const body = {
+    model: 'local', messages: msg.messages, max_tokens: msg.options.maxTokens, temperature: msg.options.temperature,
+    stream: true, stream_options: { include_usage: true }, response_format: format,
+  };
+  try {
+    const res = await model.openaiFetch('http://webgguf.local/v1/chat/completions', {
+      method: 'POST', body: JSON.stringify(body), signal: controller.signal,
+    });
+    if (!res.ok) {
+      const e = (await res.json()).error;
+      throw Object.assign(new Error(e.message), { code: e.code });
+    }
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = '';
+    let usage = null;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buf += value;
+      let at;
+      while ((at = buf.indexOf('\n\n')) >= 0) {
+        const data = buf.slice(0, at).replace(/^data: /, '');
+        buf = buf.slice(at + 2);
+        if (data === '[DONE]') continue;
+        const c = JSON.parse(data);
+        if (c.usage) usage = c.usage;
+        const piece = c.choices[0]?.delta?.content;
+        if (piece) post({ type: 'token', piece });
+      }
+    }
+    const w = usage.webgguf;
+    post({ type: 'done', aborted: false, stats: {
+      promptTokens: usage.prompt_tokens, cachedTokens: usage.prompt_tokens_details.cached_tokens,
+      generatedTokens: usage.completion_tokens, prefillTokS: w.prefill_tok_s, decodeTokS: w.decode_tok_s,
+      stopReason: w.stop_reason, grammarMs: w.grammar_ms, decodeMs: w.decode_ms,
+    } });
+  } catch (e) {
+    if (e.name === 'AbortError') post({ type: 'done', stats: null, aborted: true });
+    else throw e;
+  } finally {
+    controller = null;
+  }
+}
+
 self.onmessage = async ({ data: msg }) => {
   try {
     if (msg.type === 'stop') { controller?.abort(); return; }
     if (msg.type === 'reset') { model?.reset(); return; }
     await init();
     if (msg.type === 'load') await load(msg);
+    else if (msg.type === 'chat' && msg.json) await chatJson(msg);
     else if (msg.type === 'chat') await chat(msg);
   } catch (e) {
     post({ type: 'error', message: String(e && e.message || e), code: e && e.code });

@@ -236,6 +236,13 @@ impl Backend for GpuBackend {
         history: &'a [u32],
     ) -> LocalFuture<'a, Result<u32>> {
         Box::pin(async move {
+            if sampler.extras.active() {
+                // A grammar's mask, logprobs or OpenAI's biases: the logits
+                // come back and the CPU sampler picks. Such a step is never
+                // fed ahead (its mask depends on the pick before it).
+                self.logits_after(tokens, pos).await?;
+                return Ok(sampler.sample(&mut self.logits, history));
+            }
             let p = sampler.params();
             if p.repeat_penalty == 1.0 {
                 // No penalty: a step depends on no history, so the next one

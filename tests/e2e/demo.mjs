@@ -64,6 +64,26 @@ await page.click('#send');
 await page.waitForFunction(() => document.querySelector('#speed').textContent.includes('decode'), null, { timeout: 120_000 })
   .catch(() => fail(page, 'the second reply did not finish'));
 console.log(`speed: ${await page.textContent('#speed')}`);
+
+// JSON mode: a schema constrains the reply (through model.openaiFetch), and
+// the speed line shows the grammar's share.
+await page.click('#json-box summary');
+await page.check('#json-mode');
+await page.fill('#schema', JSON.stringify({
+  type: 'object', properties: { greeting: { type: 'string', maxLength: 20 }, language: { enum: ['French', 'English'] } },
+  required: ['greeting', 'language'], additionalProperties: false,
+}));
+await page.fill('#prompt', 'Say hello in French, as JSON.');
+await page.click('#send');
+await page.waitForFunction(() => document.querySelector('#speed').textContent.includes('grammar'), null, { timeout: 120_000 })
+  .catch(() => fail(page, 'the JSON-mode reply did not finish'));
+const reply = await page.textContent('.msg.assistant:last-child');
+let parsed = null;
+try { parsed = JSON.parse(reply); } catch { /* reported below */ }
+if (!parsed || typeof parsed.greeting !== 'string' || !['French', 'English'].includes(parsed.language)) {
+  await fail(page, `the JSON-mode reply does not follow the schema: ${reply}`);
+}
+console.log(`JSON mode: ${reply}; ${await page.textContent('#speed')}`);
 await page.screenshot({ path: shot, fullPage: true });
 if (errors.length) await fail(page, `page errors: ${errors.join('; ')}`);
 console.log(`ok: screenshot at ${shot}`);

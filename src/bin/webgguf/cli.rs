@@ -21,7 +21,7 @@ usage: webgguf <command> [options]
 
 commands:
   generate -m MODEL -p PROMPT [-n N] [--temp T --top-k K --top-p P --min-p M
-           --repeat-penalty R --seed S] [--json]
+           --repeat-penalty R --seed S] [--json-schema FILE|object] [--json]
   logits   -m MODEL --tokens ID,ID,... --start S [--top K] --json
   tokenize -m MODEL --text T [--no-special] --json
   bench    -m MODEL [-p 512] [-n 128] [-r 3] [-d DEPTH] [--json] [--temp T ...]
@@ -420,8 +420,20 @@ fn cmd_generate(args: &Args) -> CliResult {
         "--min-p",
         "--repeat-penalty",
         "--seed",
+        "--json-schema",
     ]);
     args.check(&allowed)?;
+    // A JSON schema file (or `object` for any JSON object) constrains the
+    // output through the grammar (src/grammar.rs).
+    let grammar = match args.str(&["--json-schema"]) {
+        None => None,
+        Some("object") => Some(webgguf::grammar::GrammarSpec::JsonObject),
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+            let v = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
+            Some(webgguf::grammar::GrammarSpec::JsonSchema(v))
+        }
+    };
     let prompt = args
         .str(&["-p", "--prompt"])
         .ok_or("generate needs -p PROMPT")?
@@ -432,14 +444,27 @@ fn cmd_generate(args: &Args) -> CliResult {
     let mut engine = load(args)?;
     let ids = engine.prompt_ids(&prompt);
     let stdout = std::io::stdout();
-    let g: Generation = block_on(engine.generate(&ids, n, params, &mut |_, piece| {
+    let print = |piece: &str| {
         if !json {
             let mut out = stdout.lock();
             let _ = out.write_all(piece.as_bytes());
             let _ = out.flush();
         }
-        true
-    }))?;
+    };
+    let g: Generation = match &grammar {
+        None => block_on(engine.generate(&ids, n, params, &mut |_, piece| {
+            print(piece);
+            true
+        }))?,
+        Some(spec) => {
+            engine.begin(&ids, n, params)?;
+            engine.constrain(spec)?;
+            while let Some((_, piece)) = block_on(engine.next_token())? {
+                print(&piece);
+            }
+            engine.finish()?
+        }
+    };
     if json {
         let v = json!({
             "prompt_ids": g.prompt_ids,
@@ -448,6 +473,7 @@ fn cmd_generate(args: &Args) -> CliResult {
             "backend": engine.backend_name(),
             "prefill_tok_s": g.prefill_tok_s(),
             "decode_tok_s": g.decode_tok_s(),
+            "grammar_ms": engine.last_grammar_ms,
         });
         println!("{v}");
     } else {

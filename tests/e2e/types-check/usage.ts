@@ -1,6 +1,21 @@
 // Compiled with `tsc --noEmit` against the built package's .d.ts: the
 // documented API must type-check as a user would write it.
-import init, { WasmModel, type GenerateResult, type ChatMessage, type ModelInfo } from 'webgguf';
+import init, { WasmModel, type GenerateResult, type ChatMessage, type ModelInfo, type OpenAIFetch } from 'webgguf';
+import OpenAI from 'openai';
+
+// The in-process OpenAI endpoint as the `openai` client's fetch.
+export async function openai(model: WasmModel): Promise<string | null> {
+  const fetch: OpenAIFetch = model.openaiFetch;
+  const client = new OpenAI({ apiKey: 'unused', baseURL: 'http://webgguf.local/v1', fetch, dangerouslyAllowBrowser: true });
+  const r = await client.chat.completions.create({
+    model: 'local', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 16,
+    response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' }, strict: true } },
+  });
+  for await (const chunk of await client.chat.completions.create({ model: 'local', messages: [{ role: 'user', content: 'Hi' }], stream: true })) {
+    console.log(chunk.choices[0]?.delta.content);
+  }
+  return r.choices[0].message.content;
+}
 
 export async function demo(bytes: Uint8Array): Promise<string> {
   await init();
