@@ -141,18 +141,39 @@ fn matrix_tail(mv: Mv) -> String {
 }
 
 /// The unit decoder of units.wgsl for `ty` and the matching column
-/// grouping, when one exists whose alignment holds for `cols` columns.
+/// grouping, when one exists whose alignment holds for `cols` columns
+/// (block formats: always, rows are whole blocks). Every format has one
+/// but the float ones with rows that are not whole units.
 fn unit_decoder(ty: GgmlType, cols: usize) -> (&'static str, &'static str) {
     let whole = cols.is_multiple_of(8);
     match ty {
         GgmlType::Q4_0 => ("q4_0", "nib"),
         GgmlType::Q4_1 => ("q4_1", "nib"),
+        GgmlType::Q5_0 => ("q5_0", "nib"),
+        GgmlType::Q5_1 => ("q5_1", "nib"),
         GgmlType::IQ4_NL => ("iq4_nl", "nib"),
+        GgmlType::IQ4_XS => ("iq4_xs", "nib"),
         GgmlType::Q8_0 => ("q8_0", "elem"),
+        GgmlType::Q4_K => ("q4_k", "k64"),
+        GgmlType::Q5_K => ("q5_k", "k64"),
+        GgmlType::Q2_K => ("q2_k", "k64"),
+        GgmlType::Q3_K => ("q3_k", "k64"),
+        GgmlType::Q6_K => ("q6_k", "q6k"),
         GgmlType::F16 if whole => ("f16", "elem"),
         GgmlType::BF16 if whole => ("bf16", "elem"),
         GgmlType::F32 if whole => ("f32", "elem"),
         _ => ("elem", "elem"),
+    }
+}
+
+/// The tiled kernel's `unit_w` decoder and grouping for `ty`: the same as
+/// the matvec's except for the K-quants, whose `k64`/`q6k` units span 64
+/// or 128 columns while a tile stages 32 at a time (units.wgsl); their
+/// unit_w decoders read 8 consecutive elements (`elem`) instead.
+fn tile_decoder(ty: GgmlType) -> (&'static str, &'static str) {
+    match unit_decoder(ty, 32) {
+        (dec, "k64" | "q6k") => (dec, "elem"),
+        d => d,
     }
 }
 
@@ -745,7 +766,7 @@ impl Kernels {
             return Err(Self::unsupported(ty));
         }
         // Tiles need cols % 32 == 0, so every fast decoder's alignment holds.
-        let (dec, group) = unit_decoder(ty, 32);
+        let (dec, group) = tile_decoder(ty);
         let tile = self.tile;
         let vx = self.vector_x;
         Ok(self

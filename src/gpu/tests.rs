@@ -142,12 +142,14 @@ fn matvec_every_format_matches_cpu() {
     let mut k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(7);
     // 3 blocks per row for the 32-element formats (rows start at odd
-    // multiples of 2 bytes), 2 super-blocks for the K-quants; float rows
-    // of 70 (scalar x loads) and 68 (vec4 x loads, not whole units).
+    // multiples of 2 bytes), 2 and 3 super-blocks for the K-quants (64 and
+    // 96 units: with 64 threads some take a second unit and some do not;
+    // Q6_K/Q3_K rows of 3 blocks start at odd multiples of 2 bytes); float
+    // rows of 70 (scalar x loads) and 68 (vec4 x loads, not whole units).
     let cases = BLOCK_TYPES.iter().flat_map(|&ty| match ty.block_len() {
         1 => vec![(ty, 70), (ty, 68)],
         32 => vec![(ty, 96)],
-        b => vec![(ty, 2 * b)],
+        b => vec![(ty, 2 * b), (ty, 3 * b)],
     });
     for (ty, cols) in cases {
         let rows = 37;
@@ -190,7 +192,7 @@ fn matvec_every_format_matches_cpu() {
                 worst = worst.max(err / mag.max(1e-30));
             }
         }
-        eprintln!("{ty}: max relative error {worst:.2e}");
+        eprintln!("{ty} x {cols}: max relative error {worst:.2e}");
     }
 }
 
@@ -1512,10 +1514,10 @@ fn sampling_matches_cpu_sampler() {
 /// The tiled (prefill) kernel for every format, both tile shapes, vs
 /// dequantize_row + an f64 dot: 147 rows and 67 tokens (two tiles or more
 /// each way, all ragged), columns a
-/// multiple of 32 (2 blocks, or 1 super-block for the K-quants, 96 for the
-/// float formats), accumulating onto random values, and a row range that
-/// starts mid-matrix. Bound as for the matvec: 2e-5 * sum |w x| + 1e-6 *
-/// |y|.
+/// multiple of 32 (2 blocks, or 2 super-blocks for the K-quants, 96 for
+/// the float formats), accumulating onto random values, and a row range
+/// that starts mid-matrix. Bound as for the matvec: 2e-5 * sum |w x| +
+/// 1e-6 * |y|.
 #[test]
 fn matmul_every_format_matches_cpu() {
     let Some(g) = gpu() else { return };
@@ -1533,7 +1535,7 @@ fn matmul_every_format_matches_cpu() {
         let cols = match ty.block_len() {
             1 => 96,
             32 => 64,
-            b => b,
+            b => 2 * b,
         };
         let data = random_matrix(&mut rng, ty, rows, cols);
         let m = GpuMatrix::upload(&g, "w", ty, rows, cols, &data, u64::MAX).unwrap();
