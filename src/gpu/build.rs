@@ -316,7 +316,7 @@ impl LayerBufs {
         let qkv = MatGroup::upload(
             gpu,
             &name("attn_qkv"),
-            w,
+            &w.data,
             &[
                 (&name("attn_q"), &layer.wq),
                 (&name("attn_k"), &layer.wk),
@@ -328,7 +328,7 @@ impl LayerBufs {
         let gate_up = MatGroup::upload(
             gpu,
             &name("ffn_gate_up"),
-            w,
+            &w.data,
             &[
                 (&name("ffn_gate"), &layer.w_gate),
                 (&name("ffn_up"), &layer.w_up),
