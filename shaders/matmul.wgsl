@@ -17,8 +17,10 @@
 //   The host prepends TM, TN, WGS, UPT (units staged per thread, TM * 4 /
 //   WGS) and XPT (8-value x groups per thread, TN * 4 / WGS), and appends
 //   the generated entry `main` (its per-thread accumulators written out),
-//   matrix.wgsl, dequant.wgsl, units.wgsl, the format's `unit_cols` and
-//   `unit_w` aliases, and `xv4(i)` (X[i .. i + 4]: one vec4 load through
+//   matrix.wgsl, dequant.wgsl, units.wgsl, `w_sec`, the decoders
+//   `tile_cols(sec, u)` and `tile_w(sec, rb, u)` (units.wgsl's unit_cols
+//   and unit_w of the matrix's format, or of section sec's in a mixed
+//   group), and `xv4(i)` (X[i .. i + 4]: one vec4 load through
 //   binding 11, X again, or four scalar loads with WEBGGUF_GPU_VX=0).
 
 const KS: u32 = 32u;
@@ -27,17 +29,23 @@ const KS: u32 = 32u;
 var<workgroup> Ws: array<vec4<f32>, KS * TM / 4u>;
 var<workgroup> Xs: array<vec4<f32>, KS * TN / 4u>;
 
-// Weight unit `i` of this thread's share of the step at k0.
-fn wfetch(r0: u32, k0: u32, lid: u32, i: u32) -> mat2x4<f32> {
-    let ui = lid + i * WGS;
-    let rb = (P.w_row0 + phys_row(min(r0 + ui / 4u, P.rows - 1u))) * P.row_bytes;
-    return unit_w(rb, k0 / 8u + ui % 4u);
+// The weight row of the tile's row r.
+fn tile_row(r0: u32, r: u32) -> u32 {
+    return phys_row(min(r0 + r, P.rows - 1u));
 }
 
-fn wstore(lid: u32, i: u32, w: mat2x4<f32>) {
+// Weight unit `i` of this thread's share of the step at k0, decoded in its
+// row's format (`tile_w`: the matrix's, or its section's in a mixed group).
+fn wfetch(r0: u32, k0: u32, lid: u32, i: u32) -> mat2x4<f32> {
+    let ui = lid + i * WGS;
+    let w = tile_row(r0, ui / 4u);
+    return tile_w(w_sec(w), row_byte(w), k0 / 8u + ui % 4u);
+}
+
+fn wstore(r0: u32, lid: u32, i: u32, w: mat2x4<f32>) {
     let ui = lid + i * WGS;
     let r = ui / 4u;
-    let kc = unit_cols(ui % 4u);
+    let kc = tile_cols(w_sec(tile_row(r0, r)), ui % 4u);
     for (var e = 0u; e < 4u; e++) {
         Ws[(kc.x + e) * (TM / 4u) + r / 4u][r % 4u] = w[0][e];
         Ws[(kc.y + e) * (TM / 4u) + r / 4u][r % 4u] = w[1][e];

@@ -3,6 +3,21 @@
 // a computed row: plain (= or += with ACC), gate/up pairs (act(gate, up):
 // silu(gate) * up, or f16.wgsl's geglu), q/k/v quads (bias, rope, q out, k
 // and v into the f16 cache).
+// Weight row w's first byte in W. A mixed group (members in different
+// formats, one buffer) has sections, which the host's `w_sec(w)` names:
+// q/k/v (0, 1, 2: rows from 0, split, split + kvd) or gate/up (0, 1: from
+// 0, split); one-format matrices have section 0 alone (w_sec returns 0).
+fn row_byte(w: u32) -> u32 {
+    let s = w_sec(w);
+    if s == 1u {
+        return P.base1 + (w - P.split) * P.rb1;
+    }
+    if s == 2u {
+        return P.base2 + (w - P.split - P.kvd) * P.rb2;
+    }
+    return P.w_byte0 + (P.w_row0 + w) * P.row_bytes;
+}
+
 // Logical row L of the dispatch reads weight row w_row0 + phys(L):
 //   plain: L; gate/up (up rows from `split`): (L & 1) * split + L / 2;
 //   q/k/v ([Wq; Wk; Wv], q rows `split`, k and v rows `kvd`): quads of two
@@ -14,8 +29,9 @@
 //   8 B (bias, like the concatenated rows), 9 FF (rope frequency divisors);
 //   the LM head's argmax partials 10 Part (vec2<u32>: logit bits, row).
 // Dispatch: none (a library). Users append f16.wgsl and rope_pair.wgsl,
-//   and `fn act(gate: f32, up: f32) -> f32`, the gated activation picked
-//   when the pipeline is built (silu(gate) * up or geglu(gate, up)).
+//   `fn act(gate: f32, up: f32) -> f32`, the gated activation picked
+//   when the pipeline is built (silu(gate) * up or geglu(gate, up)), and
+//   `fn w_sec(w: u32) -> u32`, weight row w's section (row_byte).
 
 struct Params {
     rows: u32,
@@ -35,6 +51,17 @@ struct Params {
     freq_scale: f32,
     // First slot of this dispatch's argmax partials (entry `head`).
     part_base: u32,
+    // Byte of weight row 0 (not 0 for one member of a mixed group).
+    w_byte0: u32,
+    // Mixed groups: first byte and bytes per row of sections 1 (k, or up)
+    // and 2 (v); section 0 is row 0 on.
+    base1: u32,
+    rb1: u32,
+    base2: u32,
+    rb2: u32,
+    _p0: u32,
+    _p1: u32,
+    _p2: u32,
 }
 
 struct Step {

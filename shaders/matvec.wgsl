@@ -23,8 +23,8 @@
 //   groups = ceil(rows / R), group = wid.x + wid.y * nx; (nx, ny, 1) with
 //   LAST. The host prepends `const R`, `RN` (R + 1: the rows and the sum of
 //   squares), `WG` (64, 128 or 256), `RW` (RN * WG) and `FOLD`, and appends
-//   matrix.wgsl, dequant.wgsl, units.wgsl, the format's aliases, the
-//   generated `dot_rows`, one of the two `reduce` functions, f16.wgsl,
+//   matrix.wgsl, dequant.wgsl, units.wgsl, the generated `dot_rows` and
+//   `w_sec`, one of the two `reduce` functions, f16.wgsl,
 //   rope_pair.wgsl, the gated activation `act(gate, up)`, and `xv4(i)` /
 //   `gv4(k)` (X[i .. i + 4], G[k .. k + 4]): vec4 loads through bindings
 //   11 (X again) and 12 (G again) where rows are a multiple of 4 long,
@@ -68,11 +68,14 @@ fn norm_scale(lid: u32, xb: u32) -> f32 {
     return scale;
 }
 
-// fn dot_rows(lid, xb, scale, norm, rb: array<u32, R>) -> array<f32, RN>:
-// this thread's partial sums for the R rows starting at bytes rb[r], then
-// (FOLD with NORM) its share of the sum of squares of x. The host generates
-// it with the loop over rows and several units per iteration written out,
-// so that every load of an iteration is issued up front.
+// fn dot_rows(lid, xb, scale, norm, rb: array<u32, R>, sec) -> array<f32,
+// RN>: this thread's partial sums for the R rows starting at bytes rb[r],
+// then (FOLD with NORM) its share of the sum of squares of x. The host
+// generates it with the loop over rows and several units per iteration
+// written out, so that every load of an iteration is issued up front, and
+// each row decoded in its format: the matrix's, or in a mixed group the
+// format of row r's member (gate/up: r even gate, odd up) or, for q/k/v,
+// of section `sec`.
 
 // The token this workgroup reads (x) and writes.
 fn src_token(z: u32) -> u32 {
@@ -120,22 +123,34 @@ const ROWS_PLAIN: u32 = 0u;
 const ROWS_GLU: u32 = 1u;
 const ROWS_QKV: u32 = 2u;
 
+fn phys(l: u32, rows: u32) -> u32 {
+    if rows == ROWS_GLU {
+        return glu_row(l);
+    }
+    if rows == ROWS_QKV {
+        return qkv_row(l);
+    }
+    return l;
+}
+
 // Workgroup g's R logical rows (`rows` maps them to weight rows) summed
 // into red[r * WG] for token z; returns what the sums are multiplied by.
+// Rows past the end read the last row (gate/up: the last of its kind, so
+// that each row keeps its section's format) and are not stored.
 fn group_rows(g: u32, lid: u32, z: u32, rows: u32) -> f32 {
     let pr = prologue(lid, z);
     var rb: array<u32, R>;
     for (var r = 0u; r < R; r++) {
-        let L = min(g * R + r, P.rows - 1u);
-        var w = L;
+        var last = P.rows - 1u;
         if rows == ROWS_GLU {
-            w = glu_row(L);
-        } else if rows == ROWS_QKV {
-            w = qkv_row(L);
+            last = P.rows - 2u + (r & 1u);
         }
-        rb[r] = (P.w_row0 + w) * P.row_bytes;
+        rb[r] = row_byte(phys(min(g * R + r, last), rows));
     }
-    reduce(lid, dot_rows(lid, pr.xb, pr.scale, (P.flags & F_NORM) != 0u, rb));
+    // The group's section, for a mixed q/k/v group (whose sections are
+    // whole groups: the host makes R divide split and kvd).
+    let sec = w_sec(phys(g * R, rows));
+    reduce(lid, dot_rows(lid, pr.xb, pr.scale, (P.flags & F_NORM) != 0u, rb, sec));
     return row_scale(pr.scale);
 }
 

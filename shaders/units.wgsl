@@ -1,14 +1,29 @@
 // Weight decoding 8 elements ("a unit") at a time, for the matrix kernels.
 // Computes: unit u of a row covers 8 of its elements, in two groups of 4
-//   consecutive elements starting at unit_cols_<fmt>(u).x and .y; and
+//   consecutive elements starting at unit_cols_<group>(u).x and .y; and
 //   unit_dot_<fmt>(rb, u, xa, xb) = sum of weight * x over the unit, with xa
 //   and xb the x values of those two groups. Units are in row order, so
 //   unit u lies in block u * 8 / block_len. A row has cols / 8 units; the
 //   host picks a fast decoder only where its alignment holds (below) and
 //   the per-element `_elem` one (any format, via load_weight) otherwise.
+//   Each grouping follows its formats' packing, so that a unit reads whole
+//   words of quants: `nib` (the 32-element nibble formats and IQ4_XS: a
+//   word's low nibbles are 4 elements, its high nibbles the 4 sixteen
+//   further on), `k64` (Q4_K/Q5_K/Q2_K/Q3_K: the two groups lie 32 apart
+//   in one 64-element chunk), `q6k` (Q6_K: 64 apart in one 128-element
+//   half) and `elem` (8 consecutive elements).
+//   unit_w_<fmt>(rb, u) returns the unit's weights themselves (see below);
+//   the tiled kernel stages 32 columns at a time, so its groupings must map
+//   units 4m .. 4m + 3 onto columns 32m .. 32m + 31: `nib` and `elem` do,
+//   and the K-quants' unit_w decoders use `elem`.
+//   Blocks of 144 (Q4_K), 176 (Q5_K), 84 (Q2_K), 136 (IQ4_XS) and 24
+//   (Q5_1) bytes are read as whole words: rows of whole blocks start on
+//   4-byte boundaries (the host pads mixed groups to keep it so). Q6_K
+//   (210), Q3_K (110) and Q5_0 (22) blocks start on even bytes only and
+//   are read through rd_w2.
 // Bindings: none of its own (reads `W` like dequant.wgsl, which must be
 //   included too). Dispatch: none (a library). The host appends aliases
-//   `unit_cols` and `unit_dot` for the matrix's format.
+//   `unit_cols` and `unit_dot` (or `unit_w`) for the matrix's format.
 
 // 4 bytes starting at an even byte offset: every block starts on an even
 // byte, so two 16-bit halves of two words at worst. Both words are read
@@ -44,6 +59,35 @@ fn bf16x4(a: u32, b: u32) -> vec4<f32> {
 
 fn hsum(v: vec4<f32>) -> f32 {
     return (v.x + v.y) + (v.z + v.w);
+}
+
+// The four bytes of q as f32.
+fn bytes4(q: u32) -> vec4<f32> {
+    return vec4<f32>(vec4<u32>(q, q >> 8u, q >> 16u, q >> 24u) & vec4<u32>(255u));
+}
+
+// Bits 0..3 of h as 0 or 16 (Q5_0/Q5_1's fifth bits of four elements).
+fn bits16(h: u32) -> vec4<f32> {
+    return vec4<f32>(vec4<u32>(h, h >> 1u, h >> 2u, h >> 3u) & vec4<u32>(1u)) * 16.0;
+}
+
+// IQ4_VALUES of the low nibbles of q's four bytes.
+fn iq4x4(q: u32) -> vec4<f32> {
+    return vec4<f32>(IQ4_VALUES[q & 15u], IQ4_VALUES[(q >> 8u) & 15u], IQ4_VALUES[(q >> 16u) & 15u], IQ4_VALUES[(q >> 24u) & 15u]);
+}
+
+// Q4_K/Q5_K: the 6-bit scales and mins of sub-blocks 2c and 2c + 1 from
+// the 12 scale bytes (words s0, s1, s2), as (scale 2c, scale 2c + 1,
+// min 2c, min 2c + 1). Sub-blocks 0..3 keep theirs whole in the low 6 bits
+// of bytes 0..3 (scales) and 4..7 (mins); 4..7 keep their low 4 bits in
+// bytes 8..11 (scale low, min high nibble) and their top 2 bits in the
+// spare top bits of bytes 0..7. A word's four bytes are decoded at once.
+fn k4_scales(s0: u32, s1: u32, s2: u32, c: u32) -> vec4<f32> {
+    let hi = c >= 2u;
+    let sc = select(s0 & 0x3f3f3f3fu, (s2 & 0x0f0f0f0fu) | ((s0 >> 2u) & 0x30303030u), hi);
+    let mn = select(s1 & 0x3f3f3f3fu, ((s2 >> 4u) & 0x0f0f0f0fu) | ((s1 >> 2u) & 0x30303030u), hi);
+    let sh = 16u * (c & 1u);
+    return vec4<f32>(vec4<u32>(sc >> sh, sc >> (sh + 8u), mn >> sh, mn >> (sh + 8u)) & vec4<u32>(255u));
 }
 
 // Any format: elements 8u .. 8u + 7, decoded one at a time.
@@ -89,6 +133,157 @@ fn unit_dot_iq4_nl(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {
     let lo = vec4<f32>(IQ4_VALUES[q & 15u], IQ4_VALUES[(q >> 8u) & 15u], IQ4_VALUES[(q >> 16u) & 15u], IQ4_VALUES[(q >> 24u) & 15u]);
     let hi = vec4<f32>(IQ4_VALUES[(q >> 4u) & 15u], IQ4_VALUES[(q >> 12u) & 15u], IQ4_VALUES[(q >> 20u) & 15u], IQ4_VALUES[q >> 28u]);
     return rd_f16(blk) * (dot(lo, xa) + dot(hi, xb));
+}
+
+// Q5_0: 22-byte blocks (f16 d, 32 fifth bits, nibbles as Q4_0's), value
+// (q - 16) * d; the fifth bits of elements 4j .. 4j + 3 are bits 4j ..
+// 4j + 3 of qh, those of 16 + 4j .. bits 16 + 4j ...
+fn unit_dot_q5_0(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {
+    let blk = rb + (u >> 2u) * 22u;
+    let q = rd_w2(blk + 6u + 4u * (u & 3u));
+    let h = rd_w2(blk + 2u) >> (4u * (u & 3u));
+    let m = vec4<f32>(16.0);
+    return rd_f16(blk) * (dot(nib_lo(q) + bits16(h) - m, xa) + dot(nib_hi(q) + bits16(h >> 16u) - m, xb));
+}
+
+// Q5_1: 24-byte blocks (f16 d, f16 m, qh, nibbles), value q * d + m.
+fn unit_dot_q5_1(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {
+    let bw = (rb >> 2u) + (u >> 2u) * 6u;
+    let dm = unpack2x16float(W[bw]);
+    let h = W[bw + 1u] >> (4u * (u & 3u));
+    let q = W[bw + 2u + (u & 3u)];
+    return dm.x * (dot(nib_lo(q) + bits16(h), xa) + dot(nib_hi(q) + bits16(h >> 16u), xb)) + dm.y * (hsum(xa) + hsum(xb));
+}
+
+// The K-quants' 256-element blocks. `k64`: unit 8c + w of a block covers
+// elements 64c + 4w .. + 3 and 64c + 32 + 4w .. + 3 (one nibble word of
+// Q4_K/Q5_K, a 2-bit pair of Q2_K/Q3_K), sub-blocks 2c and 2c + 1.
+fn unit_cols_k64(u: u32) -> vec2<u32> {
+    let k = 64u * (u >> 3u) + 4u * (u & 7u);
+    return vec2<u32>(k, k + 32u);
+}
+
+// `q6k`: unit 16h + 8p + w of a block covers elements 128h + 32p + 4w ..
+// + 3 and the 4 at 64 further on (the low and high nibbles of Q6_K's ql
+// word 16h + 8p + w).
+fn unit_cols_q6k(u: u32) -> vec2<u32> {
+    let k = 128u * (u >> 4u) + 32u * ((u >> 3u) & 1u) + 4u * (u & 7u);
+    return vec2<u32>(k, k + 64u);
+}
+
+// Q4_K: 144-byte blocks (f16 d, f16 dmin, 12 scale bytes, 128 bytes of
+// nibbles: chunk c's 32 bytes hold elements 64c .. + 31 in the low
+// nibbles and the next 32 in the high ones); value d * scale * q - dmin *
+// min per 32-element sub-block. A unit is nibble word j of the block.
+fn unit_dot_q4_k(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {
+    let bw = (rb >> 2u) + (u >> 5u) * 36u;
+    let j = u & 31u;
+    let q = W[bw + 4u + j];
+    let dm = unpack2x16float(W[bw]);
+    let s = k4_scales(W[bw + 1u], W[bw + 2u], W[bw + 3u], j >> 3u);
+    return dm.x * (s.x * dot(nib_lo(q), xa) + s.y * dot(nib_hi(q), xb)) - dm.y * (s.z * hsum(xa) + s.w * hsum(xb));
+}
+
+// Q5_K: 176-byte blocks, Q4_K's with 32 bytes of fifth bits (qh) before
+// the nibbles: bit s of qh byte l is element 32s + l's.
+fn unit_dot_q5_k(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {
+    let bw = (rb >> 2u) + (u >> 5u) * 44u;
+    let j = u & 31u;
+    let c = j >> 3u;
+    let q = W[bw + 12u + j];
+    let h = W[bw + 4u + (j & 7u)] >> (2u * c);
+    let lo = (q & 0x0f0f0f0fu) | ((h & 0x01010101u) << 4u);
+    let hi = ((q >> 4u) & 0x0f0f0f0fu) | ((h & 0x02020202u) << 3u);
+    let dm = unpack2x16float(W[bw]);
+    let s = k4_scales(W[bw + 1u], W[bw + 2u], W[bw + 3u], c);
+    return dm.x * (s.x * dot(bytes4(lo), xa) + s.y * dot(bytes4(hi), xb)) - dm.y * (s.z * hsum(xa) + s.w * hsum(xb));
+}
+
+// Q6_K: 210-byte blocks (128 bytes of low nibbles ql, 64 of 2-bit high
+// parts qh, 16 int8 scales, f16 d), value d * scale * (q - 32) per 16
+// elements. In 128-element half h, ql byte 64h + l holds elements l (low
+// nibble) and 64 + l (high), ql byte 64h + 32 + l elements 32 + l and
+// 96 + l, and qh byte 32h + l the high parts of elements l, 32 + l, 64 + l
+// and 96 + l (2 bits each, in that order). A unit is ql word j.
+fn unit_dot_q6_k(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {
+    let blk = rb + (u >> 5u) * 210u;
+    let j = u & 31u;
+    let hf = j >> 4u;
+    let p = (j >> 3u) & 1u;
+    let w = j & 7u;
+    let ql = rd_w2(blk + 4u * j);
+    let qh = rd_w2(blk + 128u + 32u * hf + 4u * w) >> (2u * p);
+    let lo = (ql & 0x0f0f0f0fu) | ((qh & 0x03030303u) << 4u);
+    let hi = ((ql >> 4u) & 0x0f0f0f0fu) | (((qh >> 4u) & 0x03030303u) << 4u);
+    let si = blk + 192u + 8u * hf + 2u * p + (w >> 2u);
+    let m = vec4<f32>(32.0);
+    return rd_f16(blk + 208u) * (f32(rd_i8(si)) * dot(bytes4(lo) - m, xa) + f32(rd_i8(si + 4u)) * dot(bytes4(hi) - m, xb));
+}
+
+// IQ4_XS: 136-byte blocks (f16 d, 16 bits of scale high parts, 4 bytes of
+// scale low nibbles, then per 32-element sub-block 16 bytes of nibbles
+// laid out as IQ4_NL's), value d * (scale - 32) * IQ4_VALUES[q]. Grouping
+// `nib`: unit j of a block is nibble word j, of sub-block j / 4.
+fn iq4_xs_scale(bw: u32, u: u32) -> f32 {
+    let sb = (u >> 2u) & 7u;
+    let w0 = W[bw];
+    let ls = ((W[bw + 1u] >> (4u * sb)) & 15u) | (((w0 >> (16u + 2u * sb)) & 3u) << 4u);
+    return unpack2x16float(w0).x * f32(i32(ls) - 32);
+}
+
+fn unit_dot_iq4_xs(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {
+    let bw = (rb >> 2u) + (u >> 5u) * 34u;
+    let q = W[bw + 2u + (u & 31u)];
+    return iq4_xs_scale(bw, u) * (dot(iq4x4(q), xa) + dot(iq4x4(q >> 4u), xb));
+}
+
+// Q2_K: 84-byte blocks (16 scale bytes, scale low and min high nibble per
+// 16 elements; 64 bytes of 2-bit quants; f16 d, f16 dmin), value d * scale
+// * q - dmin * min. In 128-element half h, byte 32h + l holds elements l,
+// 32 + l, 64 + l and 96 + l (2 bits each, in that order). Grouping `k64`:
+// unit 8c + w is quant word 8 (c / 2) + w's pairs c % 2 * 2 and + 1.
+fn unit_dot_q2_k(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {
+    let bw = (rb >> 2u) + (u >> 5u) * 21u;
+    let j = u & 31u;
+    let hf = j >> 4u;
+    let cp = (j >> 3u) & 1u;
+    let w = j & 7u;
+    let q = W[bw + 4u + 8u * hf + w] >> (4u * cp);
+    // Scale bytes 8h + 4cp + w / 4 and 2 further, in one word.
+    let sw = W[bw + 2u * hf + cp] >> (8u * (w >> 2u));
+    let sa = sw & 255u;
+    let sb = (sw >> 16u) & 255u;
+    let dm = unpack2x16float(W[bw + 20u]);
+    let qa = bytes4(q & 0x03030303u);
+    let qb = bytes4((q >> 2u) & 0x03030303u);
+    return dm.x * (f32(sa & 15u) * dot(qa, xa) + f32(sb & 15u) * dot(qb, xb)) - dm.y * (f32(sa >> 4u) * hsum(xa) + f32(sb >> 4u) * hsum(xb));
+}
+
+// Q3_K: 110-byte blocks (32 bytes hmask, 64 bytes of 2-bit quants laid
+// out as Q2_K's, 12 bytes of 6-bit scales, f16 d), value d * (scale - 32)
+// * (q - 4 * (1 - hbit)); the high bit of element 128h + 32i + l is bit
+// 4h + i of hmask byte l. Scale g (per 16 elements) keeps its low 4 bits
+// in byte g (g < 8) or the high nibble of byte g - 8, its top 2 bits in
+// bits 2 (g / 4) of byte 8 + g % 4. Grouping `k64`, as Q2_K.
+fn unit_dot_q3_k(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {
+    let blk = rb + (u >> 5u) * 110u;
+    let j = u & 31u;
+    let hf = j >> 4u;
+    let cp = (j >> 3u) & 1u;
+    let w = j & 7u;
+    let q = rd_w2(blk + 32u + 32u * hf + 4u * w) >> (4u * cp);
+    let hm = rd_w2(blk + 4u * w) >> (4u * hf + 2u * cp);
+    let qa = (q & 0x03030303u) | ((hm & 0x01010101u) << 2u);
+    let qb = ((q >> 2u) & 0x03030303u) | ((hm & 0x02020202u) << 1u);
+    // Scales 8h + 4cp + w / 4 and 2 further: bytes w / 4 and + 2 of the
+    // four scales 8h + 4cp .. + 3, decoded a word at a time.
+    let lw = rd_w2(blk + 96u + 4u * cp) >> (4u * hf);
+    let hw = rd_w2(blk + 104u) >> (2u * (2u * hf + cp));
+    let sv = ((lw & 0x0f0f0f0fu) | ((hw & 0x03030303u) << 4u)) >> (8u * (w >> 2u));
+    let sa = f32(i32(sv & 63u) - 32);
+    let sb = f32(i32((sv >> 16u) & 63u) - 32);
+    let m = vec4<f32>(4.0);
+    return rd_f16(blk + 108u) * (sa * dot(bytes4(qa) - m, xa) + sb * dot(bytes4(qb) - m, xb));
 }
 
 // Q8_0: 34-byte blocks (f16 d, 32 int8); unit j = elements 8j .. 8j + 7.
@@ -150,6 +345,107 @@ fn unit_w_iq4_nl(rb: u32, u: u32) -> mat2x4<f32> {
     let lo = vec4<f32>(IQ4_VALUES[q & 15u], IQ4_VALUES[(q >> 8u) & 15u], IQ4_VALUES[(q >> 16u) & 15u], IQ4_VALUES[(q >> 24u) & 15u]);
     let hi = vec4<f32>(IQ4_VALUES[(q >> 4u) & 15u], IQ4_VALUES[(q >> 12u) & 15u], IQ4_VALUES[(q >> 20u) & 15u], IQ4_VALUES[q >> 28u]);
     return mat2x4<f32>(lo * d, hi * d);
+}
+
+fn unit_w_q5_0(rb: u32, u: u32) -> mat2x4<f32> {
+    let blk = rb + (u >> 2u) * 22u;
+    let q = rd_w2(blk + 6u + 4u * (u & 3u));
+    let h = rd_w2(blk + 2u) >> (4u * (u & 3u));
+    let d = rd_f16(blk);
+    let m = vec4<f32>(16.0);
+    return mat2x4<f32>((nib_lo(q) + bits16(h) - m) * d, (nib_hi(q) + bits16(h >> 16u) - m) * d);
+}
+
+fn unit_w_q5_1(rb: u32, u: u32) -> mat2x4<f32> {
+    let bw = (rb >> 2u) + (u >> 2u) * 6u;
+    let dm = unpack2x16float(W[bw]);
+    let h = W[bw + 1u] >> (4u * (u & 3u));
+    let q = W[bw + 2u + (u & 3u)];
+    return mat2x4<f32>((nib_lo(q) + bits16(h)) * dm.x + dm.y, (nib_hi(q) + bits16(h >> 16u)) * dm.x + dm.y);
+}
+
+fn unit_w_iq4_xs(rb: u32, u: u32) -> mat2x4<f32> {
+    let bw = (rb >> 2u) + (u >> 5u) * 34u;
+    let q = W[bw + 2u + (u & 31u)];
+    let dl = iq4_xs_scale(bw, u);
+    return mat2x4<f32>(iq4x4(q) * dl, iq4x4(q >> 4u) * dl);
+}
+
+// The K-quants' unit_w decoders take grouping `elem`: unit j of a block is
+// elements 8j .. 8j + 7, in sub-block j / 4 (Q4_K/Q5_K) or 16-element
+// scale group j / 2 (Q6_K/Q2_K/Q3_K), read as two words of quants.
+fn unit_w_q4_k(rb: u32, u: u32) -> mat2x4<f32> {
+    let bw = (rb >> 2u) + (u >> 5u) * 36u;
+    let sb = (u >> 2u) & 7u;
+    let qw = bw + 4u + 8u * (sb >> 1u) + 2u * (u & 3u);
+    let sh = 4u * (sb & 1u);
+    let dm = unpack2x16float(W[bw]);
+    let s = k4_scales(W[bw + 1u], W[bw + 2u], W[bw + 3u], sb >> 1u);
+    let sm = select(s.xz, s.yw, (sb & 1u) == 1u);
+    let dl = dm.x * sm.x;
+    let ml = dm.y * sm.y;
+    return mat2x4<f32>(nib_lo(W[qw] >> sh) * dl - ml, nib_lo(W[qw + 1u] >> sh) * dl - ml);
+}
+
+fn unit_w_q5_k(rb: u32, u: u32) -> mat2x4<f32> {
+    let bw = (rb >> 2u) + (u >> 5u) * 44u;
+    let sb = (u >> 2u) & 7u;
+    let i = 2u * (u & 3u);
+    let qw = bw + 12u + 8u * (sb >> 1u) + i;
+    let sh = 4u * (sb & 1u);
+    let q0 = ((W[qw] >> sh) & 0x0f0f0f0fu) | (((W[bw + 4u + i] >> sb) & 0x01010101u) << 4u);
+    let q1 = ((W[qw + 1u] >> sh) & 0x0f0f0f0fu) | (((W[bw + 5u + i] >> sb) & 0x01010101u) << 4u);
+    let dm = unpack2x16float(W[bw]);
+    let s = k4_scales(W[bw + 1u], W[bw + 2u], W[bw + 3u], sb >> 1u);
+    let sm = select(s.xz, s.yw, (sb & 1u) == 1u);
+    let dl = dm.x * sm.x;
+    let ml = dm.y * sm.y;
+    return mat2x4<f32>(bytes4(q0) * dl - ml, bytes4(q1) * dl - ml);
+}
+
+fn unit_w_q6_k(rb: u32, u: u32) -> mat2x4<f32> {
+    let blk = rb + (u >> 5u) * 210u;
+    let hf = (u >> 4u) & 1u;
+    let qt = (u >> 2u) & 3u;
+    let l = 8u * (u & 3u);
+    let lb = blk + 64u * hf + 32u * (qt & 1u) + l;
+    let sh = 4u * (qt >> 1u);
+    let hb = blk + 128u + 32u * hf + l;
+    let q0 = ((rd_w2(lb) >> sh) & 0x0f0f0f0fu) | (((rd_w2(hb) >> (2u * qt)) & 0x03030303u) << 4u);
+    let q1 = ((rd_w2(lb + 4u) >> sh) & 0x0f0f0f0fu) | (((rd_w2(hb + 4u) >> (2u * qt)) & 0x03030303u) << 4u);
+    let dl = rd_f16(blk + 208u) * f32(rd_i8(blk + 192u + ((u & 31u) >> 1u)));
+    let m = vec4<f32>(32.0);
+    return mat2x4<f32>((bytes4(q0) - m) * dl, (bytes4(q1) - m) * dl);
+}
+
+fn unit_w_q2_k(rb: u32, u: u32) -> mat2x4<f32> {
+    let bw = (rb >> 2u) + (u >> 5u) * 21u;
+    let j = u & 31u;
+    let qw = bw + 4u + 8u * (j >> 4u) + 2u * (j & 3u);
+    let sh = 2u * ((j >> 2u) & 3u);
+    let s = (W[bw + (j >> 3u)] >> (8u * ((j >> 1u) & 3u))) & 255u;
+    let dm = unpack2x16float(W[bw + 20u]);
+    let dl = dm.x * f32(s & 15u);
+    let ml = dm.y * f32(s >> 4u);
+    return mat2x4<f32>(bytes4((W[qw] >> sh) & 0x03030303u) * dl - ml, bytes4((W[qw + 1u] >> sh) & 0x03030303u) * dl - ml);
+}
+
+fn unit_w_q3_k(rb: u32, u: u32) -> mat2x4<f32> {
+    let blk = rb + (u >> 5u) * 110u;
+    let j = u & 31u;
+    let hf = j >> 4u;
+    let i = (j >> 2u) & 3u;
+    let l = 8u * (j & 3u);
+    let qb = blk + 32u + 32u * hf + l;
+    let hs = 4u * hf + i;
+    let q0 = ((rd_w2(qb) >> (2u * i)) & 0x03030303u) | (((rd_w2(blk + l) >> hs) & 0x01010101u) << 2u);
+    let q1 = ((rd_w2(qb + 4u) >> (2u * i)) & 0x03030303u) | (((rd_w2(blk + l + 4u) >> hs) & 0x01010101u) << 2u);
+    let g = j >> 1u;
+    let low = (rd_u8(blk + 96u + (g & 7u)) >> (4u * (g >> 3u))) & 15u;
+    let high = (rd_u8(blk + 104u + (g & 3u)) >> (2u * (g >> 2u))) & 3u;
+    let dl = rd_f16(blk + 108u) * f32(i32(low | (high << 4u)) - 32);
+    let m = vec4<f32>(4.0);
+    return mat2x4<f32>((bytes4(q0) - m) * dl, (bytes4(q1) - m) * dl);
 }
 
 fn unit_w_q8_0(rb: u32, u: u32) -> mat2x4<f32> {

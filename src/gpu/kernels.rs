@@ -141,18 +141,45 @@ fn matrix_tail(mv: Mv) -> String {
 }
 
 /// The unit decoder of units.wgsl for `ty` and the matching column
-/// grouping, when one exists whose alignment holds for `cols` columns.
+/// grouping, when one exists whose alignment holds for `cols` columns
+/// (block formats: always, rows are whole blocks). Every format has one
+/// but the float ones with rows that are not whole units.
 fn unit_decoder(ty: GgmlType, cols: usize) -> (&'static str, &'static str) {
     let whole = cols.is_multiple_of(8);
     match ty {
         GgmlType::Q4_0 => ("q4_0", "nib"),
         GgmlType::Q4_1 => ("q4_1", "nib"),
+        GgmlType::Q5_0 => ("q5_0", "nib"),
+        GgmlType::Q5_1 => ("q5_1", "nib"),
         GgmlType::IQ4_NL => ("iq4_nl", "nib"),
+        GgmlType::IQ4_XS => ("iq4_xs", "nib"),
         GgmlType::Q8_0 => ("q8_0", "elem"),
+        GgmlType::Q4_K => ("q4_k", "k64"),
+        GgmlType::Q5_K => ("q5_k", "k64"),
+        GgmlType::Q2_K => ("q2_k", "k64"),
+        GgmlType::Q3_K => ("q3_k", "k64"),
+        GgmlType::Q6_K => ("q6_k", "q6k"),
         GgmlType::F16 if whole => ("f16", "elem"),
         GgmlType::BF16 if whole => ("bf16", "elem"),
         GgmlType::F32 if whole => ("f32", "elem"),
         _ => ("elem", "elem"),
+    }
+}
+
+/// Whether `ty` rows of `cols` columns may join a mixed group (`Fmts`):
+/// they have a unit decoder, as the mixed kernels decode only whole units.
+pub fn mixable(ty: GgmlType, cols: usize) -> bool {
+    supported(ty) && unit_decoder(ty, cols).0 != "elem"
+}
+
+/// The tiled kernel's `unit_w` decoder and grouping for `ty`: the same as
+/// the matvec's except for the K-quants, whose `k64`/`q6k` units span 64
+/// or 128 columns while a tile stages 32 at a time (units.wgsl); their
+/// unit_w decoders read 8 consecutive elements (`elem`) instead.
+fn tile_decoder(ty: GgmlType) -> (&'static str, &'static str) {
+    match unit_decoder(ty, 32) {
+        (dec, "k64" | "q6k") => (dec, "elem"),
+        d => d,
     }
 }
 
@@ -181,15 +208,23 @@ const G_SCALAR: &str = "fn gv4(k: u32) -> vec4<f32> {
 }
 ";
 
-/// matvec.wgsl's `dot_rows` for `r` rows, with the row loop and the units
-/// of an iteration written out (see there): two units per iteration up to
-/// 4 rows, one beyond, so that a thread waits for few memory round trips.
-/// (Four units per iteration with 2 rows measured slower on the H100: 9.7
-/// vs 8.7 us per SmolLM2 wo/down product.)
-fn dot_rows_src(r: u32) -> String {
+/// One `dot_rows` body for `r` rows, row j decoded by `decs[j]` (a unit
+/// decoder and its grouping, `unit_decoder`), named `name`: the row loop
+/// and the units of an iteration written out (see matvec.wgsl): two units
+/// per iteration up to 4 rows, one beyond, so that a thread waits for few
+/// memory round trips. x is loaded once per unit for each distinct
+/// grouping among the rows. (Four units per iteration with 2 rows measured
+/// slower on the H100: 9.7 vs 8.7 us per SmolLM2 wo/down product.)
+fn dot_rows_body(name: &str, r: u32, decs: &[(&'static str, &'static str)]) -> String {
     let per = if r <= 4 { 2 } else { 1 };
+    let mut groups: Vec<&str> = Vec::new();
+    for &(_, g) in decs {
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
     let mut s = format!(
-        "fn dot_rows(lid: u32, xb: u32, scale: f32, norm: bool, rb: array<u32, R>) -> array<f32, RN> {{
+        "fn {name}(lid: u32, xb: u32, scale: f32, norm: bool, rb: array<u32, R>) -> array<f32, RN> {{
     var acc: array<f32, RN>;
     var ss = 0.0;
     let units = P.cols / 8u;
@@ -200,23 +235,38 @@ fn dot_rows_src(r: u32) -> String {
         s += &format!(
             "        let ok{i} = u0 + {i}u * WG < units;
         let u{i} = select(u0, u0 + {i}u * WG, ok{i});
-        let k{i} = unit_cols(u{i});
-        let xa{i} = xv4(xb + k{i}.x);
-        let xc{i} = xv4(xb + k{i}.y);
 "
         );
+        for (gi, g) in groups.iter().enumerate() {
+            s += &format!(
+                "        let k{i}_{gi} = unit_cols_{g}(u{i});
+        let xa{i}_{gi} = xv4(xb + k{i}_{gi}.x);
+        let xc{i}_{gi} = xv4(xb + k{i}_{gi}.y);
+"
+            );
+        }
     }
     for i in 0..per {
+        // Every grouping covers the same columns: the sum of squares
+        // takes the first's.
         s += &format!(
-            "        ss += select(0.0, dot(xa{i}, xa{i}) + dot(xc{i}, xc{i}), ok{i});
-        let ya{i} = xg(xa{i}, k{i}.x, scale, norm);
-        let yc{i} = xg(xc{i}, k{i}.y, scale, norm);
+            "        ss += select(0.0, dot(xa{i}_0, xa{i}_0) + dot(xc{i}_0, xc{i}_0), ok{i});
 "
         );
+        for gi in 0..groups.len() {
+            s += &format!(
+                "        let ya{i}_{gi} = xg(xa{i}_{gi}, k{i}_{gi}.x, scale, norm);
+        let yc{i}_{gi} = xg(xc{i}_{gi}, k{i}_{gi}.y, scale, norm);
+"
+            );
+        }
     }
-    for j in 0..r {
+    for (j, &(dec, g)) in decs.iter().enumerate() {
+        let gi = groups.iter().position(|&h| h == g).unwrap_or(0);
         for i in 0..per {
-            s += &format!("        let d{j}_{i} = unit_dot(rb[{j}], u{i}, ya{i}, yc{i});\n");
+            s += &format!(
+                "        let d{j}_{i} = unit_dot_{dec}(rb[{j}], u{i}, ya{i}_{gi}, yc{i}_{gi});\n"
+            );
         }
     }
     for j in 0..r {
@@ -232,7 +282,7 @@ fn dot_rows_src(r: u32) -> String {
         s += &format!("        acc[{j}] += {};\n", terms.join(" + "));
     }
     s += "    }
-    // Float formats whose rows are not whole units.
+    // Float formats whose rows are not whole units (never in mixed groups).
     for (var k = units * 8u + lid; k < P.cols; k += WG) {
         let xv = X[xb + k];
         ss += xv * xv;
@@ -246,6 +296,93 @@ fn dot_rows_src(r: u32) -> String {
     }
     s += "    }\n    acc[R] = ss;\n    return acc;\n}\n";
     s
+}
+
+/// The formats of a matrix's sections for the matrix kernels: q, k, v (or
+/// gate, up, and up again) of a mixed group (`upload::MatGroup`), or one
+/// format three times.
+pub type Fmts = [GgmlType; 3];
+
+/// Whether `f` is a mixed group's formats.
+fn is_mixed(f: Fmts) -> bool {
+    f[1] != f[0] || f[2] != f[0]
+}
+
+/// matrix.wgsl's `w_sec` for entry `mv` over formats `f`: sections only in
+/// mixed groups (q/k/v: 3, gate/up: 2).
+fn w_sec_src(f: Fmts, mv: Mv) -> &'static str {
+    match mv {
+        Mv::Qkv if is_mixed(f) => {
+            "fn w_sec(w: u32) -> u32 {\n    return select(0u, 1u, w >= P.split) + select(0u, 1u, w >= P.split + P.kvd);\n}\n"
+        }
+        Mv::Silu | Mv::Gelu if is_mixed(f) => {
+            "fn w_sec(w: u32) -> u32 {\n    return select(0u, 1u, w >= P.split);\n}\n"
+        }
+        _ => "fn w_sec(w: u32) -> u32 {\n    return 0u;\n}\n",
+    }
+}
+
+/// matvec.wgsl's `dot_rows` for `r` rows of formats `f` (`cols` columns)
+/// and entry `mv`: one body for one format; gate/up rows alternate between
+/// the two members' decoders; a mixed q/k/v group gets one body per
+/// distinct format, picked by the group's section (uniform per workgroup).
+fn dot_rows_src(r: u32, f: Fmts, cols: usize, mv: Mv) -> String {
+    let dec = |ty| unit_decoder(ty, cols);
+    let call = |name: &str| format!("    return {name}(lid, xb, scale, norm, rb);\n");
+    let head = "fn dot_rows(lid: u32, xb: u32, scale: f32, norm: bool, rb: array<u32, R>, sec: u32) -> array<f32, RN> {\n";
+    if !is_mixed(f) || matches!(mv, Mv::Main | Mv::Head) {
+        let decs = vec![dec(f[0]); r as usize];
+        return dot_rows_body("dot_rows_0", r, &decs) + head + &call("dot_rows_0") + "}\n";
+    }
+    if matches!(mv, Mv::Silu | Mv::Gelu) {
+        let decs: Vec<_> = (0..r as usize).map(|j| dec(f[j & 1])).collect();
+        return dot_rows_body("dot_rows_0", r, &decs) + head + &call("dot_rows_0") + "}\n";
+    }
+    let mut s = String::new();
+    let mut body = head.to_string();
+    let mut done: Vec<GgmlType> = Vec::new();
+    for (i, &ty) in f.iter().enumerate() {
+        let at = match done.iter().position(|&t| t == ty) {
+            Some(at) => at,
+            None => {
+                done.push(ty);
+                s += &dot_rows_body(
+                    &format!("dot_rows_{}", done.len() - 1),
+                    r,
+                    &vec![dec(ty); r as usize],
+                );
+                done.len() - 1
+            }
+        };
+        body += &format!(
+            "    if sec == {i}u {{\n    {}    }}\n",
+            call(&format!("dot_rows_{at}"))
+        );
+    }
+    s + &body + &call("dot_rows_0") + "}\n"
+}
+
+/// matmul.wgsl's `tile_cols` and `tile_w` for formats `f`: the format's
+/// tiled decoder, or in a mixed group the row's section's.
+fn tile_src(f: Fmts) -> String {
+    let decs = f.map(tile_decoder);
+    if !is_mixed(f) {
+        let (dec, group) = decs[0];
+        return format!(
+            "fn tile_cols(s: u32, u: u32) -> vec2<u32> {{\n    return unit_cols_{group}(u);\n}}\n\
+             fn tile_w(s: u32, rb: u32, u: u32) -> mat2x4<f32> {{\n    return unit_w_{dec}(rb, u);\n}}\n"
+        );
+    }
+    let mut cols = String::from("fn tile_cols(s: u32, u: u32) -> vec2<u32> {\n");
+    let mut w = String::from("fn tile_w(s: u32, rb: u32, u: u32) -> mat2x4<f32> {\n");
+    for (i, (dec, group)) in decs.iter().enumerate().take(2) {
+        cols += &format!("    if s == {i}u {{\n        return unit_cols_{group}(u);\n    }}\n");
+        w += &format!("    if s == {i}u {{\n        return unit_w_{dec}(rb, u);\n    }}\n");
+    }
+    let (dec, group) = decs[2];
+    cols += &format!("    return unit_cols_{group}(u);\n}}\n");
+    w += &format!("    return unit_w_{dec}(rb, u);\n}}\n");
+    cols + &w
 }
 
 /// matmul.wgsl's tile shape: rows, tokens, and per thread 4 * rv rows and
@@ -313,7 +450,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     s += "    for (var k0 = 0u; k0 < P.cols; k0 += KS) {\n";
     for i in 0..upt {
-        s += &format!("        wstore(lid, {i}u, w{i});\n");
+        s += &format!("        wstore(r0, lid, {i}u, w{i});\n");
     }
     for i in 0..xpt {
         s += &format!("        xstore(lid, {i}u, x{i});\n");
@@ -364,9 +501,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     s + "}\n"
 }
 
-/// What a matvec pipeline is specialised for: format, entry, rows per
-/// workgroup, workgroup size, unit decoder, folded norm.
-type MatvecKey = (GgmlType, Mv, u32, u32, &'static str, bool, bool);
+/// What a matvec pipeline is specialised for: formats, entry, rows per
+/// workgroup, workgroup size, unit decoder (of the first format), folded
+/// norm, vec4 x.
+type MatvecKey = (Fmts, Mv, u32, u32, &'static str, bool, bool);
 
 /// A pipeline built on its first use (see the getters on `Kernels`).
 type Lazy = OnceCell<Rc<wgpu::ComputePipeline>>;
@@ -389,7 +527,7 @@ pub struct Kernels {
     pub storage_buffers: u32,
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
     chunked: HashMap<((u32, u32), &'static str), Rc<wgpu::ComputePipeline>>,
-    matmul: HashMap<(GgmlType, Mv, Tile, bool), Rc<wgpu::ComputePipeline>>,
+    matmul: HashMap<(Fmts, Mv, Tile, bool), Rc<wgpu::ComputePipeline>>,
     /// The prefill tile.
     pub tile: Tile,
     // The format-independent pipelines, each built by its getter on first
@@ -651,27 +789,33 @@ impl Kernels {
         }
     }
 
-    /// The matvec pipeline for `ty` matrices of `cols` columns, entry `mv`,
-    /// `rows` rows per workgroup.
+    /// The matvec pipeline for matrices of formats `f` (`Fmts`) and `cols`
+    /// columns, entry `mv`, `rows` rows per workgroup.
     pub fn matvec(
         &mut self,
         gpu: &Gpu,
-        ty: GgmlType,
+        f: Fmts,
         mv: Mv,
         rows: u32,
         cols: usize,
     ) -> Result<Rc<wgpu::ComputePipeline>> {
-        if !supported(ty) {
-            return Err(Self::unsupported(ty));
+        let ty = f[0];
+        if let Some(&bad) = f.iter().find(|&&t| !supported(t)) {
+            return Err(Self::unsupported(bad));
         }
-        let (dec, group) = unit_decoder(ty, cols);
+        if is_mixed(f) && !f.iter().all(|&t| mixable(t, cols)) {
+            return Err(Error::Gpu(format!(
+                "no mixed matrix kernel for {f:?} rows of {cols}"
+            )));
+        }
+        let (dec, _) = unit_decoder(ty, cols);
         let sg = self.subgroups;
         let wg = self.matvec_threads(cols);
         let fold = self.fold_norm;
         let vx = self.matvec_vx(cols, mv);
         Ok(self
             .matvec
-            .entry((ty, mv, rows, wg, dec, fold, vx))
+            .entry((f, mv, rows, wg, dec, fold, vx))
             .or_insert_with(|| {
                 let mut src = String::new();
                 if sg && cfg!(target_arch = "wasm32") {
@@ -699,14 +843,10 @@ impl Kernels {
                 src.push_str(&compose(&body, ty));
                 src.push_str(UNITS);
                 src.push_str(if sg { REDUCE_SUBGROUP } else { REDUCE });
-                src.push_str(&dot_rows_src(rows));
+                src.push_str(&dot_rows_src(rows, f, cols, mv));
+                src.push_str(w_sec_src(f, mv));
                 src.push_str(if vx { X_VEC4 } else { X_SCALAR });
                 src.push_str(if vx { G_VEC4 } else { G_SCALAR });
-                src.push_str(&format!(
-                    "fn unit_cols(u: u32) -> vec2<u32> {{\n    return unit_cols_{group}(u);\n}}\n\
-                     fn unit_dot(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {{\n    \
-                     return unit_dot_{dec}(rb, u, xa, xb);\n}}\n"
-                ));
                 src.push_str(&matrix_tail(mv));
                 pipeline(gpu, mv.label(), &src, mv.entry())
             })
@@ -739,28 +879,27 @@ impl Kernels {
             .clone()
     }
 
-    /// The tiled (prefill) pipeline of matmul.wgsl for `ty`, entry `mv`.
-    pub fn matmul(&mut self, gpu: &Gpu, ty: GgmlType, mv: Mv) -> Result<Rc<wgpu::ComputePipeline>> {
-        if !supported(ty) {
-            return Err(Self::unsupported(ty));
+    /// The tiled (prefill) pipeline of matmul.wgsl for formats `f`
+    /// (`Fmts`), entry `mv`.
+    pub fn matmul(&mut self, gpu: &Gpu, f: Fmts, mv: Mv) -> Result<Rc<wgpu::ComputePipeline>> {
+        if let Some(&bad) = f.iter().find(|&&t| !supported(t)) {
+            return Err(Self::unsupported(bad));
         }
-        // Tiles need cols % 32 == 0, so every fast decoder's alignment holds.
-        let (dec, group) = unit_decoder(ty, 32);
         let tile = self.tile;
         let vx = self.vector_x;
         Ok(self
             .matmul
-            .entry((ty, mv, tile, vx))
+            .entry((f, mv, tile, vx))
             .or_insert_with(|| {
                 let mut src = String::from(MATRIX);
-                src.push_str(&compose(&matmul_src(tile), ty));
+                src.push_str(&compose(&matmul_src(tile), f[0]));
                 src.push_str(UNITS);
-                // Tile rows start at multiples of 32 columns.
+                // Tiles need cols % 32 == 0, so every fast decoder's
+                // alignment holds; tile rows start at multiples of 32
+                // columns.
                 src.push_str(if vx { X_VEC4 } else { X_SCALAR });
-                src.push_str(&format!(
-                    "fn unit_cols(u: u32) -> vec2<u32> {{\n    return unit_cols_{group}(u);\n}}\n\
-                     fn unit_w(rb: u32, u: u32) -> mat2x4<f32> {{\n    return unit_w_{dec}(rb, u);\n}}\n"
-                ));
+                src.push_str(&tile_src(f));
+                src.push_str(w_sec_src(f, mv));
                 src.push_str(match mv {
                     Mv::Main => {
                         "fn phys_row(l: u32) -> u32 {

@@ -51,7 +51,7 @@ pub use ops::{
 };
 pub use schedule::Tail;
 use schedule::{Fed, Recipe};
-pub use upload::{GpuMatrix, MatGroup, Part};
+pub use upload::{GpuMatrix, MatGroup, Part, Sec};
 
 #[derive(Debug, Clone, Copy)]
 pub struct GpuOptions {

@@ -103,22 +103,74 @@ pub fn matvec_ops(
     rows: std::ops::Range<usize>,
     a: &MatvecArgs,
 ) -> Result<Vec<Op>> {
-    let r = match (a.rows_per_group, a.mv) {
+    let mut r = match (a.rows_per_group, a.mv) {
         (0, mv) => auto_rows(rows.len(), mv),
         (r, Mv::Qkv) => r.max(4),
         (r, Mv::Silu | Mv::Gelu) => r.max(2),
         (r, _) => r,
     };
-    if !matches!(a.mv, Mv::Main | Mv::Head) && (m.parts.len() != 1 || rows != (0..m.rows)) {
+    let fused = !matches!(a.mv, Mv::Main | Mv::Head);
+    if fused && (m.parts.len() != 1 || rows != (0..m.rows)) {
         return Err(Error::Gpu(
             "a fused matvec needs the whole matrix in one binding".into(),
         ));
     }
+    // The formats, and where the rows start: one member of a mixed group
+    // read alone is a plain matrix of its format from its first byte, its
+    // rows counted from its first.
+    let (fmts, row_bytes, byte0, first) = if fused || m.mixed.is_empty() {
+        let s = &m.mixed;
+        let fmts = match (s.len(), a.mv) {
+            (0, _) => [m.ty; 3],
+            (3, Mv::Qkv) => [s[0].ty, s[1].ty, s[2].ty],
+            (2, Mv::Silu | Mv::Gelu) => [s[0].ty, s[1].ty, s[1].ty],
+            _ => {
+                return Err(Error::Gpu(
+                    "a mixed group's members do not fit its kernel".into(),
+                ))
+            }
+        };
+        (fmts, m.row_bytes, 0, 0)
+    } else {
+        let s = m.member(&rows).ok_or_else(|| {
+            Error::Gpu("rows of a mixed group read alone must lie in one member".into())
+        })?;
+        ([s.ty; 3], s.row_bytes, s.byte0, s.rows.start)
+    };
+    let mut secs = [(0u32, 0u32); 2];
+    if fused && !m.mixed.is_empty() {
+        // The sections the kernel computes (w_sec) must be the members.
+        let kvd = a.qkv.as_ref().map_or(0, |q| q.kvd);
+        let ends: &[usize] = match a.mv {
+            Mv::Qkv => &[a.split, a.split + kvd, a.split + 2 * kvd],
+            _ => &[a.split, 2 * a.split],
+        };
+        if m.mixed.iter().zip(ends).any(|(s, &e)| s.rows.end != e) {
+            return Err(Error::Gpu(
+                "a mixed group's members are not its kernel's sections".into(),
+            ));
+        }
+        for (i, s) in m.mixed.iter().skip(1).enumerate() {
+            secs[i] = (s.byte0 as u32, s.row_bytes as u32);
+        }
+        // A q/k/v workgroup reads one section (its decoder is picked per
+        // workgroup): rows per group must divide every section.
+        if a.mv == Mv::Qkv {
+            while r > 4 && !(a.split.is_multiple_of(r as usize) && kvd.is_multiple_of(r as usize)) {
+                r /= 2;
+            }
+            if !(a.split.is_multiple_of(r as usize) && kvd.is_multiple_of(r as usize)) {
+                return Err(Error::Gpu(
+                    "mixed q/k/v sections are not whole row groups".into(),
+                ));
+            }
+        }
+    }
     let tiled = a.tiled && m.cols.is_multiple_of(32) && a.norm.is_none() && !a.last;
     let pipeline = if tiled {
-        k.matmul(gpu, m.ty, a.mv)?
+        k.matmul(gpu, fmts, a.mv)?
     } else {
-        k.matvec(gpu, m.ty, a.mv, r, m.cols)?
+        k.matvec(gpu, fmts, a.mv, r, m.cols)?
     };
     let mut ops = Vec::new();
     let mut part_base = 0;
@@ -142,10 +194,10 @@ pub fn matvec_ops(
         let params = gpu.params_words(&[
             n,
             m.cols as u32,
-            (lo - p.row_off) as u32,
+            (lo - p.row_off - first) as u32,
             (a.out_off + lo - rows.start) as u32,
             a.out_stride as u32,
-            m.row_bytes as u32,
+            row_bytes as u32,
             flags,
             nx,
             f(a.norm.map_or(0.0, |n| n.1)),
@@ -156,6 +208,14 @@ pub fn matvec_ops(
             f(q.map_or(0.0, |q| q.theta_scale)),
             f(q.map_or(0.0, |q| q.freq_scale)),
             part_base,
+            byte0 as u32,
+            secs[0].0,
+            secs[0].1,
+            secs[1].0,
+            secs[1].1,
+            0,
+            0,
+            0,
         ]);
         part_base += groups;
         let g = a.norm.map_or(a.x, |n| n.0);

@@ -142,12 +142,14 @@ fn matvec_every_format_matches_cpu() {
     let mut k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(7);
     // 3 blocks per row for the 32-element formats (rows start at odd
-    // multiples of 2 bytes), 2 super-blocks for the K-quants; float rows
-    // of 70 (scalar x loads) and 68 (vec4 x loads, not whole units).
+    // multiples of 2 bytes), 2 and 3 super-blocks for the K-quants (64 and
+    // 96 units: with 64 threads some take a second unit and some do not;
+    // Q6_K/Q3_K rows of 3 blocks start at odd multiples of 2 bytes); float
+    // rows of 70 (scalar x loads) and 68 (vec4 x loads, not whole units).
     let cases = BLOCK_TYPES.iter().flat_map(|&ty| match ty.block_len() {
         1 => vec![(ty, 70), (ty, 68)],
         32 => vec![(ty, 96)],
-        b => vec![(ty, 2 * b)],
+        b => vec![(ty, 2 * b), (ty, 3 * b)],
     });
     for (ty, cols) in cases {
         let rows = 37;
@@ -190,7 +192,7 @@ fn matvec_every_format_matches_cpu() {
                 worst = worst.max(err / mag.max(1e-30));
             }
         }
-        eprintln!("{ty}: max relative error {worst:.2e}");
+        eprintln!("{ty} x {cols}: max relative error {worst:.2e}");
     }
 }
 
@@ -1053,6 +1055,45 @@ fn dot_mag(w: &[f32], x: &[f64]) -> (f64, f64) {
     })
 }
 
+/// A fused group of random members of formats `tys` and `rows` rows each
+/// (`cols` columns), uploaded as the builder does (one buffer, mixed when
+/// the formats differ), and its rows dequantized, members in order.
+fn random_group(
+    g: &Gpu,
+    rng: &mut Rng,
+    tys: &[GgmlType],
+    rows: &[usize],
+    cols: usize,
+) -> (MatGroup, Vec<Vec<f32>>) {
+    let mut file = Vec::new();
+    let mut mats = Vec::new();
+    let mut w = Vec::new();
+    for (&ty, &n) in tys.iter().zip(rows) {
+        let data = random_matrix(rng, ty, n, cols);
+        w.extend(rows_f32(ty, &data, n, cols));
+        mats.push(crate::model::Matrix {
+            ty,
+            rows: n,
+            cols,
+            offset: file.len(),
+            row_bytes: ty.row_bytes(cols).unwrap(),
+        });
+        file.extend(data);
+    }
+    let members: Vec<(&str, &crate::model::Matrix)> = mats.iter().map(|m| ("m", m)).collect();
+    let grp = MatGroup::upload_from(g, "group", &file, true, &members, u64::MAX, true).unwrap();
+    assert!(grp.fused().is_some(), "{tys:?} not fused");
+    assert_eq!(
+        grp.mats[0].mixed.len(),
+        if tys.iter().all(|&t| t == tys[0]) {
+            0
+        } else {
+            tys.len()
+        }
+    );
+    (grp, w)
+}
+
 /// The plain matvec with each rows-per-workgroup and workgroup-size
 /// choice, both reductions (subgroup and shared-memory tree, where the
 /// adapter has subgroups), the norm folded into the pass over x or applied
@@ -1121,8 +1162,11 @@ fn matvec_row_groups_norm_and_last_token() {
 
 /// Fused gate/up (rmsnorm folded in, silu(gate) * up, or gelu as
 /// `geglu_llama`) vs an f64 twin, for a nibble format, Q8_0 and F32 rows
-/// that are not whole 8-element units (70 columns), and the tiled (prefill)
-/// kernel's epilogue; 37 rows, so the last workgroup (tile) is ragged.
+/// that are not whole 8-element units (70 columns), K-quants, mixed groups
+/// (gate and up in different formats: Q6_K's 37 rows end 2 bytes short of
+/// a word, so the Q4_K member after it starts on padding), and the tiled
+/// (prefill) kernel's epilogue; 37 rows, so the last workgroup (tile) is
+/// ragged.
 /// Bound (silu): the two dot products' 2e-5 * sum |w x| each, carried
 /// through silu(g) * u (|silu'| < 1.1), plus 1e-6 relative. Bound (gelu,
 /// vs `geglu_llama` of the f64 dots rounded to f32): the gate's error eg =
@@ -1136,21 +1180,32 @@ fn gate_up_fused_matches_cpu() {
     let mut k = Kernels::new(&g, &GpuTuning::default());
     let mut rng = Rng::new(29);
     let (ff, n, eps) = (37usize, 2usize, 1e-5f32);
+    use GgmlType::*;
     let cases = [
-        (GgmlType::Q4_1, false),
-        (GgmlType::Q8_0, false),
-        (GgmlType::F32, false),
-        (GgmlType::Q4_0, true),
-        (GgmlType::F16, true),
+        ([Q4_1, Q4_1], false),
+        ([Q8_0, Q8_0], false),
+        ([F32, F32], false),
+        ([Q4_0, Q4_0], true),
+        ([F16, F16], true),
+        ([Q4_K, Q4_K], false),
+        ([Q6_K, Q4_K], false),
+        ([Q6_K, Q4_K], true),
+        ([Q5_K, IQ4_XS], false),
+        ([Q8_0, Q3_K], true),
+        ([Q2_K, F16], false),
     ];
-    for (ty, tiled, mv) in cases
+    for (tys, tiled, mv) in cases
         .into_iter()
-        .flat_map(|(ty, tiled)| [(ty, tiled, Mv::Silu), (ty, tiled, Mv::Gelu)])
+        .flat_map(|(tys, tiled)| [(tys, tiled, Mv::Silu), (tys, tiled, Mv::Gelu)])
     {
-        let cols = if ty == GgmlType::F32 { 70 } else { 96 };
-        let data = random_matrix(&mut rng, ty, 2 * ff, cols);
-        let m = GpuMatrix::upload(&g, "gu", ty, 2 * ff, cols, &data, u64::MAX).unwrap();
-        let w = rows_f32(ty, &data, 2 * ff, cols);
+        let cols = match tys.iter().map(|t| t.block_len()).max() {
+            Some(256) => 512,
+            _ if tys[0] == F32 => 70,
+            _ => 96,
+        };
+        let ty = format!("{tys:?}");
+        let (grp, w) = random_group(&g, &mut rng, &tys, &[ff, ff], cols);
+        let m = grp.fused().unwrap();
         let x = randn(&mut rng, n * cols);
         let gains = randn(&mut rng, cols);
         // The tiled kernel takes x already normalised (prefill runs rmsnorm
@@ -1174,7 +1229,7 @@ fn gate_up_fused_matches_cpu() {
             tiled,
             ..MatvecArgs::plain(&xb, &y, &s, ff, false)
         };
-        let ops = matvec_ops(&g, &mut k, &m, 0..2 * ff, &a).unwrap();
+        let ops = matvec_ops(&g, &mut k, m, 0..2 * ff, &a).unwrap();
         assert_eq!(ops[0].label == "matmul", tiled);
         g.run(&[&ops], n as u32, &[]);
         let got = read_f32(&g, &y, n * ff);
@@ -1244,9 +1299,14 @@ fn rope_f64(
 /// v stored as f16 in the cache at pos + t) vs an f64 twin, for both rope
 /// pairings, full and partial rotation, with and without bias and
 /// frequency divisors, 2 tokens at position 5, GQA (3 heads, 1 kv head),
-/// in the matvec (decode) and tiled (prefill) kernels.
+/// in the matvec (decode) and tiled (prefill) kernels, for one-format and
+/// mixed groups (q, k, v in different formats: Q4_K_M's Q6_K v among
+/// them; 8 rows per workgroup, so that each workgroup's section picks its
+/// decoder); each member of a mixed group is also read alone by the plain
+/// matvec (as the unfused path does), vs the same twin's raw products.
 /// Bounds: q 2e-5 * sum |w x| + 2e-5 (f32 sums, GPU sin/cos); k, v one f16
-/// rounding (2^-11 relative) on top of that.
+/// rounding (2^-11 relative) on top of that; the members alone as
+/// matvec_every_format_matches_cpu, 2e-5 * sum |w x| + 1e-30.
 #[test]
 fn qkv_fused_matches_cpu() {
     let Some(g) = gpu() else { return };
@@ -1257,17 +1317,24 @@ fn qkv_fused_matches_cpu() {
     let (qd, kvd) = (heads * hd, kvh * hd);
     let rows = qd + 2 * kvd;
     let (theta_scale, fscale) = (10000f32.powf(-2.0 / 8.0), 0.5f32);
-    for (i, (ty, neox, rd, bias, has_ff, tiled)) in [
-        (GgmlType::Q8_0, false, 8, false, false, false),
-        (GgmlType::Q4_0, true, 8, true, true, false),
-        (GgmlType::F32, true, 4, false, true, false),
-        (GgmlType::F16, false, 4, true, false, false),
-        (GgmlType::Q4_1, true, 4, true, true, true),
-        (GgmlType::Q8_0, false, 8, false, false, true),
+    use GgmlType::*;
+    for (i, (tys, neox, rd, bias, has_ff, tiled, rpg)) in [
+        ([Q8_0; 3], false, 8, false, false, false, 4),
+        ([Q4_0; 3], true, 8, true, true, false, 4),
+        ([F32; 3], true, 4, false, true, false, 4),
+        ([F16; 3], false, 4, true, false, false, 4),
+        ([Q4_1; 3], true, 4, true, true, true, 4),
+        ([Q8_0; 3], false, 8, false, false, true, 4),
+        ([Q4_K; 3], true, 8, false, true, false, 4),
+        ([Q4_K, Q4_K, Q6_K], true, 8, true, true, false, 4),
+        ([Q4_K, Q4_K, Q6_K], false, 8, false, false, true, 4),
+        ([Q6_K, Q5_K, IQ4_XS], false, 4, true, false, false, 8),
+        ([Q8_0, Q3_K, F16], true, 4, false, true, true, 4),
     ]
     .into_iter()
     .enumerate()
     {
+        let ty = format!("{tys:?}");
         // The F16 case as on a device with WebGPU's guaranteed 8 storage
         // buffers per stage: no vec4 aliases (scalar x loads).
         k.storage_buffers = if i == 3 {
@@ -1275,10 +1342,13 @@ fn qkv_fused_matches_cpu() {
         } else {
             g.limits.max_storage_buffers_per_shader_stage
         };
-        let cols = if ty == GgmlType::F32 { 70 } else { 64 };
-        let data = random_matrix(&mut rng, ty, rows, cols);
-        let m = GpuMatrix::upload(&g, "qkv", ty, rows, cols, &data, u64::MAX).unwrap();
-        let w = rows_f32(ty, &data, rows, cols);
+        let cols = match tys.iter().map(|t| t.block_len()).max() {
+            Some(256) => 256,
+            _ if tys[0] == F32 => 70,
+            _ => 64,
+        };
+        let (grp, w) = random_group(&g, &mut rng, &tys, &[qd, kvd, kvd], cols);
+        let m = grp.fused().unwrap();
         let x = randn(&mut rng, n * cols);
         let gains = randn(&mut rng, cols);
         let xn: Vec<Vec<f64>> = (0..n)
@@ -1322,7 +1392,7 @@ fn qkv_fused_matches_cpu() {
             norm: (!tiled).then_some((&gb, eps)),
             tiled,
             split: qd,
-            rows_per_group: 4,
+            rows_per_group: rpg,
             qkv: Some(QkvArgs {
                 kc: &kc,
                 vc: &vc,
@@ -1338,9 +1408,36 @@ fn qkv_fused_matches_cpu() {
             }),
             ..MatvecArgs::plain(&xb, &q_out, &s, qd, false)
         };
-        let ops = matvec_ops(&g, &mut k, &m, 0..rows, &a).unwrap();
+        let ops = matvec_ops(&g, &mut k, m, 0..rows, &a).unwrap();
         g.run(&[&ops], n as u32, &[]);
         let gq = read_f32(&g, &q_out, n * qd);
+        if !m.mixed.is_empty() && !tiled {
+            // Each member alone (x itself, no norm), as the unfused path
+            // reads a mixed group.
+            let xp = g.upload_f32("x", &x);
+            for i in 0..3 {
+                let (mm, range) = grp.seg(i);
+                let y = poisoned(&g, n * range.len());
+                let a = MatvecArgs::plain(&xp, &y, &s, range.len(), false);
+                let ops = matvec_ops(&g, &mut k, mm, range.clone(), &a).unwrap();
+                g.run(&[&ops], n as u32, &[]);
+                let got = read_f32(&g, &y, n * range.len());
+                for t in 0..n {
+                    let xt: Vec<f64> = x[t * cols..(t + 1) * cols]
+                        .iter()
+                        .map(|&v| v as f64)
+                        .collect();
+                    for (j, r) in range.clone().enumerate() {
+                        let (d, mag) = dot_mag(&w[r], &xt);
+                        let o = got[t * range.len() + j] as f64;
+                        assert!(
+                            (o - d).abs() <= 2e-5 * mag + 1e-30,
+                            "{ty} member {i} alone, token {t} row {r}: {o} vs {d}"
+                        );
+                    }
+                }
+            }
+        }
         let unpack = |buf: &wgpu::Buffer| -> Vec<f32> {
             read_f32(&g, buf, ctx * kvd / 2)
                 .iter()
@@ -1512,10 +1609,10 @@ fn sampling_matches_cpu_sampler() {
 /// The tiled (prefill) kernel for every format, both tile shapes, vs
 /// dequantize_row + an f64 dot: 147 rows and 67 tokens (two tiles or more
 /// each way, all ragged), columns a
-/// multiple of 32 (2 blocks, or 1 super-block for the K-quants, 96 for the
-/// float formats), accumulating onto random values, and a row range that
-/// starts mid-matrix. Bound as for the matvec: 2e-5 * sum |w x| + 1e-6 *
-/// |y|.
+/// multiple of 32 (2 blocks, or 2 super-blocks for the K-quants, 96 for
+/// the float formats), accumulating onto random values, and a row range
+/// that starts mid-matrix. Bound as for the matvec: 2e-5 * sum |w x| +
+/// 1e-6 * |y|.
 #[test]
 fn matmul_every_format_matches_cpu() {
     let Some(g) = gpu() else { return };
@@ -1533,7 +1630,7 @@ fn matmul_every_format_matches_cpu() {
         let cols = match ty.block_len() {
             1 => 96,
             32 => 64,
-            b => b,
+            b => 2 * b,
         };
         let data = random_matrix(&mut rng, ty, rows, cols);
         let m = GpuMatrix::upload(&g, "w", ty, rows, cols, &data, u64::MAX).unwrap();

@@ -18,11 +18,26 @@ pub struct Part {
 /// A weight matrix in its block format, split by rows where one binding
 /// cannot hold it.
 pub struct GpuMatrix {
+    /// The format (of the first member, where `mixed`).
     pub ty: GgmlType,
     pub rows: usize,
     pub cols: usize,
+    /// Bytes per row (of the first member, where `mixed`).
     pub row_bytes: usize,
     pub parts: Vec<Part>,
+    /// A fused group whose members differ in format (one part): each
+    /// member's rows in its own format; empty otherwise.
+    pub mixed: Vec<Sec>,
+}
+
+/// One member of a mixed-format group: its rows of the group, format, and
+/// first byte and row size in the group's buffer.
+#[derive(Debug, Clone)]
+pub struct Sec {
+    pub ty: GgmlType,
+    pub rows: std::ops::Range<usize>,
+    pub byte0: usize,
+    pub row_bytes: usize,
 }
 
 impl GpuMatrix {
@@ -99,7 +114,15 @@ impl GpuMatrix {
             cols,
             row_bytes,
             parts,
+            mixed: Vec::new(),
         })
+    }
+
+    /// The member of a mixed group that holds all of `rows`, if one does.
+    pub fn member(&self, rows: &std::ops::Range<usize>) -> Option<&Sec> {
+        self.mixed
+            .iter()
+            .find(|s| s.rows.start <= rows.start && rows.end <= s.rows.end)
     }
 
     pub fn from_weights(
@@ -141,8 +164,13 @@ impl<'a> Bytes<'a> {
 }
 
 /// Matrices that a fused kernel reads as one: concatenated by rows into one
-/// buffer where they share a format and width and fit one binding (and
-/// `fuse`, `GpuTuning::fuse`, allows it), else uploaded apart.
+/// buffer where they share a width and fit one binding (and `fuse`,
+/// `GpuTuning::fuse`, allows it), else uploaded apart. Members of different
+/// formats are concatenated too (a "mixed" group: Q4_K_M files keep
+/// attn_v in Q6_K beside a Q4_K q and k), each starting on a 4-byte
+/// boundary, where every member's format has a unit decoder
+/// (`kernels::mixable`); the fused kernels then read each member's rows in
+/// its own format.
 pub struct MatGroup {
     pub mats: Vec<GpuMatrix>,
     /// (index into `mats`, rows) of each member, in the order given.
@@ -158,43 +186,74 @@ impl MatGroup {
         limit: u64,
         fuse: bool,
     ) -> Result<MatGroup> {
+        Self::upload_from(gpu, label, &w.data, w.resident, members, limit, fuse)
+    }
+
+    /// `members` are matrices of the file whose bytes are `data` where
+    /// `resident`, else a weight plan's (written later from the source).
+    pub fn upload_from(
+        gpu: &Gpu,
+        label: &str,
+        data: &[u8],
+        resident: bool,
+        members: &[(&str, &Matrix)],
+        limit: u64,
+        fuse: bool,
+    ) -> Result<MatGroup> {
         let first = members[0].1;
-        let total: usize = members.iter().map(|(_, m)| m.size()).sum();
-        let same = members
-            .iter()
-            .all(|(_, m)| m.ty == first.ty && m.cols == first.cols);
+        let same_ty = members.iter().all(|(_, m)| m.ty == first.ty);
+        let same_cols = members.iter().all(|(_, m)| m.cols == first.cols);
+        let fusable = if same_ty {
+            kernels::supported(first.ty)
+        } else {
+            members.iter().all(|(_, m)| kernels::mixable(m.ty, m.cols))
+        };
+        // Members start on 4-byte boundaries (mixed groups only: a
+        // uniform group's rows follow each other as in one matrix).
+        let pad = |n: usize| if same_ty { n } else { n.next_multiple_of(4) };
+        let total: usize = members.iter().map(|(_, m)| pad(m.size())).sum();
         if fuse
-            && same
-            && kernels::supported(first.ty)
+            && same_cols
+            && fusable
             && (total as u64) <= (limit & !3)
             && total <= u32::MAX as usize
         {
             // One binding holds them all: each member is copied from the
-            // file's bytes to its row offset (phi3's fused tensors are
-            // already adjacent views; separate tensors are not joined in
-            // RAM either).
+            // file's bytes to its offset (phi3's fused tensors are already
+            // adjacent views; separate tensors are not joined in RAM either).
             let mut segs = Vec::new();
-            let mut row = 0;
+            let mut mixed = Vec::new();
+            let mut pieces: Vec<&[u8]> = Vec::new();
+            const ZEROS: [u8; 3] = [0; 3];
+            let (mut row, mut byte) = (0, 0);
             for (_, m) in members {
                 segs.push((0, row..row + m.rows));
+                mixed.push(Sec {
+                    ty: m.ty,
+                    rows: row..row + m.rows,
+                    byte0: byte,
+                    row_bytes: m.row_bytes,
+                });
+                let size = pad(m.size());
+                if resident {
+                    pieces.push(m.bytes(data));
+                    pieces.push(&ZEROS[..size - m.size()]);
+                }
                 row += m.rows;
+                byte += size;
             }
-            let buf = if w.resident {
-                let pieces: Vec<&[u8]> = members.iter().map(|(_, m)| m.bytes(&w.data)).collect();
+            let buf = if resident {
                 gpu.upload_pieces(label, &pieces)?
             } else {
-                // Streamed: each member is written at its row offset as
-                // its bytes arrive.
+                // Streamed: each member is written at its offset as its
+                // bytes arrive (the padding stays as created, zero).
                 let buf = gpu.storage(label, total as u64)?;
-                let mut at = 0;
-                let pieces: Vec<(u64, u64, u64)> = members
+                let writes: Vec<(u64, u64, u64)> = members
                     .iter()
-                    .map(|(_, m)| {
-                        at += m.size();
-                        ((at - m.size()) as u64, m.offset as u64, m.size() as u64)
-                    })
+                    .zip(&mixed)
+                    .map(|((_, m), s)| (s.byte0 as u64, m.offset as u64, m.size() as u64))
                     .collect();
-                gpu.defer(&buf, &pieces)?;
+                gpu.defer(&buf, &writes)?;
                 buf
             };
             let m = GpuMatrix {
@@ -207,6 +266,7 @@ impl MatGroup {
                     row_off: 0,
                     rows: row,
                 }],
+                mixed: if same_ty { Vec::new() } else { mixed },
             };
             return Ok(MatGroup {
                 mats: vec![m],
@@ -216,7 +276,17 @@ impl MatGroup {
         let mut mats = Vec::new();
         let mut segs = Vec::new();
         for (i, (name, m)) in members.iter().enumerate() {
-            mats.push(GpuMatrix::from_weights(gpu, name, w, m, limit)?);
+            let bytes = if resident {
+                Bytes::Here(m.bytes(data))
+            } else {
+                Bytes::File {
+                    offset: m.offset,
+                    len: m.size(),
+                }
+            };
+            mats.push(GpuMatrix::place(
+                gpu, name, m.ty, m.rows, m.cols, bytes, limit,
+            )?);
             segs.push((i, 0..m.rows));
         }
         Ok(MatGroup { mats, segs })
