@@ -71,9 +71,9 @@ fn bits16(h: u32) -> vec4<f32> {
     return vec4<f32>(vec4<u32>(h, h >> 1u, h >> 2u, h >> 3u) & vec4<u32>(1u)) * 16.0;
 }
 
-// IQ4_VALUES of the low nibbles of q's four bytes.
+// IQ4_NL's values of the low nibbles of q's four bytes.
 fn iq4x4(q: u32) -> vec4<f32> {
-    return vec4<f32>(IQ4_VALUES[q & 15u], IQ4_VALUES[(q >> 8u) & 15u], IQ4_VALUES[(q >> 16u) & 15u], IQ4_VALUES[(q >> 24u) & 15u]);
+    return iq4v4(vec4<u32>(q, q >> 8u, q >> 16u, q >> 24u) & vec4<u32>(15u));
 }
 
 // Q4_K/Q5_K: the 6-bit scales and mins of sub-blocks 2c and 2c + 1 from
@@ -130,8 +130,8 @@ fn unit_dot_q4_1(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {
 fn unit_dot_iq4_nl(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {
     let blk = rb + (u >> 2u) * 18u;
     let q = rd_w2(blk + 2u + 4u * (u & 3u));
-    let lo = vec4<f32>(IQ4_VALUES[q & 15u], IQ4_VALUES[(q >> 8u) & 15u], IQ4_VALUES[(q >> 16u) & 15u], IQ4_VALUES[(q >> 24u) & 15u]);
-    let hi = vec4<f32>(IQ4_VALUES[(q >> 4u) & 15u], IQ4_VALUES[(q >> 12u) & 15u], IQ4_VALUES[(q >> 20u) & 15u], IQ4_VALUES[q >> 28u]);
+    let lo = iq4x4(q);
+    let hi = iq4x4(q >> 4u);
     return rd_f16(blk) * (dot(lo, xa) + dot(hi, xb));
 }
 
@@ -222,7 +222,7 @@ fn unit_dot_q6_k(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {
 
 // IQ4_XS: 136-byte blocks (f16 d, 16 bits of scale high parts, 4 bytes of
 // scale low nibbles, then per 32-element sub-block 16 bytes of nibbles
-// laid out as IQ4_NL's), value d * (scale - 32) * IQ4_VALUES[q]. Grouping
+// laid out as IQ4_NL's), value d * (scale - 32) * iq4v(q). Grouping
 // `nib`: unit j of a block is nibble word j, of sub-block j / 4.
 fn iq4_xs_scale(bw: u32, u: u32) -> f32 {
     let sb = (u >> 2u) & 7u;
@@ -342,8 +342,8 @@ fn unit_w_iq4_nl(rb: u32, u: u32) -> mat2x4<f32> {
     let blk = rb + (u >> 2u) * 18u;
     let q = rd_w2(blk + 2u + 4u * (u & 3u));
     let d = rd_f16(blk);
-    let lo = vec4<f32>(IQ4_VALUES[q & 15u], IQ4_VALUES[(q >> 8u) & 15u], IQ4_VALUES[(q >> 16u) & 15u], IQ4_VALUES[(q >> 24u) & 15u]);
-    let hi = vec4<f32>(IQ4_VALUES[(q >> 4u) & 15u], IQ4_VALUES[(q >> 12u) & 15u], IQ4_VALUES[(q >> 20u) & 15u], IQ4_VALUES[q >> 28u]);
+    let lo = iq4x4(q);
+    let hi = iq4x4(q >> 4u);
     return mat2x4<f32>(lo * d, hi * d);
 }
 
