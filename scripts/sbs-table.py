@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Tables for BENCHMARKS.md from one gpu-side-by-side result folder.
+
+Usage: scripts/sbs-table.py bench/h100-YYYY-MM-DD
+Reads lb-*.json (llama-bench), webgguf.log (our CLI's raw JSON), bpt.jsonl
+(bytes per decoded token) and torch-bw.json (the HBM ceiling), and prints:
+the side-by-side table with ratios, the depth figures, the old/new A/B, and
+gate/up bandwidth per format from `gpu-profile` (gate and up are one format
+in every llama.cpp mix, so their bytes are exact)."""
+import json, re, sys, statistics
+from pathlib import Path
+
+d = Path(sys.argv[1])
+log = (d / "webgguf.log").read_text()
+runs = {}
+for m in re.finditer(r"^### (\S+) :: webgguf .*?\n(.*?)^### end \1 rc=(\d+)", log, re.S | re.M):
+    runs[m.group(1)] = (m.group(2), int(m.group(3)))
+
+def wg(label):
+    out, rc = runs.get(label, ("", 1))
+    for line in out.splitlines():
+        if line.startswith("{") and line.endswith("}"):
+            return json.loads(line)
+    return None
+
+def lb(label):
+    p = d / f"lb-{label}.json"
+    if not p.exists():
+        return None
+    r = {}
+    for x in json.loads(p.read_text() or "[]"):
+        r["pp" if x["n_prompt"] else "tg"] = x["avg_ts"]
+    return r
+
+bpt = {json.loads(l)["file"].removesuffix(".gguf"): json.loads(l) for l in open(d / "bpt.jsonl")}
+hbm = json.loads((d / "torch-bw.json").read_text())["copy_GBps_read_plus_write_median"]
+
+def f(x, n=0):
+    return "–" if x is None else f"{x:,.{n}f}"
+
+print(f"HBM ceiling (CUDA 4 GiB copy, read + write): {hbm:,.0f} GB/s\n")
+print("| file | llama.cpp CUDA pp512 / tg128 | webgguf pp512 / tg128 | ratio pp / tg | webgguf decode GB/s (% of HBM) |")
+print("| --- | ---: | ---: | ---: | ---: |")
+for shape in ["llama-3.2-1b", "llama-3.1-8b"]:
+    for q in ["Q4_K_M", "Q5_K_M", "Q6_K", "IQ4_XS", "Q4_0", "Q8_0", "F16"]:
+        name = f"{shape}-{q}"
+        a, b = lb(name), wg(name)
+        if not a or not b:
+            continue
+        gbs = bpt[name]["bytes_per_token"] * b["tg_tok_s"] / 1e9
+        print(f"| {shape} {q} | {f(a['pp'])} / {f(a['tg'])} | {f(b['pp_tok_s'])} / {f(b['tg_tok_s'])} | "
+              f"{b['pp_tok_s']/a['pp']:.2f} / **{b['tg_tok_s']/a['tg']:.2f}** | {gbs:,.0f} ({100*gbs/hbm:.0f}%) |")
+
+print("\nDecode at depth (tg128 after a d-token context), tokens/s:\n")
+print("| file | depth | llama.cpp CUDA | webgguf | llama.cpp loss vs d=0 | webgguf loss vs d=0 |")
+print("| --- | ---: | ---: | ---: | ---: | ---: |")
+for q in ["Q4_K_M", "Q4_0"]:
+    base_a, base_b = lb(f"llama-3.2-1b-{q}"), wg(f"llama-3.2-1b-{q}")
+    for dep in [2048, 8192]:
+        a, b = lb(f"d{dep}-llama-3.2-1b-{q}"), wg(f"d{dep}-llama-3.2-1b-{q}")
+        if a and b:
+            print(f"| llama-3.2-1b {q} | {dep} | {f(a['tg'])} | {f(b['tg_tok_s'])} | "
+                  f"{100*(1-a['tg']/base_a['tg']):.0f}% | {100*(1-b['tg_tok_s']/base_b['tg_tok_s']):.0f}% |")
+
+ab = {}
+for label in runs:
+    m = re.match(r"ab-(new|old)-(.+)-(\d)$", label)
+    if m and wg(label):
+        ab.setdefault(m.group(2), {}).setdefault(m.group(1), []).append(wg(label))
+if ab:
+    print("\nOld (main before this merge) against new binary, same run, interleaved, mean of 2 × (-r 3):\n")
+    print("| preset | old pp512 / tg128 | new pp512 / tg128 | new ÷ old |")
+    print("| --- | ---: | ---: | ---: |")
+    for p, v in ab.items():
+        mo = [statistics.mean(x[k] for x in v["old"]) for k in ("pp_tok_s", "tg_tok_s")]
+        mn = [statistics.mean(x[k] for x in v["new"]) for k in ("pp_tok_s", "tg_tok_s")]
+        print(f"| {p} | {f(mo[0])} / {f(mo[1])} | {f(mn[0])} / {f(mn[1])} | {mn[0]/mo[0]:.3f} / {mn[1]/mo[1]:.3f} |")
+
+# gate/up: 2 x ffn x dim weights per layer, all layers, one format
+SH = {"llama-3.1-8b": (4096, 14336, 32), "llama-3.2-1b": (2048, 8192, 16)}
+BPW = {"Q4_K": 144 / 256, "Q5_K": 176 / 256, "Q6_K": 210 / 256, "IQ4_XS": 136 / 256,
+       "Q4_0": 18 / 32, "Q8_0": 34 / 32, "F16": 2.0}
+GU = {"Q4_K_M": "Q4_K", "Q5_K_M": "Q5_K", "Q6_K": "Q6_K", "IQ4_XS": "IQ4_XS", "Q4_0": "Q4_0", "Q8_0": "Q8_0", "F16": "F16"}
+print("\nPer-kernel decode bandwidth (`gpu-profile`, one token, timestamps): fused gate/up, "
+      "2 × ffn × dim per layer, all layers:\n")
+print("| file | gate/up format | bytes | µs | GB/s | % of HBM | whole step GB/s |")
+print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+for label, (out, rc) in runs.items():
+    m = re.match(r"prof-(llama-[\d.]+-\d+b)-(.+)$", label)
+    if not m or rc:
+        continue
+    shape, q = m.groups()
+    try:
+        prof = json.loads(out[out.index("{"):])
+    except Exception:
+        continue
+    k = {x["kernel"]: x["us"] for x in prof["kernels_decode"]["by_kernel"]}
+    if "gate_up" not in k:
+        continue
+    dim, ff, L = SH[shape]
+    by = 2 * ff * dim * L * BPW[GU[q]]
+    gbs = by / k["gate_up"] / 1e3
+    step = bpt[f"{shape}-{q}"]["bytes_per_token"] / prof["kernels_decode"]["sum_of_kernels_us"] / 1e3
+    print(f"| {shape} {q} | {GU[q]} | {by/1e6:,.0f} MB | {k['gate_up']:,.0f} | {gbs:,.0f} | {100*gbs/hbm:.0f}% | {step:,.0f} |")
