@@ -196,7 +196,7 @@ impl GpuBackend {
         } else {
             0.0
         };
-        self.s.sample.write(&self.gpu, self.vocab, &p, pen, r);
+        self.s.sample.write(&self.gpu, self.vocab, &p, pen, r, false);
     }
 
     /// A step whose pick depends on no history: `tokens` at `pos`, then the
