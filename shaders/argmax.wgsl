@@ -2,8 +2,13 @@
 // index among equals; NaNs never win).
 // Entry `main` reads the P.n logits L; entry `pairs` reads P.n (logit
 // bits, index) pairs Pairs (the LM head's per-workgroup bests, matvec.wgsl
-// `head`) and returns the index of the best pair.
-// Bindings: 0 L (f32 logits) or 3 Pairs (vec2<u32>), 1 Out (u32), 2 P.
+// `head`) and returns the index of the best pair. Entry `masked` is `main`
+// over the logits a grammar allows (bit i % 32 of Mask[i / 32] set; the
+// others count as -inf, as the CPU sampler sets them): a masked step scans
+// the logits, since the head's per-group bests may be masked-out rows.
+// With no allowed finite logit it returns 0, the CPU argmax of all -inf.
+// Bindings: 0 L (f32 logits) or 3 Pairs (vec2<u32>), 1 Out (u32), 2 P,
+//   4 Mask (u32 words, ceil(P.n / 32) of them; `masked` only).
 // Dispatch: (1, 1, 1): one workgroup of 256 threads.
 
 struct Params {
@@ -22,6 +27,7 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> Out: array<u32>;
 @group(0) @binding(2) var<uniform> P: Params;
 @group(0) @binding(3) var<storage, read> Pairs: array<vec2<u32>>;
+@group(0) @binding(4) var<storage, read> Mask: array<u32>;
 
 const WG: u32 = 256u;
 var<workgroup> best_v: array<f32, 256>;
@@ -33,6 +39,24 @@ fn lload(i: u32) -> f32 {
 
 fn better(v: f32, i: u32, bv: f32, bi: u32) -> bool {
     return v > bv || (v == bv && i < bi);
+}
+
+// The workgroup's best of every thread's (bv, bi), into best_v/best_i[0].
+fn reduce(lid: u32, bv: f32, bi: u32) {
+    best_v[lid] = bv;
+    best_i[lid] = bi;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s >>= 1u) {
+        if lid < s {
+            let ov = best_v[lid + s];
+            let oi = best_i[lid + s];
+            if better(ov, oi, best_v[lid], best_i[lid]) {
+                best_v[lid] = ov;
+                best_i[lid] = oi;
+            }
+        }
+        workgroupBarrier();
+    }
 }
 
 @compute @workgroup_size(256)
@@ -58,20 +82,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
             }
         }
     }
-    best_v[lid] = bv;
-    best_i[lid] = bi;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if lid < s {
-            let ov = best_v[lid + s];
-            let oi = best_i[lid + s];
-            if better(ov, oi, best_v[lid], best_i[lid]) {
-                best_v[lid] = ov;
-                best_i[lid] = oi;
-            }
-        }
-        workgroupBarrier();
-    }
+    reduce(lid, bv, bi);
     if lid == 0u {
         Out[0] = min(best_i[0], P.n - 1u);
     }
@@ -100,21 +111,35 @@ fn pairs(@builtin(local_invocation_index) lid: u32) {
             }
         }
     }
-    best_v[lid] = bv;
-    best_i[lid] = bi;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if lid < s {
-            let ov = best_v[lid + s];
-            let oi = best_i[lid + s];
-            if better(ov, oi, best_v[lid], best_i[lid]) {
-                best_v[lid] = ov;
-                best_i[lid] = oi;
-            }
-        }
-        workgroupBarrier();
-    }
+    reduce(lid, bv, bi);
     if lid == 0u {
         Out[0] = min(best_i[0], P.vocab - 1u);
+    }
+}
+
+// Logit i if the mask allows it, else below every real logit.
+fn mload(i: u32) -> f32 {
+    let j = min(i, P.n - 1u);
+    let ok = i < P.n && ((Mask[j / 32u] >> (j % 32u)) & 1u) == 1u;
+    return select(-3.4e38, L[j], ok);
+}
+
+@compute @workgroup_size(256)
+fn masked(@builtin(local_invocation_index) lid: u32) {
+    var bv = -3.4e38;
+    var bi = 0xffffffffu;
+    // As in `main`: four loads in flight, indices rising per thread.
+    for (var i0 = lid; i0 < P.n; i0 += 4u * WG) {
+        let vs = array<f32, 4>(mload(i0), mload(i0 + WG), mload(i0 + 2u * WG), mload(i0 + 3u * WG));
+        for (var j = 0u; j < 4u; j++) {
+            if vs[j] > bv {
+                bv = vs[j];
+                bi = i0 + j * WG;
+            }
+        }
+    }
+    reduce(lid, bv, bi);
+    if lid == 0u {
+        Out[0] = select(best_i[0], 0u, best_i[0] >= P.n);
     }
 }

@@ -6,7 +6,10 @@
 // Entry `first`: workgroup w sorts logits [1024 w, 1024 w + 1024) (after the
 //   penalty: each token listed in Pen, distinct, l > 0 ? l / p : l * p) and
 //   writes its best CAP = 128 pairs to Cout[128 w ..], and the chunk's max
-//   m and sum of exp(l - m) to Stat[w].
+//   m and sum of exp(l - m) to Stat[w]. With S.masked, a token whose bit
+//   (i % 32 of Mask[i / 32], a grammar's) is clear is no candidate: it
+//   becomes padding (token NONE, sorted last, no share of the sums), as the
+//   CPU sampler leaves -inf logits out.
 // Entry `merge`: the same over the pairs Cin[0 .. L.n_in), 1024 at a time:
 //   each level keeps 128 of every 1024 until at most 1024 remain.
 // Entry `last`: one workgroup sorts the remaining L.n_in <= 1024 pairs and
@@ -16,13 +19,15 @@
 //   the CPU, so the result differs from the CPU only when more than 128
 //   tokens would survive top-p and min-p, or with 128 < top_k < vocab (then
 //   the GPU normalises over its 128). It writes the drawn token (or with
-//   greedy the best) to Out[0]. Sums and cumulative sums are parallel (tree
-//   and scan), so they round differently from the CPU's sequential sums: a
-//   draw whose random number lies within ~1e-6 of a boundary can differ.
+//   greedy the best; 0 when no candidate exists, as on the CPU) to
+//   Out[0]. Sums and cumulative sums are parallel (tree and scan), so they
+//   round differently from the CPU's sequential sums: a draw whose random
+//   number lies within ~1e-6 of a boundary can differ.
 // Bindings: 0 Lg (f32 logits), 1 Cin (vec2<u32>: logit bits, token),
 //   2 Cout (vec2<u32>), 3 Out (u32), 4 S (Sampling, written per step),
 //   5 L (Level: n_in), 6 Pen (u32 tokens), 7 Stat (vec2<f32>, one per
-//   `first` workgroup).
+//   `first` workgroup), 8 Mask (u32 words, ceil(vocab / 32); `first`,
+//   read only with S.masked). At most 5 storage buffers per entry point.
 // Dispatch: `first` (ceil(vocab / 1024), 1, 1), `merge` (ceil(n_in / 1024),
 //   1, 1), `last` (1, 1, 1); workgroups of 256 threads.
 
@@ -36,7 +41,8 @@ struct Sampling {
     n_pen: u32,
     r: f32,
     greedy: u32,
-    _p0: u32,
+    // Nonzero: apply Mask.
+    masked: u32,
     _p1: u32,
     _p2: u32,
 }
@@ -56,6 +62,7 @@ struct Level {
 @group(0) @binding(5) var<uniform> L: Level;
 @group(0) @binding(6) var<storage, read> Pen: array<u32>;
 @group(0) @binding(7) var<storage, read_write> Stat: array<vec2<f32>>;
+@group(0) @binding(8) var<storage, read> Mask: array<u32>;
 
 const WG: u32 = 256u;
 const N: u32 = 1024u;
@@ -114,6 +121,12 @@ fn logit(i: u32) -> f32 {
     return select(select(v, neg_inf(), v != v), neg_inf(), i >= S.vocab);
 }
 
+// Whether token i < vocab is a candidate (the mask, if any, allows it).
+fn allowed(i: u32) -> bool {
+    let j = min(i, S.vocab - 1u);
+    return S.masked == 0u || ((Mask[j / 32u] >> (j % 32u)) & 1u) == 1u;
+}
+
 @compute @workgroup_size(256)
 fn first(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let base = wid.x * N;
@@ -121,27 +134,28 @@ fn first(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
     let v1 = logit(base + lid + WG);
     let v2 = logit(base + lid + 2u * WG);
     let v3 = logit(base + lid + 3u * WG);
-    kv[lid] = v0;
-    kv[lid + WG] = v1;
-    kv[lid + 2u * WG] = v2;
-    kv[lid + 3u * WG] = v3;
+    let vs = array<f32, 4>(v0, v1, v2, v3);
     for (var m = 0u; m < 4u; m++) {
         let i = base + lid + m * WG;
-        ki[lid + m * WG] = select(i, NONE, i >= S.vocab);
+        let none = i >= S.vocab || !allowed(i);
+        kv[lid + m * WG] = select(vs[m], neg_inf(), none);
+        ki[lid + m * WG] = select(i, NONE, none);
     }
     workgroupBarrier();
     for (var p = lid; p < S.n_pen; p += WG) {
         let t = Pen[p];
-        if t >= base && t < base + N && t < S.vocab {
+        // Masked-out tokens stay out (the CPU's -inf is unchanged by it).
+        if t >= base && t < base + N && t < S.vocab && ki[t - base] != NONE {
             let l = kv[t - base];
             kv[t - base] = select(l * S.penalty, l / S.penalty, l > 0.0);
         }
     }
     sort(lid);
     write_best(wid.x, lid);
-    // The chunk's max (first after sorting) and sum of exp(l - max).
+    // The chunk's max (first after sorting) and sum of exp(l - max) over
+    // its candidates (a chunk all masked out sums to 0).
     let m = kv[0];
-    red[lid] = (exp(kv[lid] - m) + exp(kv[lid + WG] - m)) + (exp(kv[lid + 2u * WG] - m) + exp(kv[lid + 3u * WG] - m));
+    red[lid] = (ex(lid, m) + ex(lid + WG, m)) + (ex(lid + 2u * WG, m) + ex(lid + 3u * WG, m));
     let total = tree_sum(lid);
     if lid == 0u {
         Stat[wid.x] = vec2<f32>(m, total);
@@ -149,6 +163,11 @@ fn first(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
 }
 
 var<workgroup> red: array<f32, 256>;
+
+// exp(kv[j] - m) for a candidate, 0 for padding.
+fn ex(j: u32, m: f32) -> f32 {
+    return select(exp(kv[j] - m), 0.0, ki[j] == NONE);
+}
 
 // The sum of red[0..256); every thread gets it.
 fn tree_sum(lid: u32) -> f32 {
@@ -299,6 +318,7 @@ fn last(@builtin(local_invocation_index) lid: u32) {
     scan(lid);
     let pick = min(first_where(lid, S.r < sc[min(lid, CAP - 1u)], k), k - 1u);
     if lid == 0u {
-        Out[0] = ki[pick];
+        // No candidate at all (everything masked out): 0, as on the CPU.
+        Out[0] = select(ki[pick], 0u, ki[pick] == NONE);
     }
 }

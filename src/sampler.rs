@@ -103,8 +103,9 @@ pub struct Sampler {
 
 /// Adjustments a request may add to sampling. Any of them makes a step
 /// depend on the host (the mask changes with each token, logprobs need the
-/// logits), so the GPU backend reads the logits back and samples here when
-/// [`Extras::active`] says so.
+/// logits), so the GPU backend never feeds such a step ahead. It applies
+/// the mask itself (uploaded per step); for the rest it reads the logits
+/// back and samples here ([`Extras::needs_logits`]).
 #[derive(Debug, Clone, Default)]
 pub struct Extras {
     /// Added to a token's logit (OpenAI's `logit_bias`, -100..100).
@@ -137,11 +138,17 @@ pub struct TokenLogprobs {
 }
 
 impl Extras {
+    /// Whether anything beyond the llama.cpp chain applies.
     pub fn active(&self) -> bool {
+        self.mask.is_some() || self.needs_logits()
+    }
+
+    /// Whether a step needs its logits on the host: everything but the
+    /// mask (which the GPU backend applies itself).
+    pub fn needs_logits(&self) -> bool {
         !self.bias.is_empty()
             || self.frequency != 0.0
             || self.presence != 0.0
-            || self.mask.is_some()
             || self.logprobs.is_some()
     }
 

@@ -2,7 +2,8 @@
 //! Constrained decoding (src/grammar.rs) on both samplers: a JSON schema
 //! forces output that parses and validates on a model far too small to
 //! follow one, and the GPU backend (lavapipe) picks the same ids as the CPU
-//! under the mask.
+//! under the mask, applying the mask itself (only ids come back, never
+//! logits).
 
 mod common;
 
@@ -83,13 +84,22 @@ fn schema_forces_valid_json_and_gpu_matches_cpu() {
     assert!(serde_json::from_str::<serde_json::Value>(&plain.text).is_err());
     assert!(cpu.last_grammar_ms == 0.0);
 
-    let Some(mut gpu) = common::gpu_engine(&path, false) else {
+    let Some(device) = common::gpu() else {
         return;
     };
+    let mut gpu = common::gpu_engine_on(device.clone(), &path, false);
+    // Each masked step reads back its 4-byte id and nothing else: the mask
+    // is applied on the GPU, not to logits read back (the model's 512
+    // logits would add 2048 bytes a step).
+    let read0 = device.bytes_read();
     let (gpu_ids, gpu_text) = constrained(&mut gpu, &spec, greedy);
     assert_eq!(gpu_ids, ids, "GPU {gpu_text:?} vs CPU {text:?}");
-    let (_, gpu_hot) = constrained(&mut gpu, &spec, hot);
+    let read1 = device.bytes_read();
+    assert_eq!(read1 - read0, 4 * gpu_ids.len() as u64, "greedy");
+    let (hot_ids, gpu_hot) = constrained(&mut gpu, &spec, hot);
     assert_eq!(gpu_hot, hot_text);
+    let read2 = device.bytes_read();
+    assert_eq!(read2 - read1, 4 * hot_ids.len() as u64, "sampled");
     // The GPU stays usable for unmasked (fed-ahead) runs afterwards.
     let after = pollster::block_on(gpu.generate(
         &gpu.prompt_ids("Once upon a time"),

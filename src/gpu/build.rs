@@ -214,8 +214,26 @@ impl GpuBackend {
             shape: Shape::Fixed([1, 1, 1]),
             label: "argmax",
         }];
+        // Greedy under a grammar: the head's per-group bests may be masked
+        // out, so the masked argmax scans the logits themselves.
+        let am_m = gpu.params([vocab as u32, vocab as u32, 0, 0, 0, 0, 0, 0]);
+        let masked_argmax = vec![Op {
+            bind: kernels::bind(
+                &gpu,
+                &k.argmax_masked(&gpu),
+                &[
+                    (0, &s.logits),
+                    (1, &s.argmax),
+                    (2, &am_m),
+                    (4, &s.sample.mask),
+                ],
+            ),
+            pipeline: k.argmax_masked(&gpu),
+            shape: Shape::Fixed([1, 1, 1]),
+            label: "argmax",
+        }];
         keep.extend(shared.into_buffers());
-        keep.extend([out_norm, am_p]);
+        keep.extend([out_norm, am_p, am_m]);
         Ok(GpuBackend {
             gpu,
             vocab,
@@ -228,6 +246,7 @@ impl GpuBackend {
             layers_long,
             head,
             argmax,
+            masked_argmax,
             sample: OnceCell::new(),
             kernels: k,
             logits: vec![0.0; vocab],

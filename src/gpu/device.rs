@@ -5,6 +5,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
@@ -37,6 +38,9 @@ pub struct Gpu {
     owned: Option<Arc<Mutex<Vec<wgpu::Buffer>>>>,
     /// A streamed load's writes still to come from the source (`defer`).
     deferred: Option<Arc<Mutex<Deferred>>>,
+    /// Bytes read back from the device through this handle and every
+    /// handle cloned or derived from it (`bytes_read`).
+    read_back: Arc<AtomicU64>,
 }
 
 /// Weight bytes a streamed load writes into buffers that exist already.
@@ -98,6 +102,7 @@ impl Gpu {
             status,
             owned: None,
             deferred: None,
+            read_back: Arc::default(),
         })
     }
 
@@ -174,6 +179,13 @@ impl Gpu {
             .as_ref()
             .map(|d| std::mem::take(&mut *lock(d)))
             .unwrap_or_default()
+    }
+
+    /// Bytes read back from the device so far by this handle and those
+    /// sharing its device (clones, `tracking`): a decode step costs 4 (its
+    /// id) unless its logits come back. Tests check which path ran.
+    pub fn bytes_read(&self) -> u64 {
+        self.read_back.load(Ordering::Relaxed)
     }
 
     /// Buffers created through this tracking handle and not yet destroyed.
@@ -428,6 +440,8 @@ impl Gpu {
             .map_err(|e| Error::Gpu(format!("mapping a readback buffer failed: {e}")))?
             .to_vec();
         buf.unmap();
+        self.read_back
+            .fetch_add(data.len() as u64, Ordering::Relaxed);
         Ok(data)
     }
 

@@ -543,6 +543,7 @@ pub struct Kernels {
     add_bias: Lazy,
     argmax: Lazy,
     argmax_pairs: Lazy,
+    argmax_masked: Lazy,
     sample_first: Lazy,
     sample_merge: Lazy,
     sample_last: Lazy,
@@ -654,6 +655,7 @@ impl Kernels {
             add_bias: Lazy::new(),
             argmax: Lazy::new(),
             argmax_pairs: Lazy::new(),
+            argmax_masked: Lazy::new(),
             sample_first: Lazy::new(),
             sample_merge: Lazy::new(),
             sample_last: Lazy::new(),
@@ -735,6 +737,14 @@ impl Kernels {
     pub fn argmax_pairs(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
         lazy(&self.argmax_pairs, || {
             pipeline(gpu, "argmax", ARGMAX, "pairs")
+        })
+    }
+
+    /// argmax.wgsl's `masked`: the best logit a grammar's mask allows
+    /// (greedy steps under a grammar).
+    pub fn argmax_masked(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.argmax_masked, || {
+            pipeline(gpu, "argmax", ARGMAX, "masked")
         })
     }
 

@@ -149,6 +149,9 @@ pub struct GpuBackend {
     layers_long: Vec<Op>,
     head: Vec<Op>,
     argmax: Vec<Op>,
+    /// Greedy under a grammar's mask: argmax.wgsl's `masked` over the
+    /// logits (with the mask in `s.sample.mask`).
+    masked_argmax: Vec<Op>,
     /// The GPU sampler's ops, built on the first sampled step
     /// (`sampler_ops`), so that greedy use never compiles its pipelines.
     sample: OnceCell<Vec<Op>>,
@@ -236,15 +239,16 @@ impl Backend for GpuBackend {
         history: &'a [u32],
     ) -> LocalFuture<'a, Result<u32>> {
         Box::pin(async move {
-            if sampler.extras.active() {
-                // A grammar's mask, logprobs or OpenAI's biases: the logits
-                // come back and the CPU sampler picks. Such a step is never
-                // fed ahead (its mask depends on the pick before it).
+            if sampler.extras.needs_logits() {
+                // Logprobs, OpenAI's biases or penalties: the logits come
+                // back and the CPU sampler picks (with the mask, if any).
+                // Such a step is never fed ahead.
                 self.logits_after(tokens, pos).await?;
                 return Ok(sampler.sample(&mut self.logits, history));
             }
             let p = sampler.params();
-            if p.repeat_penalty == 1.0 {
+            let masked = sampler.extras.mask.is_some();
+            if p.repeat_penalty == 1.0 && !masked {
                 // No penalty: a step depends on no history, so the next one
                 // can be fed on the GPU (see `picked`).
                 let s = (p.temperature > 0.0).then_some(sampler);
@@ -256,11 +260,19 @@ impl Backend for GpuBackend {
                 self.logits_after(tokens, pos).await?;
                 return Ok(sampler.sample(&mut self.logits, history));
             }
-            self.write_sample(sampler, &pen);
-            let sub = self.submit(tokens, pos, Tail::Sample)?;
-            let pending = self.gpu.start_read(&self.s.read_id[0], 4);
-            let b = self.gpu.finish_read(pending, Some(sub)).await?;
-            Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            if let Some(m) = &sampler.extras.mask {
+                // A grammar's mask goes to the GPU, which treats the tokens
+                // it leaves out as -inf; the step is not fed ahead, since
+                // the next mask depends on this pick.
+                self.s.sample.write_mask(&self.gpu, self.vocab, m);
+            }
+            let tail = if masked && p.temperature <= 0.0 && pen.is_empty() {
+                Tail::MaskedArgmax
+            } else {
+                self.write_sample(sampler, &pen, masked);
+                Tail::Sample
+            };
+            self.submit_read(tokens, pos, tail).await
         })
     }
     fn forward_logits<'a>(

@@ -313,6 +313,10 @@ pub struct SampleBufs {
     pub cand: [wgpu::Buffer; 2],
     /// Per-chunk (max, sum of exp) of the first level.
     pub stat: wgpu::Buffer,
+    /// A grammar's allowed tokens, ceil(vocab / 32) words written per
+    /// masked step (`write_mask`); read by sample.wgsl's `first` when the
+    /// step's parameters say so, and by argmax.wgsl's `masked`.
+    pub mask: wgpu::Buffer,
 }
 
 impl SampleBufs {
@@ -331,12 +335,33 @@ impl SampleBufs {
                 gpu.storage("candidates", pairs * 8)?,
             ],
             stat: gpu.storage("chunk stats", vocab.div_ceil(1024) as u64 * 8)?,
+            mask: gpu.storage("token mask", vocab.div_ceil(32) as u64 * 4)?,
         })
     }
 
+    /// Write a step's allowed-token mask (`Extras::mask`: bit `i % 32` of
+    /// word `i / 32`). Words past the end of `mask` allow nothing, as on the
+    /// CPU; words past the vocabulary are dropped.
+    pub fn write_mask(&self, gpu: &Gpu, vocab: usize, mask: &[u32]) {
+        let words = vocab.div_ceil(32);
+        let b: Vec<u8> = (0..words)
+            .flat_map(|i| mask.get(i).copied().unwrap_or(0).to_le_bytes())
+            .collect();
+        gpu.queue.write_buffer(&self.mask, 0, &b);
+    }
+
     /// Write one step's parameters: `pen` the penalized tokens (at most
-    /// PEN_CAP), `r` the draw's random number; temperature 0 is greedy.
-    pub fn write(&self, gpu: &Gpu, vocab: usize, p: &SamplerParams, pen: &[u32], r: f32) {
+    /// PEN_CAP), `r` the draw's random number, `masked`: apply the mask
+    /// last written (`write_mask`); temperature 0 is greedy.
+    pub fn write(
+        &self,
+        gpu: &Gpu,
+        vocab: usize,
+        p: &SamplerParams,
+        pen: &[u32],
+        r: f32,
+        masked: bool,
+    ) {
         if !pen.is_empty() {
             let b: Vec<u8> = pen.iter().flat_map(|t| t.to_le_bytes()).collect();
             gpu.queue.write_buffer(&self.pen, 0, &b);
@@ -352,7 +377,7 @@ impl SampleBufs {
             pen.len() as u32,
             f(r),
             greedy as u32,
-            0,
+            masked as u32,
             0,
             0,
         ];
@@ -362,7 +387,8 @@ impl SampleBufs {
 }
 
 /// Dispatches that sample a token from `logits` (`vocab` of them) into
-/// `out[0]` with the parameters last written to `b` (sample.wgsl).
+/// `out[0]` with the parameters (and mask) last written to `b`
+/// (sample.wgsl).
 pub fn sample_ops(
     gpu: &Gpu,
     k: &Kernels,
@@ -383,6 +409,7 @@ pub fn sample_ops(
                 (4, &b.params),
                 (6, &b.pen),
                 (7, &b.stat),
+                (8, &b.mask),
             ],
         ),
         pipeline: k.sample_first(gpu),

@@ -59,6 +59,10 @@ impl GpuBackend {
                 ops.extend([&self.head[..], &self.argmax[..]]);
                 copies.push((&self.s.argmax, &self.s.read_id[slot], 4));
             }
+            Tail::MaskedArgmax => {
+                ops.extend([&self.head[..], &self.masked_argmax[..]]);
+                copies.push((&self.s.argmax, &self.s.read_id[slot], 4));
+            }
             Tail::Sample => {
                 ops.extend([&self.head[..], self.sampler_ops()]);
                 copies.push((&self.s.argmax, &self.s.read_id[slot], 4));
@@ -135,7 +139,10 @@ impl GpuBackend {
         };
         let cb = self.command_buffer(r);
         let sub = self.gpu.queue.submit([cb]);
-        if self.pipeline && r.n == 1 && matches!(tail, Tail::Argmax | Tail::Sample) {
+        if self.pipeline
+            && r.n == 1
+            && matches!(tail, Tail::Argmax | Tail::MaskedArgmax | Tail::Sample)
+        {
             let next = Recipe {
                 long: self.long(1, pos + 1),
                 ..r
@@ -187,8 +194,9 @@ impl GpuBackend {
     }
 
     /// Write `sampler`'s parameters, the penalized ids and the step's
-    /// random number for the next submitted sampling step.
-    pub(super) fn write_sample(&self, sampler: &mut Sampler, pen: &[u32]) {
+    /// random number for the next submitted sampling step (`masked`: with
+    /// the mask last written to `s.sample.mask`).
+    pub(super) fn write_sample(&self, sampler: &mut Sampler, pen: &[u32], masked: bool) {
         let p = sampler.params();
         // The CPU sampler draws only when not greedy; so does this.
         let r = if p.temperature > 0.0 {
@@ -196,7 +204,25 @@ impl GpuBackend {
         } else {
             0.0
         };
-        self.s.sample.write(&self.gpu, self.vocab, &p, pen, r);
+        self.s
+            .sample
+            .write(&self.gpu, self.vocab, &p, pen, r, masked);
+    }
+
+    /// Submit `tokens` at `pos` ending in `tail` (its inputs written) and
+    /// read the id it picks; nothing is fed ahead (the next step depends
+    /// on this pick through the host: a penalty's history, a grammar's
+    /// mask).
+    pub(super) async fn submit_read(
+        &mut self,
+        tokens: &[u32],
+        pos: usize,
+        tail: Tail,
+    ) -> Result<u32> {
+        let sub = self.submit(tokens, pos, tail)?;
+        let pending = self.gpu.start_read(&self.s.read_id[0], 4);
+        let b = self.gpu.finish_read(pending, Some(sub)).await?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
 
     /// A step whose pick depends on no history: `tokens` at `pos`, then the
@@ -231,7 +257,7 @@ impl GpuBackend {
             }
             _ => {
                 if let Some(s) = sampler.as_deref_mut() {
-                    self.write_sample(s, &[]);
+                    self.write_sample(s, &[], false);
                 }
                 (0, self.submit(tokens, pos, tail)?)
             }
@@ -245,7 +271,7 @@ impl GpuBackend {
         // would fail the buffer's next one.
         let fed = if self.feed && pos + n < self.ctx {
             if let Some(s) = sampler {
-                self.write_sample(s, &[]);
+                self.write_sample(s, &[], false);
             }
             self.submit_fed(pos + n, 1 - slot, tail, who)
         } else {
@@ -305,6 +331,10 @@ pub enum Tail {
     None,
     Logits,
     Argmax,
-    /// The GPU sampler, with parameters written before the submit.
+    /// The argmax of the logits a grammar allows (the mask written before
+    /// the submit).
+    MaskedArgmax,
+    /// The GPU sampler, with parameters (and a mask) written before the
+    /// submit.
     Sample,
 }

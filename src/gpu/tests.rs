@@ -1585,7 +1585,7 @@ fn sampling_matches_cpu_sampler() {
             } else {
                 0.0
             };
-            bufs.write(&g, vocab, &params, &pen, r);
+            bufs.write(&g, vocab, &params, &pen, r, false);
             g.run(&[&ops], 1, &[]);
             let got = read_f32(&g, &out, 1)[0].to_bits();
             let want = cpu.sample(&mut logits.clone(), &history);
@@ -1603,6 +1603,148 @@ fn sampling_matches_cpu_sampler() {
             same * 100 >= draws * 98,
             "vocab {vocab}: {same}/{draws} identical"
         );
+    }
+}
+
+/// A grammar's allowed-token mask applied on the GPU: argmax.wgsl's
+/// `masked` (greedy) and sample.wgsl with `masked` (greedy with a penalty,
+/// and sampling), each against the CPU sampler given the same mask, on
+/// fresh random logits whose counts are multiples of neither 32 nor the
+/// workgroup size (one large enough for a merge level). Masks: random
+/// (about 30% allowed), a single allowed token, everything but the best
+/// logit, and one with its last word missing (nothing allowed there, as on
+/// the CPU). Bounds: greedy (both kernels) the exact CPU id; sampling at
+/// most one of 40 draws different (the parallel sums, see
+/// `sampling_matches_cpu_sampler`) and every GPU id allowed; a single
+/// allowed token is always the pick. Outputs are NaN-poisoned first.
+#[test]
+fn masked_picks_match_cpu_sampler() {
+    let Some(g) = gpu() else { return };
+    let k = Kernels::new(&g, &GpuTuning::default());
+    let mut rng = Rng::new(53);
+    let greedy = SamplerParams {
+        temperature: 0.0,
+        repeat_penalty: 1.0,
+        seed: 9,
+        ..SamplerParams::default()
+    };
+    let penalized = SamplerParams {
+        repeat_penalty: 1.3,
+        ..greedy
+    };
+    // Top-k off: the softmax spans the allowed vocabulary. The logits are
+    // spread wide (12 x a sum of three uniforms) so that min-p leaves fewer
+    // than the GPU's 128 candidates, past which it differs by design
+    // (sample.wgsl).
+    let hot = SamplerParams {
+        temperature: 1.2,
+        top_k: 0,
+        top_p: 0.9,
+        min_p: 0.1,
+        ..greedy
+    };
+    let warm = SamplerParams {
+        temperature: 0.8,
+        top_k: 40,
+        top_p: 0.9,
+        min_p: 0.05,
+        ..greedy
+    };
+    for vocab in [1001usize, 5003, 70001] {
+        let words = vocab.div_ceil(32);
+        let bufs = SampleBufs::new(&g, vocab).unwrap();
+        let lb = g.storage("logits", vocab as u64 * 4).unwrap();
+        let out = poisoned(&g, 1);
+        let sample = sample_ops(&g, &k, &lb, &out, &bufs, vocab);
+        let p = g.params([vocab as u32, vocab as u32, 0, 0, 0, 0, 0, 0]);
+        let argmax = [Op {
+            bind: kernels::bind(
+                &g,
+                &k.argmax_masked(&g),
+                &[(0, &lb), (1, &out), (2, &p), (4, &bufs.mask)],
+            ),
+            pipeline: k.argmax_masked(&g),
+            label: "test",
+            shape: Shape::Fixed([1, 1, 1]),
+        }];
+        let run = |ops: &[Op]| {
+            let nan: Vec<u8> = f32::NAN.to_le_bytes().to_vec();
+            g.queue.write_buffer(&out, 0, &nan);
+            g.run(&[ops], 1, &[]);
+            read_f32(&g, &out, 1)[0].to_bits()
+        };
+        for params in [greedy, penalized, hot, warm] {
+            let mut cpu = Sampler::new(params, vocab).unwrap();
+            let mut gs = Sampler::new(params, vocab).unwrap();
+            let (mut same, mut draws) = (0, 0);
+            for case in 0..40 {
+                let logits: Vec<f32> = (0..vocab)
+                    .map(|_| 12.0 * (uniform(&mut rng) + uniform(&mut rng) + uniform(&mut rng)))
+                    .collect();
+                let best = crate::sampler::argmax(&logits) as usize;
+                let mut mask = vec![0u32; words];
+                match case % 4 {
+                    0 => {
+                        for (i, w) in mask.iter_mut().enumerate() {
+                            for b in 0..32 {
+                                if i * 32 + b < vocab && rng.next_u32() % 10 < 3 {
+                                    *w |= 1 << b;
+                                }
+                            }
+                        }
+                    }
+                    1 => {
+                        let t = rng.next_u32() as usize % vocab;
+                        mask[t / 32] |= 1 << (t % 32);
+                    }
+                    2 => {
+                        mask.fill(u32::MAX);
+                        mask[best / 32] &= !(1 << (best % 32));
+                    }
+                    _ => {
+                        mask.fill(u32::MAX);
+                        mask.pop();
+                    }
+                }
+                let history: Vec<u32> = (0..80)
+                    .map(|_| rng.next_u32() % vocab.min(300) as u32)
+                    .collect();
+                let lbytes: Vec<u8> = logits.iter().flat_map(|v| v.to_le_bytes()).collect();
+                g.queue.write_buffer(&lb, 0, &lbytes);
+                bufs.write_mask(&g, vocab, &mask);
+                gs.extras.mask = Some(mask.clone());
+                cpu.extras.mask = Some(mask.clone());
+                let want = cpu.sample(&mut logits.clone(), &history);
+                let ops: &[Op] = if params == greedy {
+                    &argmax
+                } else {
+                    let pen = gs.penalized(&history);
+                    let r = if params.temperature > 0.0 {
+                        gs.draw()
+                    } else {
+                        0.0
+                    };
+                    bufs.write(&g, vocab, &params, &pen, r, true);
+                    &sample
+                };
+                let got = run(ops);
+                let what = format!("vocab {vocab} case {case} {params:?}");
+                assert!(gs.extras.allows(got), "{what}: {got} is masked out");
+                if case % 4 == 1 {
+                    assert_eq!(got, want, "{what}: the one allowed token");
+                }
+                if case % 4 == 2 && params.temperature <= 0.0 {
+                    assert_ne!(got as usize, best, "{what}");
+                }
+                if params.temperature <= 0.0 {
+                    assert_eq!(got, want, "{what}: greedy must match exactly");
+                }
+                same += (got == want) as usize;
+                draws += 1;
+            }
+            eprintln!("vocab {vocab} {params:?}: {same}/{draws} identical");
+            assert!(same + 1 >= draws, "vocab {vocab}: {same}/{draws}");
+        }
     }
 }
 

@@ -94,14 +94,20 @@ pub fn gpu() -> Option<webgguf::gpu::Gpu> {
 /// The engine on the GPU backend, or `None` when no adapter exists.
 #[cfg(feature = "gpu")]
 pub fn gpu_engine(path: &std::path::Path, upcast_f16: bool) -> Option<Engine> {
-    let gpu = gpu()?;
+    Some(gpu_engine_on(gpu()?, path, upcast_f16))
+}
+
+/// The engine on the GPU backend of `gpu` (whose handle then sees, for
+/// instance, the bytes the engine reads back).
+#[cfg(feature = "gpu")]
+pub fn gpu_engine_on(gpu: webgguf::gpu::Gpu, path: &std::path::Path, upcast_f16: bool) -> Engine {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     let opts = EngineOptions {
         context: 512,
         load: LoadOptions { upcast_f16 },
         ..EngineOptions::default()
     };
-    let e = pollster::block_on(webgguf::gpu::load_engine(
+    pollster::block_on(webgguf::gpu::load_engine(
         gpu,
         bytes,
         opts,
@@ -109,8 +115,7 @@ pub fn gpu_engine(path: &std::path::Path, upcast_f16: bool) -> Option<Engine> {
         now_ms,
         &|_| {},
     ))
-    .unwrap_or_else(|e| panic!("load {} on the GPU: {e}", path.display()));
-    Some(e)
+    .unwrap_or_else(|e| panic!("load {} on the GPU: {e}", path.display()))
 }
 
 pub fn serial_engine(path: &std::path::Path) -> Engine {
