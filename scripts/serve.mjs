@@ -84,7 +84,9 @@ const server = http.createServer((req, res) => {
   const file = resolve(urlPath);
   fs.stat(file ?? '', (err, st) => {
     if (err || !st.isFile()) {
-      res.writeHead(404, { 'content-type': 'text/plain' });
+      // With --cors the 404 is readable cross-origin too, so a page sees
+      // the status rather than an opaque network error.
+      res.writeHead(404, { 'content-type': 'text/plain', ...(cors ? { 'access-control-allow-origin': '*' } : {}) });
       res.end(`not found: ${urlPath}\n`);
       return;
     }

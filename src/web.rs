@@ -82,7 +82,14 @@ export async function open_source(input, signal) {
   }
   if (typeof input === 'string' || (typeof URL !== 'undefined' && input instanceof URL)) {
     const url = String(input);
-    const head = await fetch(url, { method: 'HEAD', signal });
+    let head;
+    try {
+      head = await fetch(url, { method: 'HEAD', signal });
+    } catch (e) {
+      if (e && e.name === 'AbortError') throw e;
+      // fetch says only "Failed to fetch": name the URL and the likely causes.
+      throw new Error(`${url}: ${e && e.message} (unreachable, or the server does not allow cross-origin requests)`);
+    }
     if (!head.ok) throw new Error(`${url}: HTTP ${head.status}`);
     const len = Number(head.headers.get('content-length') || 0);
     if (head.headers.get('accept-ranges') !== 'bytes' || !(len > 0)) {
