@@ -132,7 +132,15 @@ impl GpuMatrix {
         m: &Matrix,
         limit: u64,
     ) -> Result<GpuMatrix> {
-        GpuMatrix::place(gpu, label, m.ty, m.rows, m.cols, Bytes::of(w, m), limit)
+        GpuMatrix::place(
+            gpu,
+            label,
+            m.ty,
+            m.rows,
+            m.cols,
+            Bytes::of(&w.data, w.resident, m),
+            limit,
+        )
     }
 }
 
@@ -144,9 +152,11 @@ enum Bytes<'a> {
 }
 
 impl<'a> Bytes<'a> {
-    fn of(w: &'a Weights, m: &Matrix) -> Bytes<'a> {
-        if w.resident {
-            Bytes::Here(m.bytes(&w.data))
+    /// `m`'s bytes: in `data` (the file's bytes) where `resident`, else
+    /// still in the file.
+    fn of(data: &'a [u8], resident: bool, m: &Matrix) -> Bytes<'a> {
+        if resident {
+            Bytes::Here(m.bytes(data))
         } else {
             Bytes::File {
                 offset: m.offset,
@@ -276,14 +286,7 @@ impl MatGroup {
         let mut mats = Vec::new();
         let mut segs = Vec::new();
         for (i, (name, m)) in members.iter().enumerate() {
-            let bytes = if resident {
-                Bytes::Here(m.bytes(data))
-            } else {
-                Bytes::File {
-                    offset: m.offset,
-                    len: m.size(),
-                }
-            };
+            let bytes = Bytes::of(data, resident, m);
             mats.push(GpuMatrix::place(
                 gpu, name, m.ty, m.rows, m.cols, bytes, limit,
             )?);
