@@ -3,27 +3,12 @@
 
 mod common;
 
+use common::TINY;
 use webgguf::cpu::Serial;
 use webgguf::engine::{Engine, EngineOptions, StopReason};
 use webgguf::quant::GgmlType;
 use webgguf::sampler::SamplerParams;
 use webgguf::synthetic::{self, Shape};
-
-const TINY: Shape = Shape {
-    name: "tiny",
-    arch: "llama",
-    dim: 64,
-    n_layers: 2,
-    n_heads: 4,
-    n_kv_heads: 2,
-    ffn_dim: 128,
-    vocab: 300,
-    tied: false,
-    rope_base: 10000.0,
-    context: 64,
-    head_dim: 0,
-    window: 0,
-};
 
 fn opts() -> EngineOptions {
     EngineOptions {

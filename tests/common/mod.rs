@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use webgguf::cpu::Serial;
 use webgguf::engine::{Engine, EngineOptions};
 use webgguf::model::LoadOptions;
+use webgguf::synthetic::Shape;
 
 #[path = "oracle.rs"]
 pub mod oracle;
@@ -384,3 +385,21 @@ pub fn assert_all_passed(checked: usize, failures: &[String]) {
         failures.join("\n")
     );
 }
+
+/// A small llama-shaped model for the synthetic tests (two layers, GQA),
+/// shared so that they build the same model.
+pub const TINY: Shape = Shape {
+    name: "tiny",
+    arch: "llama",
+    dim: 64,
+    n_layers: 2,
+    n_heads: 4,
+    n_kv_heads: 2,
+    ffn_dim: 128,
+    vocab: 300,
+    tied: false,
+    rope_base: 10000.0,
+    context: 64,
+    head_dim: 0,
+    window: 0,
+};
