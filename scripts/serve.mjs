@@ -10,6 +10,11 @@
 // ?norange in the URL (the server then acts as one without it: no
 // Accept-Ranges, Range ignored). GET /__requests?path=P says how many
 // requests P has had ({ head, get, range, bytes }); /__requests?reset clears.
+// GET /__fail?path=P&after=N makes the server drop the connection once N
+// bytes of P have been sent (from now on, counted over all requests), as a
+// network that fails partway; /__fail?clear ends it. Files carry an ETag and
+// Last-Modified (validators for the browser's model cache). --rate B limits
+// each response to B bytes per second, as one slow connection.
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -23,11 +28,13 @@ const files = new Map([
 ]);
 let port = 8080;
 let cors = false;
+let rate = 0;
 const args = process.argv.slice(2);
 for (let i = 0; i < args.length; i++) {
   const [k, v] = [args[i], args[i + 1]];
   if (k === '--port') { port = Number(v); i++; }
   else if (k === '--cors') cors = true;
+  else if (k === '--rate') { rate = Number(v); i++; }
   else if (k === '--mount') { const [p, d] = v.split('='); mounts.push([p.endsWith('/') ? p : p + '/', path.resolve(d)]); i++; }
   else if (k === '--file') { const [p, f] = v.split('='); files.set(p, path.resolve(f)); i++; }
   else { console.error(`unknown argument ${k}`); process.exit(2); }
@@ -60,9 +67,46 @@ function count(p, kind, bytes) {
   counts.set(p, c);
 }
 
+let fail = null; // { path, after, sent }
+
+// Send bytes start..end of `file`: paced to `rate`, and cut short where a
+// failure was asked for.
+function send(res, file, urlPath, start, end) {
+  if (end < start) { res.end(); return; }
+  let last = end;
+  if (fail && fail.path === urlPath) {
+    const left = fail.after - fail.sent;
+    if (left <= 0) { res.destroy(); return; }
+    last = Math.min(end, start + left - 1);
+    fail.sent += last - start + 1;
+  }
+  const stream = fs.createReadStream(file, { start, end: last, highWaterMark: 64 << 10 });
+  const t0 = Date.now();
+  let sent = 0;
+  stream.on('data', (c) => {
+    sent += c.length;
+    const ok = res.write(c);
+    const wait = rate ? (sent / rate) * 1000 - (Date.now() - t0) : 0;
+    if (ok && wait <= 0) return;
+    stream.pause();
+    const resume = () => setTimeout(() => stream.resume(), Math.max(0, wait));
+    if (ok) resume(); else res.once('drain', resume);
+  });
+  stream.on('end', () => { if (last < end) res.destroy(); else res.end(); });
+  stream.on('error', () => res.destroy());
+  res.on('close', () => stream.destroy());
+}
+
 const server = http.createServer((req, res) => {
   const url = new URL(req.url, 'http://x');
   const urlPath = decodeURIComponent(url.pathname);
+  if (urlPath === '/__fail') {
+    fail = url.searchParams.has('clear') ? null
+      : { path: url.searchParams.get('path'), after: Number(url.searchParams.get('after')), sent: 0 };
+    res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' });
+    res.end(JSON.stringify(fail));
+    return;
+  }
   if (urlPath === '/__requests') {
     if (url.searchParams.has('reset')) counts.clear();
     const c = counts.get(url.searchParams.get('path') ?? '') ?? { head: 0, get: 0, range: 0, bytes: 0 };
@@ -100,8 +144,10 @@ const server = http.createServer((req, res) => {
     const headers = {
       'content-type': types[path.extname(file)] || 'application/octet-stream',
       'cache-control': 'no-cache',
+      etag: `"${st.size.toString(16)}-${Math.floor(st.mtimeMs).toString(16)}"`,
+      'last-modified': st.mtime.toUTCString(),
       ...(ranges ? { 'accept-ranges': 'bytes' } : {}),
-      ...(cors ? { 'access-control-expose-headers': 'content-length, content-range, accept-ranges' } : {}),
+      ...(cors ? { 'access-control-expose-headers': 'content-length, content-range, accept-ranges, etag, last-modified' } : {}),
       ...isolation,
     };
     const m = ranges && /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
@@ -119,13 +165,13 @@ const server = http.createServer((req, res) => {
         'content-length': end - start + 1,
         'content-range': `bytes ${start}-${end}/${st.size}`,
       });
-      fs.createReadStream(file, { start, end }).pipe(res);
+      send(res, file, urlPath, start, end);
       return;
     }
     count(urlPath, req.method === 'HEAD' ? 'head' : 'get', req.method === 'HEAD' ? 0 : st.size);
     res.writeHead(200, { ...headers, 'content-length': st.size });
     if (req.method === 'HEAD') return res.end();
-    fs.createReadStream(file).pipe(res);
+    send(res, file, urlPath, 0, st.size - 1);
   });
 });
 server.listen(port, '127.0.0.1', () => {

@@ -51,6 +51,8 @@ pub enum Error {
     Aborted,
     /// Host I/O failed: a file (CLI), a network read or a Blob (browser).
     Io(String),
+    /// The file's SHA-256 is not the one the caller gave.
+    Checksum(String),
 }
 
 impl fmt::Display for Error {
@@ -101,6 +103,7 @@ impl fmt::Display for Error {
             ),
             Error::Aborted => write!(f, "generation aborted"),
             Error::Io(what) => write!(f, "I/O error: {what}"),
+            Error::Checksum(what) => write!(f, "checksum mismatch: {what}"),
         }
     }
 }
@@ -135,6 +138,7 @@ impl Error {
             Error::Busy => "Busy",
             Error::Aborted => "Aborted",
             Error::Io(_) => "Io",
+            Error::Checksum(_) => "ChecksumMismatch",
         }
     }
 }

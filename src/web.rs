@@ -14,7 +14,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use js_sys::{Array, Function, Object, Promise, Reflect, Uint32Array, Uint8Array};
+use js_sys::{Array, Function, Object, Promise, Reflect, Uint32Array};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -29,6 +29,10 @@ use crate::sampler::SamplerParams;
 use crate::tokenizer::Tokenizer;
 
 mod openai_fetch;
+mod source;
+
+pub use source::ModelCache;
+use source::{read_all, JsSource, UrlOptions};
 
 #[wasm_bindgen(start, skip_typescript)]
 fn start() {
@@ -57,63 +61,6 @@ export function async_iterable(obj) {
 }
 export function iter_result(value, done) { return { value, done }; }
 
-// A model's bytes as random-access reads: { kind, len, read(offset, n) ->
-// Promise<Uint8Array> }. URLs use HTTP Range requests (the loader keeps
-// several in flight); a server without Range support or Content-Length is
-// read as one stream into a Blob.
-export async function open_source(input, signal) {
-  const check = () => {
-    if (signal && signal.aborted) throw new DOMException('the load was aborted', 'AbortError');
-  };
-  check();
-  if (input instanceof ArrayBuffer) input = new Uint8Array(input);
-  if (input instanceof Uint8Array) {
-    return { kind: 'bytes', len: input.length, async read(a, n) { check(); return input.subarray(a, a + n); } };
-  }
-  if (typeof ReadableStream !== 'undefined' && input instanceof ReadableStream) {
-    input = await new Response(input).blob();
-  }
-  if (typeof Blob !== 'undefined' && input instanceof Blob) {
-    const blob = input;
-    return {
-      kind: 'blob', len: blob.size,
-      async read(a, n) { check(); return new Uint8Array(await blob.slice(a, a + n).arrayBuffer()); },
-    };
-  }
-  if (typeof input === 'string' || (typeof URL !== 'undefined' && input instanceof URL)) {
-    const url = String(input);
-    let head;
-    try {
-      head = await fetch(url, { method: 'HEAD', signal });
-    } catch (e) {
-      if (e && e.name === 'AbortError') throw e;
-      // fetch says only "Failed to fetch": name the URL and the likely causes.
-      throw new Error(`${url}: ${e && e.message} (unreachable, or the server does not allow cross-origin requests)`);
-    }
-    if (!head.ok) throw new Error(`${url}: HTTP ${head.status}`);
-    const len = Number(head.headers.get('content-length') || 0);
-    if (head.headers.get('accept-ranges') !== 'bytes' || !(len > 0)) {
-      const r = await fetch(url, { signal });
-      if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
-      const src = await open_source(await r.blob(), signal);
-      src.kind = 'url-stream';
-      src.requests = 2;
-      return src;
-    }
-    const get = async (a, n) => {
-      const r = await fetch(url, { headers: { Range: `bytes=${a}-${a + n - 1}` }, signal });
-      if (r.status !== 206) throw new Error(`${url}: a range request got HTTP ${r.status}`);
-      const b = new Uint8Array(await r.arrayBuffer());
-      if (b.length !== n) throw new Error(`${url}: ${b.length} bytes for a range of ${n}`);
-      return b;
-    };
-    return {
-      kind: 'url', len, requests: 1,
-      read(a, n) { check(); this.requests++; return get(a, n); },
-    };
-  }
-  throw new TypeError('the model must be a Uint8Array, ArrayBuffer, Blob, ReadableStream, URL string or URL');
-}
 "#)]
 extern "C" {
     fn now_ms() -> f64;
@@ -121,8 +68,6 @@ extern "C" {
     fn yield_now() -> Promise;
     fn async_iterable(obj: JsValue) -> JsValue;
     fn iter_result(value: JsValue, done: bool) -> JsValue;
-    #[wasm_bindgen(catch)]
-    fn open_source(input: &JsValue, signal: &JsValue) -> std::result::Result<Promise, JsValue>;
 }
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -142,15 +87,66 @@ export interface LoadOptions {
    */
   maxBindingBytes?: number;
   /**
-   * Called as loading proceeds: fraction in [0, 1]; stage 'download' (a URL, Blob or
-   * stream read for the CPU), 'copy' (bytes in memory, for the CPU), 'parse', 'upload'
-   * (weights streamed to the GPU) or 'ready'; detail the bytes so far and in all.
+   * Called as loading proceeds: fraction in [0, 1]; the stage says where the bytes come
+   * from: 'download' (a URL; on WebGPU the weights go to the GPU as they arrive), 'cache'
+   * (a URL whose bytes are all cached), 'read' (a Blob or stream, for the CPU), 'copy'
+   * (bytes in memory, for the CPU), 'upload' (a Blob or bytes streamed to the GPU), then
+   * 'parse' (CPU) and 'ready'; detail the bytes so far and in all.
    */
   onProgress?: (fraction: number, stage: string, detail: { loaded: number; total: number }) => void;
   /** Aborts the load: the promise rejects with an `AbortError` and nothing is left allocated. */
   signal?: AbortSignal;
   /** Parallel HTTP range requests for a URL (1 to 32, default 4). */
   connections?: number;
+  /**
+   * Keep a URL's bytes in this origin's storage (default true): the Origin Private File
+   * System, or the Cache API where OPFS cannot write; 'opfs' or 'cache-api' picks one.
+   * Entries are keyed by URL plus the server's ETag or Last-Modified and the length, stored
+   * in SHA-256-checked chunks, re-checked when read back, and resumed after an interrupted
+   * download. A server that sends no validator is not cached (`info.cache.reason` says so).
+   */
+  cache?: boolean | 'opfs' | 'cache-api';
+  /**
+   * The most bytes all cached models may take; a model that would pass it loads without
+   * being cached, and `info.cache.error` is a `QuotaExceeded` error (as when the browser's
+   * own quota runs out).
+   */
+  maxCacheBytes?: number;
+  /**
+   * The file's SHA-256 (64 hex digits): the whole file is checked before it is parsed, and a
+   * mismatch rejects with code `ChecksumMismatch` and drops the cache entry. A cached file
+   * already checked against it is not hashed whole again.
+   */
+  sha256?: string;
+}
+
+/** What the cache did for a load (`model.info.cache`); null for a source that is not a URL. */
+export interface CacheInfo {
+  /** 'hit' (no weight bytes fetched), 'partial' (a resumed download), 'miss', or 'off'. */
+  status: 'hit' | 'partial' | 'miss' | 'off';
+  store: 'opfs' | 'cache-api' | null;
+  fromCache: number;
+  fromNetwork: number;
+  /** Cached chunks that failed their check (corrupted, truncated) and were fetched again. */
+  refetched: number;
+  /** Why the cache was off, e.g. a server without ETag or Last-Modified. */
+  reason: string | null;
+  /** An `Error` with `code` 'QuotaExceeded' or 'CacheError': the model loaded uncached. */
+  error: (Error & { code: string }) | null;
+}
+
+/** One cached model (`WasmModel.cache.list()`). */
+export interface CacheEntry {
+  url: string;
+  /** Bytes stored; below `length` for an interrupted download that the next load resumes. */
+  bytes: number;
+  length: number;
+  complete: boolean;
+  validator: string;
+  /** The SHA-256 the whole file was checked against, if a load gave one. */
+  sha256: string | null;
+  created: number;
+  store: 'opfs' | 'cache-api';
 }
 
 /**
@@ -259,6 +255,8 @@ export interface ModelInfo {
   backend: 'webgpu' | 'cpu';
   fallbackReason: string | null;
   adapter: AdapterInfo | null;
+  /** What the cache did for this load; null unless the model came from a URL. */
+  cache: CacheInfo | null;
 }
 "#;
 
@@ -281,7 +279,7 @@ fn serialize<T: Serialize>(v: &T) -> JsValue {
         .unwrap_or(JsValue::NULL)
 }
 
-async fn yield_to_event_loop() {
+pub(crate) async fn yield_to_event_loop() {
     let _ = JsFuture::from(yield_now()).await;
 }
 
@@ -750,6 +748,12 @@ impl WasmModel {
         promise(probe(options.unwrap_or(JsValue::UNDEFINED)))
     }
 
+    /// This origin's model cache: `list()`, `delete(url)` and `clear()`.
+    #[wasm_bindgen(getter)]
+    pub fn cache() -> ModelCache {
+        ModelCache {}
+    }
+
     /// Generate a completion of `prompt` (tokenized as the CLI does: BOS by
     /// the model's rule, special tokens parsed).
     #[wasm_bindgen(unchecked_return_type = "Promise<GenerateResult>")]
@@ -1023,32 +1027,62 @@ async fn load(input: JsValue, options: JsValue) -> Result<WasmModel> {
         ..GpuOptions::default()
     };
     let skip_software = choice == "auto" && !o.flag("allowSoftwareAdapter")?;
-    let signal_js: JsValue = signal.clone().map(Into::into).unwrap_or(JsValue::UNDEFINED);
-    let src = JsSource::open(&input, &signal_js).await?;
-    let total = src.len;
-    // Reading from the network or a Blob is the download; from bytes in
-    // memory, a copy.
-    let reading = if src.kind == "bytes" {
-        "copy"
-    } else {
-        "download"
+    let sha256 = match o.string("sha256")? {
+        Some(h) if h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            Some(h.to_ascii_lowercase())
+        }
+        Some(_) => return Err(o.bad("sha256", "64 hex digits")),
+        None => None,
     };
+    let cache = match o.get("cache") {
+        None => JsValue::TRUE,
+        Some(v) if v.as_bool().is_some() => v,
+        Some(v) if matches!(v.as_string().as_deref(), Some("opfs" | "cache-api")) => v,
+        Some(_) => return Err(o.bad("cache", "true, false, 'opfs' or 'cache-api'")),
+    };
+    let url_opts = UrlOptions {
+        signal: signal.clone().map(Into::into).unwrap_or(JsValue::UNDEFINED),
+        cache,
+        max_cache_bytes: o.num("maxCacheBytes")?,
+    };
+    let src = JsSource::open(&input, &url_opts).await?;
+    let total = src.len;
+    // Where the bytes come from names the stage: the network, the cache
+    // (all of it there already), or memory / a Blob.
+    let url = src.kind.starts_with("url");
+    let reading = match () {
+        _ if url && src.cached_bytes() == total => "cache",
+        _ if url => "download",
+        _ if src.kind == "bytes" => "copy",
+        _ => "read",
+    };
+    if let Some(want) = &sha256 {
+        // Checked whole before anything parses it; from the network this
+        // reads the file twice unless the cache keeps it.
+        src.verify_sha256(want, connections, &|done| {
+            progress(0.3 * ratio(done, total), reading, done, total)
+        })
+        .await?;
+    }
 
     let mut fallback_reason = None;
     if choice != "cpu" {
         match open_gpu(skip_software).await {
             Ok(gpu) => {
-                progress(0.0, "upload", 0, total);
                 // Streamed: each matrix goes from the source to its GPU
                 // buffer in bounded chunks; wasm memory never holds the model.
+                // A URL's bytes are uploaded as they arrive, so its stage is
+                // the download (or the cache).
+                let stage = if url { reading } else { "upload" };
+                progress(0.0, stage, 0, total);
                 let uploaded =
-                    |done: u64, all: u64| progress(0.95 * ratio(done, all), "upload", done, all);
+                    |done: u64, all: u64| progress(0.95 * ratio(done, all), stage, done, all);
                 match gpu::load_engine_from(gpu.clone(), &src, opts, gpu_opts, now_ms, &uploaded)
                     .await
                 {
                     Ok(engine) => {
                         progress(1.0, "ready", total, total);
-                        return Ok(finish_load(engine, Some(gpu), None));
+                        return Ok(finish_load(engine, Some(gpu), None, src.cache_info()));
                     }
                     Err(e @ (Error::Gpu(_) | Error::DeviceLimit(_) | Error::DeviceLost(_)))
                         if choice == "auto" =>
@@ -1072,11 +1106,11 @@ async fn load(input: JsValue, options: JsValue) -> Result<WasmModel> {
     yield_to_event_loop().await;
     let engine = Engine::load_cpu(bytes, opts, Box::new(Serial), now_ms)?;
     progress(1.0, "ready", total, total);
-    Ok(finish_load(engine, None, fallback_reason))
+    Ok(finish_load(engine, None, fallback_reason, src.cache_info()))
 }
 
 /// A plain JS object of `fields`.
-fn obj(fields: &[(&str, JsValue)]) -> JsValue {
+pub(crate) fn obj(fields: &[(&str, JsValue)]) -> JsValue {
     let o = Object::new();
     for (k, v) in fields {
         let _ = Reflect::set(&o, &(*k).into(), v);
@@ -1086,102 +1120,6 @@ fn obj(fields: &[(&str, JsValue)]) -> JsValue {
 
 fn ratio(done: u64, all: u64) -> f64 {
     done as f64 / all.max(1) as f64
-}
-
-/// A model's bytes behind the JS source object of `open_source`.
-struct JsSource {
-    obj: JsValue,
-    read: Function,
-    kind: String,
-    len: u64,
-}
-
-impl JsSource {
-    async fn open(input: &JsValue, signal: &JsValue) -> Result<JsSource> {
-        let p = open_source(input, signal).map_err(read_error)?;
-        let obj = JsFuture::from(p).await.map_err(read_error)?;
-        let field = |k: &str| Reflect::get(&obj, &k.into()).unwrap_or(JsValue::UNDEFINED);
-        let len = field("len").as_f64().filter(|l| *l >= 0.0).unwrap_or(0.0) as u64;
-        Ok(JsSource {
-            read: field("read").unchecked_into(),
-            kind: field("kind").as_string().unwrap_or_default(),
-            obj,
-            len,
-        })
-    }
-}
-
-impl crate::source::Source for JsSource {
-    fn len(&self) -> u64 {
-        self.len
-    }
-    fn read(&self, offset: u64, len: usize) -> crate::engine::LocalFuture<'_, Result<Vec<u8>>> {
-        // The request starts now, not when the future is first polled, so
-        // that a loader holding several reads gets them in parallel.
-        let p = self
-            .read
-            .call2(&self.obj, &(offset as f64).into(), &(len as f64).into());
-        Box::pin(async move {
-            let p = p.map_err(read_error)?;
-            let v = JsFuture::from(Promise::resolve(&p))
-                .await
-                .map_err(read_error)?;
-            let a: Uint8Array = v
-                .dyn_into()
-                .map_err(|_| Error::Io("a source read gave no bytes".into()))?;
-            Ok(a.to_vec())
-        })
-    }
-}
-
-/// A failed or aborted read as an engine error.
-fn read_error(e: JsValue) -> Error {
-    let name = Reflect::get(&e, &"name".into())
-        .ok()
-        .and_then(|n| n.as_string());
-    if name.as_deref() == Some("AbortError") {
-        return Error::Aborted;
-    }
-    let msg = Reflect::get(&e, &"message".into())
-        .ok()
-        .and_then(|m| m.as_string())
-        .unwrap_or_else(|| format!("{e:?}"));
-    if name.as_deref() == Some("TypeError") && msg.starts_with("the model must be") {
-        return Error::InvalidArgument(msg);
-    }
-    Error::Io(msg)
-}
-
-/// Read all of `src` into wasm memory in slices, after checking that it
-/// fits: a model larger than wasm32 can address is an error before any
-/// byte is read.
-async fn read_all(src: &JsSource, progress: &dyn Fn(u64)) -> Result<Vec<u8>> {
-    use crate::source::Source;
-    let too_big = || {
-        Error::InvalidArgument(format!(
-            "the model file ({} MiB) does not fit in WebAssembly memory, so the CPU backend \
-             cannot run it (WebGPU streams it instead)",
-            src.len >> 20
-        ))
-    };
-    let len = usize::try_from(src.len).map_err(|_| too_big())?;
-    let mut v = Vec::new();
-    v.try_reserve_exact(len).map_err(|_| too_big())?;
-    const SLICE: usize = 16 << 20;
-    while v.len() < len {
-        let n = SLICE.min(len - v.len());
-        let chunk = src.read(v.len() as u64, n).await?;
-        if chunk.len() != n {
-            return Err(Error::Truncated(format!(
-                "the source gave {} bytes of the {n} asked for",
-                chunk.len()
-            )));
-        }
-        v.extend_from_slice(&chunk);
-        progress(v.len() as u64);
-        yield_to_event_loop().await;
-    }
-    Ok(v)
 }
 
 const NO_WEBGPU: &str = "navigator.gpu is missing: this browser or context has no WebGPU";
@@ -1199,7 +1137,12 @@ async fn open_gpu(skip_software: bool) -> std::result::Result<Gpu, String> {
     Ok(gpu)
 }
 
-fn finish_load(engine: Engine, gpu: Option<Gpu>, fallback_reason: Option<String>) -> WasmModel {
+fn finish_load(
+    engine: Engine,
+    gpu: Option<Gpu>,
+    fallback_reason: Option<String>,
+    cache: JsValue,
+) -> WasmModel {
     let tok = engine.tokenizer.clone();
     let text = |id: Option<u32>| id.and_then(|i| tok.token_text(i)).unwrap_or("").to_string();
     // The file's own template, or the fallback for its architecture/vocabulary.
@@ -1210,6 +1153,8 @@ fn finish_load(engine: Engine, gpu: Option<Gpu>, fallback_reason: Option<String>
     );
     let backend = if gpu.is_some() { "webgpu" } else { "cpu" };
     let info = model_info(&engine, gpu.as_ref(), backend, fallback_reason.as_deref());
+    // What the cache did for this load; the JS object keeps its Error.
+    let _ = Reflect::set(&info, &"cache".into(), &cache);
     WasmModel {
         shared: Rc::new(Shared {
             tokenizer: engine.tokenizer.clone(),

@@ -83,6 +83,38 @@ export function count_gpu_buffers() {
   GPUBuffer.prototype.destroy = function () { live.delete(this); return destroy.call(this); };
 }
 export function live_gpu_buffers() { return globalThis.__webggufLive.size; }
+// The test server drops the connection once `after` bytes of `path` have
+// been sent (after < 0: it stops doing so).
+export async function fail_after(server, path, after) {
+  const q = after < 0 ? 'clear' : `path=${encodeURIComponent(path)}&after=${after}`;
+  await fetch(`${server}/__fail?${q}`);
+}
+// Damage chunk `index` of the OPFS cache entry of `url`, as a disk or a
+// crash might: 'flip' rewrites it with its bytes inverted, 'truncate' keeps
+// its first half. Returns the chunk's size before.
+export async function damage_chunk(url, index, how) {
+  const root = await (await navigator.storage.getDirectory()).getDirectoryHandle('webgguf-cache');
+  for await (const [, dir] of root.entries()) {
+    if (dir.kind !== 'directory') continue;
+    const meta = JSON.parse(await (await (await dir.getFileHandle('meta.json')).getFile()).text());
+    if (meta.url !== url) continue;
+    for await (const [name, fh] of dir.entries()) {
+      if (!name.startsWith(`${index}.`)) continue;
+      const bytes = new Uint8Array(await (await fh.getFile()).arrayBuffer());
+      const w = await fh.createWritable();
+      await w.write(how === 'flip' ? bytes.map((b) => b ^ 0xff) : bytes.subarray(0, bytes.length >> 1));
+      await w.close();
+      return bytes.length;
+    }
+  }
+  throw new Error(`no chunk ${index} of ${url} in the cache`);
+}
+// The file's SHA-256 by SubtleCrypto over the whole file, as the oracle
+// for the loader's own incremental hash.
+export async function sha256_of(url) {
+  const b = await (await fetch(url)).arrayBuffer();
+  return Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (x) => x.toString(16).padStart(2, '0')).join('');
+}
 "#)]
 extern "C" {
     #[wasm_bindgen(catch)]
@@ -96,6 +128,10 @@ extern "C" {
     fn blob_of(url: &str) -> std::result::Result<Promise, JsValue>;
     fn requests(server: &str, path: &str, reset: bool) -> Promise;
     fn live_gpu_buffers() -> u32;
+    fn fail_after(server: &str, path: &str, after: f64) -> Promise;
+    #[wasm_bindgen(catch)]
+    fn damage_chunk(url: &str, index: u32, how: &str) -> std::result::Result<Promise, JsValue>;
+    fn sha256_of(url: &str) -> Promise;
 }
 
 /// The test server, or `None` (after saying why) outside CI.
@@ -871,10 +907,14 @@ async fn url_and_blob_loads_give_llama_cpp_ids() {
                     .push((f, stage, num(&d, "loaded"), num(&d, "total")));
             },
         );
+        // The network path: the cache's tests are below.
         let model = load_from(
             url.clone().into(),
             backend,
-            &[("onProgress", on_progress.as_ref().clone())],
+            &[
+                ("onProgress", on_progress.as_ref().clone()),
+                ("cache", JsValue::FALSE),
+            ],
         )
         .await
         .unwrap();
@@ -891,11 +931,8 @@ async fn url_and_blob_loads_give_llama_cpp_ids() {
         let seen = seen.borrow().clone();
         assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "{seen:?}");
         assert_eq!(seen.last().map(|s| s.1.as_str()), Some("ready"));
-        let stage = if backend == "webgpu" {
-            "upload"
-        } else {
-            "download"
-        };
+        // On WebGPU the weights go to the GPU as they arrive: one stage.
+        let stage = "download";
         let last = seen.iter().rev().find(|s| s.1 == stage).unwrap();
         assert!(last.2 > 0.0 && last.2 == last.3, "{stage} detail {last:?}");
         check_greedy(&model, &refs).await;
@@ -905,9 +942,13 @@ async fn url_and_blob_loads_give_llama_cpp_ids() {
         // the Blob below is; on the CPU, to keep the SwiftShader time down).
         if backend == "cpu" {
             request_counts(path, true).await;
-            let model = load_from(format!("{url}?norange").into(), backend, &[])
-                .await
-                .unwrap();
+            let model = load_from(
+                format!("{url}?norange").into(),
+                backend,
+                &[("cache", JsValue::FALSE)],
+            )
+            .await
+            .unwrap();
             let c = request_counts(path, false).await;
             assert_eq!((num(&c, "get"), num(&c, "range")), (1.0, 0.0));
             check_greedy(&model, &refs).await;
@@ -943,7 +984,8 @@ async fn aborting_a_load_rejects_and_leaves_nothing() {
     let signal = ctl.signal();
     let on_progress = Closure::<dyn FnMut(f64, String, JsValue)>::new(
         move |_f: f64, stage: String, d: JsValue| {
-            if stage == "upload" && num(&d, "loaded") > 0.0 {
+            // A URL's weights reach the GPU in the download (or cache) stage.
+            if stage != "ready" && num(&d, "loaded") > 0.0 {
                 ctl.abort();
             }
         },
@@ -1031,4 +1073,225 @@ async fn probe_reports_the_adapter_without_a_model() {
     assert_eq!(get(&p, "webgpu").as_bool(), Some(false));
     assert!(get(&p, "adapter").is_null());
     assert!(error_field(&p, "fallbackReason").contains("navigator.gpu"));
+}
+
+/// The cache's chunk size (src/web/cache.js).
+const CACHE_CHUNK: f64 = (4 << 20) as f64;
+
+/// synthgemma3.F32 (19 MB: five cache chunks, F32 so llama.cpp's ids are
+/// exact) on the wasm CPU engine, whose load reads the file in order.
+const CACHED: &str = "/shared/models/synthgemma3.F32.gguf";
+
+async fn cache_entry(url: &str) -> Option<JsValue> {
+    let list = await_js(WasmModel::cache().list()).await.unwrap();
+    Array::from(&list)
+        .iter()
+        .find(|e| get(e, "url").as_string().as_deref() == Some(url))
+}
+
+async fn load_cached(
+    url: &str,
+    extra: &[(&str, JsValue)],
+) -> std::result::Result<WasmModel, JsValue> {
+    load_from(url.into(), "cpu", extra).await
+}
+
+async fn check_synthgemma3(model: &WasmModel) {
+    let refs = references("synthgemma3.json").await;
+    check_greedy_on(model, &refs, "synthgemma3.F32.gguf", 2).await;
+}
+
+/// The model cache, one case after another: wasm-bindgen-test runs async
+/// tests concurrently, and these share one URL, the server's counts and the
+/// origin's storage.
+#[wasm_bindgen_test]
+async fn the_model_cache() {
+    if server().is_none() {
+        return;
+    }
+    a_cached_url_loads_again_without_downloading().await;
+    an_interrupted_download_resumes_and_damaged_chunks_are_fetched_again().await;
+    a_full_cache_is_a_quota_error_and_the_model_still_loads().await;
+    a_sha256_option_checks_the_whole_file().await;
+}
+
+/// A URL is cached on its first load (in OPFS, and in the Cache API when
+/// asked for), and the second load fetches no weight bytes: the server
+/// counts one HEAD (the freshness check) and no GET or range request.
+/// llama.cpp's ids after each load; `cache.delete` frees the entry.
+async fn a_cached_url_loads_again_without_downloading() {
+    let url = format!("{}{CACHED}", server().unwrap());
+    for store in ["opfs", "cache-api"] {
+        await_js(WasmModel::cache().delete(&url)).await.unwrap();
+        let opts = [("cache", JsValue::from(store))];
+        request_counts(CACHED, true).await;
+        let model = load_cached(&url, &opts).await.unwrap();
+        let info = get(&model.info(), "cache");
+        assert_eq!(
+            get(&info, "status").as_string().as_deref(),
+            Some("miss"),
+            "{store}"
+        );
+        assert_eq!(get(&info, "store").as_string().as_deref(), Some(store));
+        let entry = cache_entry(&url)
+            .await
+            .expect("an entry after the first load");
+        let len = num(&entry, "length");
+        assert!(len > 4.0 * CACHE_CHUNK, "{len}");
+        assert_eq!(
+            num(&entry, "bytes"),
+            len,
+            "{store}: the whole file is cached"
+        );
+        assert_eq!(get(&entry, "complete"), JsValue::TRUE);
+        let c = request_counts(CACHED, false).await;
+        assert_eq!(
+            num(&c, "bytes"),
+            len,
+            "{}",
+            js_sys::JSON::stringify(&c).unwrap()
+        );
+        check_synthgemma3(&model).await;
+        drop(model);
+
+        let c = request_counts(CACHED, true).await;
+        assert_eq!(num(&c, "range") + num(&c, "get"), 0.0);
+        let model = load_cached(&url, &opts).await.unwrap();
+        let c = request_counts(CACHED, false).await;
+        let info = get(&model.info(), "cache");
+        console_log!(
+            "{store}: second load {}",
+            js_sys::JSON::stringify(&c).unwrap()
+        );
+        assert_eq!(
+            get(&info, "status").as_string().as_deref(),
+            Some("hit"),
+            "{store}"
+        );
+        assert_eq!(
+            (num(&c, "get"), num(&c, "range"), num(&c, "bytes")),
+            (0.0, 0.0, 0.0),
+            "{store}"
+        );
+        assert_eq!(num(&info, "fromCache"), len);
+        check_synthgemma3(&model).await;
+
+        let freed = await_js(WasmModel::cache().delete(&url)).await.unwrap();
+        assert_eq!(freed.as_f64(), Some(len));
+        assert!(cache_entry(&url).await.is_none());
+    }
+}
+
+/// A download cut partway keeps its verified chunks; the next load fetches
+/// exactly the rest (the server counts the bytes) and gives llama.cpp's
+/// ids. Then two damaged chunks (one with its bytes changed, one cut to
+/// half) are detected when read back, dropped and fetched again: two range
+/// requests of one chunk each.
+async fn an_interrupted_download_resumes_and_damaged_chunks_are_fetched_again() {
+    let srv = server().unwrap();
+    let url = format!("{srv}{CACHED}");
+    await_js(WasmModel::cache().delete(&url)).await.unwrap();
+    await_js(fail_after(srv, CACHED, 2.5 * CACHE_CHUNK))
+        .await
+        .unwrap();
+    let e = load_cached(&url, &[])
+        .await
+        .err()
+        .expect("the connection dropped");
+    await_js(fail_after(srv, CACHED, -1.0)).await.unwrap();
+    console_log!("cut download: {}", error_field(&e, "message"));
+    let entry = cache_entry(&url).await.expect("a partial entry");
+    let (kept, len) = (num(&entry, "bytes"), num(&entry, "length"));
+    assert_eq!(get(&entry, "complete"), JsValue::FALSE);
+    assert!(kept >= CACHE_CHUNK && kept < len, "kept {kept} of {len}");
+
+    request_counts(CACHED, true).await;
+    let model = load_cached(&url, &[]).await.unwrap();
+    let c = request_counts(CACHED, false).await;
+    let info = get(&model.info(), "cache");
+    assert_eq!(get(&info, "status").as_string().as_deref(), Some("partial"));
+    assert_eq!(num(&c, "bytes"), len - kept, "only the rest is fetched");
+    assert_eq!(
+        (num(&info, "fromCache"), num(&info, "fromNetwork")),
+        (kept, len - kept)
+    );
+    check_synthgemma3(&model).await;
+    drop(model);
+    let entry = cache_entry(&url).await.unwrap();
+    assert_eq!(num(&entry, "bytes"), len);
+
+    let a = await_js(damage_chunk(&url, 1, "flip").unwrap())
+        .await
+        .unwrap();
+    let b = await_js(damage_chunk(&url, 3, "truncate").unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        (a.as_f64(), b.as_f64()),
+        (Some(CACHE_CHUNK), Some(CACHE_CHUNK))
+    );
+    request_counts(CACHED, true).await;
+    let model = load_cached(&url, &[]).await.unwrap();
+    let c = request_counts(CACHED, false).await;
+    let info = get(&model.info(), "cache");
+    assert_eq!(num(&info, "refetched"), 2.0);
+    assert_eq!(
+        (num(&c, "range"), num(&c, "bytes")),
+        (2.0, 2.0 * CACHE_CHUNK)
+    );
+    check_synthgemma3(&model).await;
+    drop(model);
+    assert_eq!(num(&cache_entry(&url).await.unwrap(), "bytes"), len);
+    await_js(WasmModel::cache().delete(&url)).await.unwrap();
+}
+
+/// A cache without room (here `maxCacheBytes`; the browser's quota error
+/// takes the same path) leaves the model loading uncached, with a
+/// `QuotaExceeded` error in `info.cache`; nothing is stored.
+async fn a_full_cache_is_a_quota_error_and_the_model_still_loads() {
+    let url = format!("{}{CACHED}", server().unwrap());
+    await_js(WasmModel::cache().delete(&url)).await.unwrap();
+    let model = load_cached(&url, &[("maxCacheBytes", (1 << 20).into())])
+        .await
+        .unwrap();
+    let info = get(&model.info(), "cache");
+    let err = get(&info, "error");
+    assert!(err.is_instance_of::<js_sys::Error>(), "{info:?}");
+    assert_eq!(error_field(&err, "code"), "QuotaExceeded");
+    console_log!("quota: {}", error_field(&err, "message"));
+    assert_eq!(get(&info, "status").as_string().as_deref(), Some("off"));
+    assert!(cache_entry(&url).await.is_none());
+    check_synthgemma3(&model).await;
+}
+
+/// `sha256` checks the whole file before it is parsed: the right hash
+/// (SubtleCrypto's over the fetched file) loads and is recorded in the
+/// entry; a wrong one rejects with `ChecksumMismatch` and drops the entry.
+async fn a_sha256_option_checks_the_whole_file() {
+    let url = format!("{}{CACHED}", server().unwrap());
+    await_js(WasmModel::cache().delete(&url)).await.unwrap();
+    let sha = await_js(sha256_of(&url))
+        .await
+        .unwrap()
+        .as_string()
+        .unwrap();
+    let model = load_cached(&url, &[("sha256", sha.to_uppercase().into())])
+        .await
+        .unwrap();
+    check_synthgemma3(&model).await;
+    drop(model);
+    let entry = cache_entry(&url).await.unwrap();
+    assert_eq!(get(&entry, "sha256").as_string(), Some(sha.clone()));
+    let wrong: String = sha.chars().rev().collect();
+    let e = load_cached(&url, &[("sha256", wrong.into())])
+        .await
+        .err()
+        .expect("a wrong hash is an error");
+    assert_eq!(error_field(&e, "code"), "ChecksumMismatch", "{e:?}");
+    assert!(cache_entry(&url).await.is_none(), "the entry is dropped");
+    let e = load_cached(&url, &[("sha256", "abc".into())])
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(error_field(&e, "code"), "InvalidArgument");
 }
