@@ -51,6 +51,10 @@ pub enum Error {
     Aborted,
     /// Host I/O failed: a file (CLI), a network read or a Blob (browser).
     Io(String),
+    /// The files of a split model (llama.cpp's gguf-split,
+    /// `NAME-00001-of-00003.gguf`...) do not fit together: one missing or
+    /// extra, out of order, given alone, or disagreeing with each other.
+    Split(String),
 }
 
 impl fmt::Display for Error {
@@ -101,6 +105,7 @@ impl fmt::Display for Error {
             ),
             Error::Aborted => write!(f, "generation aborted"),
             Error::Io(what) => write!(f, "I/O error: {what}"),
+            Error::Split(what) => write!(f, "split model: {what}"),
         }
     }
 }
@@ -135,6 +140,7 @@ impl Error {
             Error::Busy => "Busy",
             Error::Aborted => "Aborted",
             Error::Io(_) => "Io",
+            Error::Split(_) => "Split",
         }
     }
 }
