@@ -222,6 +222,45 @@ pub fn parse_split_name(name: &str) -> Option<(&str, usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gguf::{Parts, TensorInfo};
+    use crate::synthetic::{self, Shape};
+
+    #[test]
+    fn a_merged_split_has_the_unsplit_table_but_for_offsets() {
+        let shape = Shape {
+            name: "unit",
+            dim: 64,
+            n_layers: 2,
+            n_heads: 4,
+            n_kv_heads: 2,
+            ffn_dim: 128,
+            vocab: 300,
+            context: 64,
+            ..synthetic::SMOLLM2_135M
+        };
+        let whole = synthetic::build(&shape, GgmlType::Q8_0, 1).unwrap();
+        let g = Gguf::parse(&whole).unwrap();
+        let files = split(&g, &whole, 8).unwrap();
+        assert_eq!(files.len(), g.tensors.len().div_ceil(8));
+        let lens: Vec<u64> = files.iter().map(|f| f.len() as u64).collect();
+        let bytes = files.concat();
+        let m = Gguf::parse_parts(&bytes, &Parts::of_lens(&lens, Vec::new())).unwrap();
+        assert_eq!(m.file_len, bytes.len());
+        assert_eq!(m.tensors.len(), g.tensors.len());
+        for (a, b) in g.tensors.iter().zip(&m.tensors) {
+            let strip = |t: &TensorInfo| TensorInfo {
+                offset: 0,
+                ..t.clone()
+            };
+            assert_eq!(strip(a), strip(b));
+            assert_eq!(a.bytes(&whole), b.bytes(&bytes), "{}", a.name);
+        }
+        let mut meta = m.metadata.clone();
+        for k in [SPLIT_NO, SPLIT_COUNT, SPLIT_TENSORS_COUNT] {
+            assert!(meta.remove(k).is_some(), "{k}");
+        }
+        assert_eq!(meta, g.metadata);
+    }
 
     #[test]
     fn split_names_round_trip() {
