@@ -107,36 +107,39 @@ impl<S: Source> Source for Concat<S> {
         self.len
     }
     fn read(&self, offset: u64, len: usize) -> LocalFuture<'_, Result<Vec<u8>>> {
+        let Some(end) = offset.checked_add(len as u64).filter(|&e| e <= self.len) else {
+            return Box::pin(std::future::ready(Err(Error::InvalidArgument(format!(
+                "bytes {offset}+{len} lie outside a source of {}",
+                self.len
+            )))));
+        };
+        // Each file's piece is asked for now, not when the result is
+        // awaited: a loader keeps several reads in flight (a URL's range
+        // requests run in parallel).
+        let mut pieces = Vec::new();
+        // The last file starting at or before `offset`.
+        let mut i = self.starts.partition_point(|&s| s <= offset).max(1) - 1;
+        let mut at = offset;
+        while at < end {
+            let (s, p) = (self.starts[i], &self.parts[i]);
+            let n = (end.min(s + p.len()) - at) as usize;
+            if n > 0 {
+                pieces.push((at - s, n, p.read(at - s, n)));
+                at += n as u64;
+            }
+            i += 1;
+        }
         Box::pin(async move {
-            let end = offset
-                .checked_add(len as u64)
-                .filter(|&e| e <= self.len)
-                .ok_or_else(|| {
-                    Error::InvalidArgument(format!(
-                        "bytes {offset}+{len} lie outside a source of {}",
-                        self.len
-                    ))
-                })?;
-            // The last part starting at or before `offset`.
-            let mut i = self.starts.partition_point(|&s| s <= offset).max(1) - 1;
-            let mut at = offset;
             let mut out = Vec::with_capacity(len);
-            while at < end {
-                let (s, p) = (self.starts[i], &self.parts[i]);
-                let n = (end.min(s + p.len()) - at) as usize;
-                if n > 0 {
-                    let bytes = p.read(at - s, n).await?;
-                    if bytes.len() != n {
-                        return Err(Error::Truncated(format!(
-                            "the source gave {} bytes of the {n} asked for at offset {}",
-                            bytes.len(),
-                            at - s
-                        )));
-                    }
-                    out.extend_from_slice(&bytes);
-                    at += n as u64;
+            for (at, n, read) in pieces {
+                let bytes = read.await?;
+                if bytes.len() != n {
+                    return Err(Error::Truncated(format!(
+                        "the source gave {} bytes of the {n} asked for at offset {at}",
+                        bytes.len()
+                    )));
                 }
-                i += 1;
+                out.extend_from_slice(&bytes);
             }
             Ok(out)
         })

@@ -8,14 +8,16 @@
 
 mod common;
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use common::{assert_all_passed, references, report, Reference};
-use webgguf::engine::{Engine, EngineOptions};
+use webgguf::engine::{Engine, EngineOptions, LocalFuture};
 use webgguf::gguf::{write, Gguf, Parts, Value};
 use webgguf::quant::GgmlType;
 use webgguf::sampler::SamplerParams;
-use webgguf::source::{read_header, Concat};
+use webgguf::source::{read_header, Concat, Source};
 use webgguf::{synthetic, Error};
 
 /// `file` split into `n` files by our writer.
@@ -256,6 +258,46 @@ fn errors_name_the_files_when_their_names_are_known() {
         e.to_string(),
         "split model: model-00001-of-00003.gguf is split into 3 files; 2 given"
     );
+}
+
+/// A file in memory that counts the reads asked of it (in a count shared
+/// by the files of a `Concat`).
+struct Counted(Vec<u8>, Rc<Cell<usize>>);
+
+impl Source for Counted {
+    fn len(&self) -> u64 {
+        self.0.len() as u64
+    }
+    fn read(&self, offset: u64, len: usize) -> LocalFuture<'_, webgguf::Result<Vec<u8>>> {
+        self.1.set(self.1.get() + 1);
+        self.0.read(offset, len)
+    }
+}
+
+#[test]
+fn a_concat_source_reads_across_its_files_and_asks_each_at_once() {
+    let reads = Rc::new(Cell::new(0));
+    let files: Vec<Counted> = [0..7u8, 7..8, 8..20]
+        .into_iter()
+        .map(|r| Counted(r.collect(), reads.clone()))
+        .collect();
+    let all: Vec<u8> = (0..20).collect();
+    let src = Concat::new(files).unwrap();
+    assert_eq!(src.len(), 20);
+    assert_eq!(src.part_starts(), [0, 7, 8]);
+    for off in 0..=20usize {
+        for len in 0..=20 - off {
+            let got = pollster::block_on(src.read(off as u64, len)).unwrap();
+            assert_eq!(got, &all[off..off + len], "{off}+{len}");
+        }
+    }
+    assert!(pollster::block_on(src.read(15, 6)).is_err());
+    // The files' reads start when the read is made, before it is awaited
+    // (a loader keeps several in flight).
+    let before = reads.get();
+    let pending = src.read(5, 10);
+    assert_eq!(reads.get(), before + 3);
+    assert_eq!(pollster::block_on(pending).unwrap(), &all[5..15]);
 }
 
 fn opts() -> EngineOptions {
