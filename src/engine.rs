@@ -8,7 +8,7 @@ use std::rc::Rc;
 use crate::chat::{TemplateOrigin, CHATML_TEMPLATE};
 use crate::cpu::{self, Parallel, RunState};
 use crate::error::{Error, Result};
-use crate::gguf::Gguf;
+use crate::gguf::{Gguf, Parts};
 use crate::grammar::{Constraint, GrammarSpec, Grammars};
 use crate::model::{Config, LoadOptions, Weights};
 use crate::sampler::{Extras, Sampler, SamplerParams, TokenLogprobs};
@@ -333,7 +333,14 @@ impl Loaded {
     /// Parse and validate a whole GGUF file held in memory; `bytes` is moved,
     /// not copied, into the weights.
     pub fn from_bytes(bytes: Vec<u8>, opts: LoadOptions) -> Result<Loaded> {
-        let g = Gguf::parse(&bytes)?;
+        Loaded::from_parts(bytes, &Parts::one(), opts)
+    }
+
+    /// `from_bytes` for a model held in memory as one or more whole GGUF
+    /// files laid end to end: the files of a split model, in order, with
+    /// `parts` saying where each begins (`Parts::one()` for one file).
+    pub fn from_parts(bytes: Vec<u8>, parts: &Parts, opts: LoadOptions) -> Result<Loaded> {
+        let g = Gguf::parse_parts(&bytes, parts)?;
         let (config, tokenizer, mut info) = Loaded::describe(&g)?;
         let weights = Weights::from_gguf(&g, &config, bytes, opts)?;
         info.weight_bytes_per_token = weights.bytes_per_token();
@@ -375,12 +382,25 @@ impl Engine {
         par: Box<dyn Parallel>,
         clock: fn() -> f64,
     ) -> Result<Engine> {
+        Engine::load_cpu_parts(bytes, &Parts::one(), opts, par, clock)
+    }
+
+    /// Load for the CPU backend from one or more whole GGUF files laid end
+    /// to end in `bytes` (a split model's files, in order; `parts.starts`
+    /// says where each begins, e.g. `Parts::of_lens`).
+    pub fn load_cpu_parts(
+        bytes: Vec<u8>,
+        parts: &Parts,
+        opts: EngineOptions,
+        par: Box<dyn Parallel>,
+        clock: fn() -> f64,
+    ) -> Result<Engine> {
         let Loaded {
             config,
             tokenizer,
             info,
             weights,
-        } = Loaded::from_bytes(bytes, opts.load)?;
+        } = Loaded::from_parts(bytes, parts, opts.load)?;
         let ctx = context_for(&config, &opts);
         let backend = CpuBackend::new(config.clone(), weights, ctx, opts.max_batch, par)?;
         Ok(Engine::with_backend(

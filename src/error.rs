@@ -53,6 +53,10 @@ pub enum Error {
     Io(String),
     /// The file's SHA-256 is not the one the caller gave.
     Checksum(String),
+    /// The files of a split model (llama.cpp's gguf-split,
+    /// `NAME-00001-of-00003.gguf`...) do not fit together: one missing or
+    /// extra, out of order, given alone, or disagreeing with each other.
+    Split(String),
 }
 
 impl fmt::Display for Error {
@@ -104,6 +108,7 @@ impl fmt::Display for Error {
             Error::Aborted => write!(f, "generation aborted"),
             Error::Io(what) => write!(f, "I/O error: {what}"),
             Error::Checksum(what) => write!(f, "checksum mismatch: {what}"),
+            Error::Split(what) => write!(f, "split model: {what}"),
         }
     }
 }
@@ -139,6 +144,7 @@ impl Error {
             Error::Aborted => "Aborted",
             Error::Io(_) => "Io",
             Error::Checksum(_) => "ChecksumMismatch",
+            Error::Split(_) => "Split",
         }
     }
 }

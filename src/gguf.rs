@@ -16,6 +16,16 @@ use crate::quant::GgmlType;
 
 pub use gguf_rs_lib::format::metadata::MetadataValue as Value;
 
+pub mod write;
+
+/// The keys llama.cpp's gguf-split writes into every file of a split model:
+/// the file's 0-based index (u16), the number of files (u16) and the
+/// number of tensors over all of them (i32). The first file also carries
+/// all the model's metadata; the others carry just these three keys.
+pub const SPLIT_NO: &str = "split.no";
+pub const SPLIT_COUNT: &str = "split.count";
+pub const SPLIT_TENSORS_COUNT: &str = "split.tensors.count";
+
 /// Largest tensor rank GGUF allows.
 const MAX_DIMS: usize = 4;
 
@@ -52,6 +62,83 @@ pub struct Gguf {
     pub file_len: usize,
     /// Where the tensor data begin (the header's end, aligned).
     pub data_start: usize,
+}
+
+/// Where the files of a model lie when they are laid end to end, in one
+/// buffer or one `Source`: one file (`Parts::one()`), or the files of a
+/// split model in order. `names` (optional, may be empty) only label the
+/// files in error messages.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Parts {
+    /// The offset where each file begins; the first is 0.
+    pub starts: Vec<u64>,
+    pub names: Vec<String>,
+}
+
+impl Parts {
+    /// A single file.
+    pub fn one() -> Parts {
+        Parts {
+            starts: vec![0],
+            names: Vec::new(),
+        }
+    }
+
+    /// Files of these lengths, laid end to end.
+    pub fn of_lens(lens: &[u64], names: Vec<String>) -> Parts {
+        let mut at = 0u64;
+        let starts = lens
+            .iter()
+            .map(|&l| {
+                let s = at;
+                at = at.saturating_add(l);
+                s
+            })
+            .collect();
+        Parts { starts, names }
+    }
+
+    /// How the file at `i` is named in messages: its name if given, else
+    /// its position.
+    pub fn label(&self, i: usize) -> String {
+        match self.names.get(i) {
+            Some(n) => n.clone(),
+            None if self.starts.len() <= 1 => "the model file".into(),
+            None => format!("file {} of the {} given", i + 1, self.starts.len()),
+        }
+    }
+
+    /// Each file's byte range in a concatenation of `total` bytes, checked:
+    /// the first starts at 0, and they lie in order inside it (an empty one
+    /// fails later, as a truncated file).
+    pub fn ranges(&self, total: u64) -> Result<Vec<(u64, u64)>> {
+        let bad = |why: String| Err(Error::InvalidArgument(format!("split model parts: {why}")));
+        if self.starts.first() != Some(&0) {
+            return bad(format!(
+                "the first part must start at 0, not {:?}",
+                self.starts.first()
+            ));
+        }
+        if !self.names.is_empty() && self.names.len() != self.starts.len() {
+            return bad(format!(
+                "{} names for {} parts",
+                self.names.len(),
+                self.starts.len()
+            ));
+        }
+        let mut out = Vec::with_capacity(self.starts.len());
+        for (i, &s) in self.starts.iter().enumerate() {
+            let end = self.starts.get(i + 1).copied().unwrap_or(total);
+            if end < s || end > total {
+                return bad(format!(
+                    "part {} would span bytes {s}..{end} of {total}",
+                    i + 1
+                ));
+            }
+            out.push((s, end));
+        }
+        Ok(out)
+    }
 }
 
 /// What `Gguf::parse_prefix` makes of the first bytes of a file.
@@ -223,6 +310,160 @@ impl Gguf {
             file_len: len,
             data_start,
         }))
+    }
+
+    /// Parse a model held in memory as one or more whole GGUF files laid
+    /// end to end (`parts`; `Parts::one()` for a single file), and merge
+    /// their headers (`Gguf::merge`): tensor offsets index `buf`.
+    pub fn parse_parts(buf: &[u8], parts: &Parts) -> Result<Gguf> {
+        let ranges = parts.ranges(buf.len() as u64)?;
+        let mut each = Vec::with_capacity(ranges.len());
+        for (i, &(s, e)) in ranges.iter().enumerate() {
+            let g =
+                Gguf::parse(&buf[s as usize..e as usize]).map_err(|err| in_part(err, parts, i))?;
+            each.push(g);
+        }
+        Gguf::merge(each, parts, buf.len() as u64)
+    }
+
+    /// One table for a model whose files (`each`, parsed one by one) lie
+    /// end to end as `parts` says, `total` bytes in all: the metadata of
+    /// the first, the tensors of all with offsets into the concatenation.
+    ///
+    /// A single file passes unchanged unless it is one file of a split
+    /// model (`split.count` above 1), which is an error. The files of a
+    /// split model must each say `split.no` = their position and
+    /// `split.count` = the number of files, hold `split.tensors.count`
+    /// tensors together, and name no tensor twice.
+    pub fn merge(each: Vec<Gguf>, parts: &Parts, total: u64) -> Result<Gguf> {
+        let ranges = parts.ranges(total)?;
+        if each.len() != ranges.len() {
+            return Err(Error::InvalidArgument(format!(
+                "{} parsed headers for {} parts",
+                each.len(),
+                ranges.len()
+            )));
+        }
+        for (i, (g, &(s, e))) in each.iter().zip(&ranges).enumerate() {
+            if g.file_len as u64 != e - s {
+                return Err(Error::InvalidArgument(format!(
+                    "{} was parsed as {} bytes but spans {}",
+                    parts.label(i),
+                    g.file_len,
+                    e - s
+                )));
+            }
+        }
+        let n = each.len();
+        let split = |err: String| Err(Error::Split(err));
+        let int = |g: &Gguf, i: usize, key: &str| -> Result<Option<u64>> {
+            match g.get(key) {
+                None => Ok(None),
+                Some(_) => g.get_u64(key).map(Some).ok_or_else(|| {
+                    Error::Split(format!(
+                        "{}: metadata key '{key}' is not a non-negative integer",
+                        parts.label(i)
+                    ))
+                }),
+            }
+        };
+        // llama.cpp's merge writes split.count 0 into its output: 0, 1 and
+        // absent all mean one whole file.
+        let count0 = int(&each[0], 0, SPLIT_COUNT)?.unwrap_or(0);
+        if n == 1 {
+            if count0 > 1 {
+                let no = int(&each[0], 0, SPLIT_NO)?.unwrap_or(0);
+                return split(format!(
+                    "{} is file {} of a model split into {count0} files; 1 given \
+                     (load all {count0} together, in order: NAME-00001-of-{count0:05}.gguf \
+                     to NAME-{count0:05}-of-{count0:05}.gguf)",
+                    parts.label(0),
+                    no + 1
+                ));
+            }
+            let mut each = each;
+            return Ok(each.remove(0));
+        }
+        for (i, g) in each.iter().enumerate() {
+            let count = int(g, i, SPLIT_COUNT)?.unwrap_or(0);
+            if count <= 1 {
+                return split(format!(
+                    "{} is not a file of a split model (it has no {SPLIT_COUNT} above 1), \
+                     but {n} files were given",
+                    parts.label(i)
+                ));
+            }
+            if count != n as u64 {
+                return split(format!(
+                    "{} is split into {count} files; {n} given",
+                    parts.label(i)
+                ));
+            }
+            let no = int(g, i, SPLIT_NO)?
+                .ok_or_else(|| Error::Split(format!("{} has no {SPLIT_NO}", parts.label(i))))?;
+            if no != i as u64 {
+                return split(format!(
+                    "{} is file {} of {count} ({SPLIT_NO} = {no}) but was given as file {} \
+                     (give the files in order, each once)",
+                    parts.label(i),
+                    no + 1,
+                    i + 1
+                ));
+            }
+        }
+        let held: usize = each.iter().map(|g| g.tensors.len()).sum();
+        let promised = int(&each[0], 0, SPLIT_TENSORS_COUNT)?.ok_or_else(|| {
+            Error::Split(format!("{} has no {SPLIT_TENSORS_COUNT}", parts.label(0)))
+        })?;
+        for (i, g) in each.iter().enumerate().skip(1) {
+            if let Some(t) = int(g, i, SPLIT_TENSORS_COUNT)? {
+                if t != promised {
+                    return split(format!(
+                        "{} says {SPLIT_TENSORS_COUNT} = {t} but {} says {promised}",
+                        parts.label(i),
+                        parts.label(0)
+                    ));
+                }
+            }
+        }
+        if held as u64 != promised {
+            return split(format!(
+                "the {n} files hold {held} tensors but {SPLIT_TENSORS_COUNT} is {promised}"
+            ));
+        }
+        let total = usize::try_from(total).map_err(|_| {
+            Error::Unsupported(format!(
+                "a model of {total} bytes is larger than this platform's address space"
+            ))
+        })?;
+        let mut seen = std::collections::HashMap::new();
+        let mut tensors = Vec::with_capacity(held);
+        let mut each = each.into_iter();
+        let first = each.next().expect("n > 1");
+        let all = std::iter::once(first.tensors).chain(each.map(|g| g.tensors));
+        for (i, (ts, &(start, _))) in all.zip(&ranges).enumerate() {
+            for mut t in ts {
+                if let Some(j) = seen.insert(t.name.clone(), i) {
+                    return split(format!(
+                        "tensor '{}' is in both {} and {}",
+                        t.name,
+                        parts.label(j),
+                        parts.label(i)
+                    ));
+                }
+                // Inside the concatenation: the part's range was checked
+                // against `total` and the tensor against the part.
+                t.offset += start as usize;
+                tensors.push(t);
+            }
+        }
+        Ok(Gguf {
+            version: first.version,
+            metadata: first.metadata,
+            tensors,
+            file_len: total,
+            data_start: first.data_start,
+        })
     }
 
     pub fn tensor(&self, name: &str) -> Option<&TensorInfo> {
@@ -550,6 +791,21 @@ fn walk(w: &mut Walk) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// An error in one file of a split model, saying which (a single file's
+/// errors stay as they are).
+pub(crate) fn in_part(e: Error, parts: &Parts, i: usize) -> Error {
+    if parts.starts.len() <= 1 {
+        return e;
+    }
+    let at = parts.label(i);
+    match e {
+        Error::Truncated(w) => Error::Truncated(format!("{at}: {w}")),
+        Error::Malformed(w) => Error::Malformed(format!("{at}: {w}")),
+        Error::TensorOutOfBounds(w) => Error::TensorOutOfBounds(format!("{at}: {w}")),
+        other => other,
+    }
 }
 
 /// Translate the parser's errors into ours. The parser reports truncation as

@@ -18,6 +18,30 @@ pub fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Read several whole files into one buffer, laid end to end (a split
+/// model's files; see `Gguf::parse_parts`), and return the length of each.
+pub fn read_files(paths: &[&std::path::Path]) -> std::io::Result<(Vec<u8>, Vec<u64>)> {
+    let mut files = Vec::with_capacity(paths.len());
+    let mut lens = Vec::with_capacity(paths.len());
+    for p in paths {
+        let f = std::fs::File::open(p)?;
+        lens.push(f.metadata()?.len());
+        files.push(f);
+    }
+    let total = lens
+        .iter()
+        .try_fold(0u64, |a, &l| a.checked_add(l))
+        .and_then(|t| usize::try_from(t).ok())
+        .ok_or_else(|| std::io::Error::other("files too large for this platform"))?;
+    let mut buf = huge_vec(total);
+    let mut at = 0;
+    for (f, &l) in files.iter_mut().zip(&lens) {
+        f.read_exact(&mut buf[at..at + l as usize])?;
+        at += l as usize;
+    }
+    Ok((buf, lens))
+}
+
 /// A zeroed `len`-byte vector whose pages are advised to be huge before they
 /// are first touched.
 pub fn huge_vec(len: usize) -> Vec<u8> {

@@ -8,7 +8,11 @@
 //! same thing. The bytes go through the ordinary parser and loaders, so a
 //! synthetic model exercises exactly the paths a downloaded one does.
 
+use gguf_rs_lib::format::types::GGUFValueType;
+
 use crate::error::{Error, Result};
+use crate::gguf::write::{self, Writer};
+use crate::gguf::Value;
 use crate::quant::{self, GgmlType};
 
 /// The hyperparameters that decide a model's size and cost.
@@ -162,55 +166,22 @@ struct Planned {
     bytes: usize,
 }
 
-const ALIGN: usize = 32;
-
-fn put_str(b: &mut Vec<u8>, s: &str) {
-    b.extend((s.len() as u64).to_le_bytes());
-    b.extend(s.as_bytes());
-}
-
-fn put_meta(b: &mut Vec<u8>, key: &str, v: &Meta) {
-    put_str(b, key);
-    // GGUF value type ids: 4 u32, 5 i32, 6 f32, 7 bool, 8 string, 9 array.
-    match v {
-        Meta::U32(x) => {
-            b.extend(4u32.to_le_bytes());
-            b.extend(x.to_le_bytes());
-        }
-        Meta::F32(x) => {
-            b.extend(6u32.to_le_bytes());
-            b.extend(x.to_le_bytes());
-        }
-        Meta::Bool(x) => {
-            b.extend(7u32.to_le_bytes());
-            b.push(*x as u8);
-        }
-        Meta::Str(s) => {
-            b.extend(8u32.to_le_bytes());
-            put_str(b, s);
-        }
-        Meta::Strs(a) => {
-            b.extend(9u32.to_le_bytes());
-            b.extend(8u32.to_le_bytes());
-            b.extend((a.len() as u64).to_le_bytes());
-            for s in a {
-                put_str(b, s);
+impl Meta {
+    fn value(self) -> Value {
+        match self {
+            Meta::U32(x) => Value::U32(x),
+            Meta::F32(x) => Value::F32(x),
+            Meta::Bool(x) => Value::Bool(x),
+            Meta::Str(x) => Value::String(x),
+            Meta::Strs(a) => write::array(
+                GGUFValueType::String,
+                a.into_iter().map(Value::String).collect(),
+            ),
+            Meta::F32s(a) => {
+                write::array(GGUFValueType::F32, a.into_iter().map(Value::F32).collect())
             }
-        }
-        Meta::F32s(a) => {
-            b.extend(9u32.to_le_bytes());
-            b.extend(6u32.to_le_bytes());
-            b.extend((a.len() as u64).to_le_bytes());
-            for x in a {
-                b.extend(x.to_le_bytes());
-            }
-        }
-        Meta::I32s(a) => {
-            b.extend(9u32.to_le_bytes());
-            b.extend(5u32.to_le_bytes());
-            b.extend((a.len() as u64).to_le_bytes());
-            for x in a {
-                b.extend(x.to_le_bytes());
+            Meta::I32s(a) => {
+                write::array(GGUFValueType::I32, a.into_iter().map(Value::I32).collect())
             }
         }
     }
@@ -282,7 +253,10 @@ impl Shape {
                 "general.name".into(),
                 Meta::Str(format!("synthetic {} {}", self.name, ty.name())),
             ),
-            ("general.alignment".into(), Meta::U32(ALIGN as u32)),
+            (
+                "general.alignment".into(),
+                Meta::U32(write::DEFAULT_ALIGNMENT as u32),
+            ),
             (a("context_length"), Meta::U32(self.context as u32)),
             (a("embedding_length"), Meta::U32(self.dim as u32)),
             (a("block_count"), Meta::U32(self.n_layers as u32)),
@@ -394,41 +368,22 @@ impl Shape {
     /// Size of the file `build` would make, in bytes.
     pub fn file_bytes(&self, ty: GgmlType) -> Result<usize> {
         self.check(ty)?;
-        let (header, tensors) = self.layout(ty);
+        let (header, tensors) = self.layout(ty)?;
         Ok(header.len() + tensors.last().map_or(0, |t| t.offset + t.bytes))
     }
 
     /// The header (metadata and tensor records, padded) and where each
     /// tensor's data goes relative to the data section.
-    fn layout(&self, ty: GgmlType) -> (Vec<u8>, Vec<Planned>) {
-        let meta = self.metadata(ty);
+    fn layout(&self, ty: GgmlType) -> Result<(Vec<u8>, Vec<Planned>)> {
+        let mut w = Writer::new();
+        for (k, v) in self.metadata(ty) {
+            w.kv(&k, &v.value())?;
+        }
         let mut tensors = self.tensors(ty);
-        let mut off = 0;
         for t in &mut tensors {
-            let rows: usize = t.dims[1..].iter().product();
-            t.bytes = t.ty.row_bytes(t.dims[0]).unwrap_or(0) * rows;
-            t.offset = off;
-            off = (off + t.bytes).next_multiple_of(ALIGN);
+            (t.offset, t.bytes) = w.tensor(&t.name, t.ty, &t.dims)?;
         }
-        let mut b = Vec::new();
-        b.extend(b"GGUF");
-        b.extend(3u32.to_le_bytes());
-        b.extend((tensors.len() as u64).to_le_bytes());
-        b.extend((meta.len() as u64).to_le_bytes());
-        for (k, v) in &meta {
-            put_meta(&mut b, k, v);
-        }
-        for t in &tensors {
-            put_str(&mut b, &t.name);
-            b.extend((t.dims.len() as u32).to_le_bytes());
-            for &d in &t.dims {
-                b.extend((d as u64).to_le_bytes());
-            }
-            b.extend(t.ty.id().to_le_bytes());
-            b.extend((t.offset as u64).to_le_bytes());
-        }
-        b.resize(b.len().next_multiple_of(ALIGN), 0);
-        (b, tensors)
+        Ok((w.header(), tensors))
     }
 }
 
@@ -509,7 +464,7 @@ pub fn build(shape: &Shape, ty: GgmlType, seed: u64) -> Result<Vec<u8>> {
             "synthetic weights cannot be {ty}"
         )));
     }
-    let (header, tensors) = shape.layout(ty);
+    let (header, tensors) = shape.layout(ty)?;
     let data_len = tensors.last().map_or(0, |t| t.offset + t.bytes);
     let total = header.len() + data_len;
     let mut buf = zeroed(total);

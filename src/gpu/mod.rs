@@ -39,6 +39,7 @@ use std::cell::OnceCell;
 
 use crate::engine::{context_for, Backend, Engine, EngineOptions, Loaded, LocalFuture};
 use crate::error::Result;
+use crate::gguf::Parts;
 use crate::model::{Config, Weights};
 use crate::sampler::Sampler;
 use crate::source::{read_header, read_small, Source};
@@ -303,12 +304,27 @@ pub async fn load_engine(
     clock: fn() -> f64,
     progress: &dyn Fn(f64),
 ) -> Result<Engine> {
+    load_engine_parts(gpu, bytes, &Parts::one(), opts, gpu_opts, clock, progress).await
+}
+
+/// `load_engine` for a model held in memory as one or more whole GGUF
+/// files laid end to end (a split model's files, in order; see
+/// `Loaded::from_parts`).
+pub async fn load_engine_parts(
+    gpu: Gpu,
+    bytes: Vec<u8>,
+    parts: &Parts,
+    opts: EngineOptions,
+    gpu_opts: GpuOptions,
+    clock: fn() -> f64,
+    progress: &dyn Fn(f64),
+) -> Result<Engine> {
     let Loaded {
         config,
         tokenizer,
         info,
         weights,
-    } = Loaded::from_bytes(bytes, opts.load)?;
+    } = Loaded::from_parts(bytes, parts, opts.load)?;
     let ctx = context_for(&config, &opts);
     let backend = GpuBackend::new(
         gpu,

@@ -10,10 +10,13 @@ use serde_json::json;
 use webgguf::chat::TemplateOrigin as ChatTemplateOrigin;
 use webgguf::cpu::Parallel;
 use webgguf::engine::{Engine, EngineOptions, Generation};
+use webgguf::gguf::write;
+use webgguf::gguf::{Gguf, Parts};
 use webgguf::gpu;
 use webgguf::model::LoadOptions;
 use webgguf::pool::ThreadPool;
 use webgguf::sampler::SamplerParams;
+use webgguf::source::Concat;
 use webgguf::Error;
 
 const USAGE: &str = "\
@@ -27,6 +30,9 @@ commands:
   bench    -m MODEL [-p 512] [-n 128] [-r 3] [-d DEPTH] [--json] [--temp T ...]
            (decode greedy unless --temp > 0: then the sampler options apply)
   info     -m MODEL
+  split    --max-tensors N IN.gguf OUT_PREFIX
+           write IN as the files of a split model, OUT_PREFIX-00001-of-0000K.gguf
+           and on, at most N tensors each (llama.cpp's gguf-split layout)
   gpu-bandwidth [--mib 1024] [-r 10] [--json]
            device memory bandwidth through buffer-to-buffer copies
   gpu-profile -m MODEL [-n 64]
@@ -35,7 +41,8 @@ commands:
 
 common options:
   -m, --model MODEL a GGUF file's path, or the name of a model scripts/setup.sh fetches
-                    into .cache/:
+                    into .cache/; for a split model (NAME-00001-of-00003.gguf ...), any
+                    of its files: all are loaded, found by that name pattern
                       smollm2      SmolLM2-135M-Instruct Q4_1 (the default)
                       gemma3-270m  Gemma 3 270M (base) Q4_K_M
                     (default: $WEBGGUF_MODEL, a path or a name, else smollm2; an existing
@@ -127,6 +134,47 @@ fn resolve_model(given: &str) -> String {
         }
         _ => given.to_string(),
     }
+}
+
+/// The files of the model at `path`: itself, or, when it is named like a
+/// file of a split model (`NAME-00001-of-00003.gguf`), all of that
+/// model's files in order, which must all exist.
+fn model_files(path: &str) -> Result<Vec<String>, Error> {
+    let Some((prefix, _, n)) = write::parse_split_name(path) else {
+        return Ok(vec![path.to_string()]);
+    };
+    let files: Vec<String> = (0..n).map(|i| write::split_name(prefix, i, n)).collect();
+    let missing: Vec<&str> = files
+        .iter()
+        .filter(|f| !std::path::Path::new(f).is_file())
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::Split(format!(
+            "{path} names a model split into {n} files, but {} of them {} missing: {}",
+            missing.len(),
+            if missing.len() == 1 { "is" } else { "are" },
+            missing.join(", ")
+        )));
+    }
+    Ok(files)
+}
+
+/// The model at `path` in memory: its file, or all the files of a split
+/// model laid end to end, with where each begins.
+fn read_model_parts(path: &str) -> Result<(Vec<u8>, Parts), Error> {
+    let files = model_files(path)?;
+    if files.len() == 1 {
+        let parts = Parts {
+            names: files,
+            ..Parts::one()
+        };
+        return Ok((read_model(path)?, parts));
+    }
+    let paths: Vec<&std::path::Path> = files.iter().map(std::path::Path::new).collect();
+    let (bytes, lens) = webgguf::native::read_files(&paths)
+        .map_err(|e| Error::Io(format!("cannot read model '{path}' (split): {e}")))?;
+    Ok((bytes, Parts::of_lens(&lens, files)))
 }
 
 fn read_model(path: &str) -> Result<Vec<u8>, Error> {
@@ -230,7 +278,11 @@ pub fn main() -> ExitCode {
         print!("{USAGE}");
         return ExitCode::SUCCESS;
     }
-    let args = match Args::parse(&raw[1..]) {
+    let args = match cmd.as_str() {
+        "split" => Ok(Args { pairs: Vec::new() }),
+        _ => Args::parse(&raw[1..]),
+    };
+    let args = match args {
         Ok(a) => a,
         Err(e) => return usage_error(&e),
     };
@@ -240,6 +292,7 @@ pub fn main() -> ExitCode {
         "tokenize" => cmd_tokenize(&args),
         "bench" => cmd_bench(&args),
         "info" => cmd_info(&args),
+        "split" => cmd_split(&raw[1..]),
         "gpu-bandwidth" => cmd_gpu_bandwidth(&args),
         "gpu-profile" => cmd_gpu_profile(&args),
         other => return usage_error(&format!("unknown command '{other}'")),
@@ -307,9 +360,9 @@ fn load(args: &Args) -> Result<Engine, CliError> {
                 bytes.len() as f64 / 1e6,
                 (now_ms() - t0) / 1000.0
             );
-            Ok(bytes)
+            Ok((bytes, Parts::one()))
         }
-        None => read_model(&path).map_err(CliError::Engine),
+        None => read_model_parts(&path).map_err(CliError::Engine),
     };
     let opts = EngineOptions {
         context: args.num(&["--ctx"], 0)?,
@@ -323,7 +376,11 @@ fn load(args: &Args) -> Result<Engine, CliError> {
         // chunks (no copy of the file in RAM); a synthetic model, or one to
         // upcast, is built in memory first.
         let stream = synthetic.is_none() && !opts.load.upcast_f16;
-        let bytes = if stream { Vec::new() } else { read()? };
+        let (bytes, parts) = if stream {
+            (Vec::new(), Parts::one())
+        } else {
+            read()?
+        };
         let loaded = block_on(async {
             let g = gpu::Gpu::new().await?;
             // `auto` passes over software adapters: on the same cores the
@@ -333,12 +390,18 @@ fn load(args: &Args) -> Result<Engine, CliError> {
             }
             let gopts = gpu_options_from_env();
             if stream {
-                let src = FileSource::open(&path)?;
+                // A split model's files stream as one source.
+                let files = model_files(&path)?;
+                let sources = files
+                    .iter()
+                    .map(|f| FileSource::open(f))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let src = Concat::new(sources)?.with_names(files);
                 return gpu::load_engine_from(g, &src, opts, gopts, now_ms, &|_, _| {})
                     .await
                     .map(Some);
             }
-            gpu::load_engine(g, bytes, opts, gopts, now_ms, &|_| {})
+            gpu::load_engine_parts(g, bytes, &parts, opts, gopts, now_ms, &|_| {})
                 .await
                 .map(Some)
         });
@@ -348,11 +411,10 @@ fn load(args: &Args) -> Result<Engine, CliError> {
             Err(e) if backend == "gpu" => return Err(CliError::Engine(e)),
             Err(e) => eprintln!("GPU unavailable ({e}); using the CPU"),
         }
-        let par: Box<dyn Parallel> = Box::new(ThreadPool::new(threads.max(1)));
-        return Ok(Engine::load_cpu(read()?, opts, par, now_ms)?);
     }
     let par: Box<dyn Parallel> = Box::new(ThreadPool::new(threads.max(1)));
-    Ok(Engine::load_cpu(read()?, opts, par, now_ms)?)
+    let (bytes, parts) = read()?;
+    Ok(Engine::load_cpu_parts(bytes, &parts, opts, par, now_ms)?)
 }
 
 /// A model file read by ranges (the streamed GPU load).
@@ -662,6 +724,53 @@ fn cmd_info(args: &Args) -> CliResult {
     for (name, ty, dims) in &i.tensors {
         println!("  {name:<32} {ty:<7} {dims:?}");
     }
+    Ok(())
+}
+
+/// `split --max-tensors N IN.gguf OUT_PREFIX`: the positional arguments
+/// do not fit `Args`, so this command reads its own.
+fn cmd_split(raw: &[String]) -> CliResult {
+    let mut max = None;
+    let mut files = Vec::new();
+    let mut i = 0;
+    while i < raw.len() {
+        match raw[i].as_str() {
+            "--max-tensors" => {
+                let v = raw.get(i + 1).ok_or("--max-tensors needs a value")?;
+                let n: usize = v
+                    .parse()
+                    .map_err(|_| format!("--max-tensors expects a number, got '{v}'"))?;
+                max = Some(n);
+                i += 2;
+            }
+            a if a.starts_with('-') => return Err(format!("unknown option {a}").into()),
+            a => {
+                files.push(a.to_string());
+                i += 1;
+            }
+        }
+    }
+    let max = max.ok_or("split needs --max-tensors N")?;
+    if max == 0 {
+        return Err("--max-tensors must be at least 1".into());
+    }
+    let [input, prefix] = &files[..] else {
+        return Err("split needs IN.gguf and OUT_PREFIX".into());
+    };
+    let bytes = read_model(input)?;
+    let g = Gguf::parse(&bytes)?;
+    let parts = write::split(&g, &bytes, max)?;
+    let n = parts.len();
+    for (i, part) in parts.iter().enumerate() {
+        let name = write::split_name(prefix, i, n);
+        std::fs::write(&name, part)
+            .map_err(|e| Error::Io(format!("cannot write '{name}': {e}")))?;
+        println!("{name}: {} bytes", part.len());
+    }
+    println!(
+        "{} tensors in {n} files (at most {max} each)",
+        g.tensors.len()
+    );
     Ok(())
 }
 
