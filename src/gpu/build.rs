@@ -449,10 +449,12 @@ impl LayerBufs {
     ) -> Result<LayerBufs> {
         let (qd, kvd) = (c.q_dim(), c.kv_dim());
         let name = |s: &str| format!("blk.{l}.{s}");
-        let (params, gpu) = (gpu, &gpu.for_kind(MemKind::Weights));
-        let kv = params.for_kind(MemKind::KvCache);
+        let (wg, kv) = (
+            gpu.for_kind(MemKind::Weights),
+            gpu.for_kind(MemKind::KvCache),
+        );
         let qkv = MatGroup::upload(
-            gpu,
+            &wg,
             &name("attn_qkv"),
             w,
             &[
@@ -464,7 +466,7 @@ impl LayerBufs {
             fuse,
         )?;
         let gate_up = MatGroup::upload(
-            gpu,
+            &wg,
             &name("ffn_gate_up"),
             w,
             &[
@@ -474,9 +476,9 @@ impl LayerBufs {
             limit,
             fuse,
         )?;
-        let mat = |m: &Matrix, s: &str| GpuMatrix::from_weights(gpu, &name(s), w, m, limit);
+        let mat = |m: &Matrix, s: &str| GpuMatrix::from_weights(&wg, &name(s), w, m, limit);
         let vector =
-            |label: &str, v: &Option<Vec<f32>>| v.as_ref().map(|v| gpu.upload_f32(label, v));
+            |label: &str, v: &Option<Vec<f32>>| v.as_ref().map(|v| wg.upload_f32(label, v));
         let qkv_bias = if layer.bq.is_some() || layer.bk.is_some() || layer.bv.is_some() {
             let mut all = Vec::with_capacity(qd + 2 * kvd);
             for (b, n) in [(&layer.bq, qd), (&layer.bk, kvd), (&layer.bv, kvd)] {
@@ -485,14 +487,14 @@ impl LayerBufs {
                     None => all.extend(std::iter::repeat_n(0.0, n)),
                 }
             }
-            Some(gpu.upload_f32("qkv bias", &all))
+            Some(wg.upload_f32("qkv bias", &all))
         } else {
             None
         };
         let theta_scale = spec.theta_scale(c.rope_dim);
         let neox = c.spec.rope_style == RopeStyle::Neox;
         let rope = |heads: usize| {
-            params.params([
+            gpu.params([
                 heads as u32,
                 c.head_dim as u32,
                 c.rope_dim as u32,
@@ -503,7 +505,7 @@ impl LayerBufs {
                 0,
             ])
         };
-        let att = params.params([
+        let att = gpu.params([
             c.n_heads as u32,
             c.n_kv_heads as u32,
             c.head_dim as u32,
@@ -518,8 +520,8 @@ impl LayerBufs {
             gate_up,
             wo: mat(&layer.wo, "attn_output")?,
             wd: mat(&layer.w_down, "ffn_down")?,
-            attn_norm: gpu.upload_f32("attn_norm", &layer.attn_norm),
-            ffn_norm: gpu.upload_f32("ffn_norm", &layer.ffn_norm),
+            attn_norm: wg.upload_f32("attn_norm", &layer.attn_norm),
+            ffn_norm: wg.upload_f32("ffn_norm", &layer.ffn_norm),
             q_norm: vector("attn_q_norm", &layer.q_norm),
             k_norm: vector("attn_k_norm", &layer.k_norm),
             post_attn_norm: vector("post_attention_norm", &layer.post_attn_norm),
