@@ -8,7 +8,7 @@
 //! file's header alone, without a device, through the same sizing code, so
 //! that a page can ask whether a model fits before it downloads it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What a GPU buffer holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -89,14 +89,16 @@ impl GpuMemory {
     }
 }
 
-/// The adapter limits a plan is checked against (WebGPU's names).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// The adapter limits a plan is checked against (WebGPU's names; from
+/// JS, `{maxStorageBufferBindingSize, maxBufferSize, totalMemory?}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GpuLimits {
     pub max_storage_buffer_binding_size: u64,
     pub max_buffer_size: u64,
     /// GPU memory the caller believes it may use, if known (WebGPU does
     /// not say).
+    #[serde(default)]
     pub total_memory: Option<u64>,
 }
 
