@@ -81,6 +81,58 @@ impl RunState {
     }
 
     pub fn new(c: &Config, ctx: usize, max_batch: usize) -> Result<RunState> {
+        let n = Lens::new(c, ctx, max_batch)?;
+        Ok(RunState {
+            max_batch: n.max_batch,
+            ctx: n.ctx,
+            x: vec![0.0; n.x],
+            xb: vec![0.0; n.x],
+            xo: vec![0.0; n.q],
+            q: vec![0.0; n.q],
+            k: vec![0.0; n.kv],
+            v: vec![0.0; n.kv],
+            delta: vec![0.0; n.x],
+            hb: vec![0.0; n.ff],
+            hb2: vec![0.0; n.ff],
+            mm: vec![0.0; n.mm],
+            act: vec![0; n.act],
+            act_ty: None,
+            xlast: vec![0.0; c.dim],
+            logits: vec![0.0; c.vocab_size],
+            key_cache: zeroed(n.cache, n.ctx)?,
+            value_cache: zeroed(n.cache, n.ctx)?,
+        })
+    }
+
+    /// Bytes `new(c, ctx, max_batch)` allocates: (KV cache, the rest). The
+    /// memory plan (`gpu::plan_memory`) reports them.
+    pub fn footprint(c: &Config, ctx: usize, max_batch: usize) -> (u64, u64) {
+        let Ok(n) = Lens::new(c, ctx, max_batch) else {
+            return (u64::MAX, 0);
+        };
+        let f32s = 3 * n.x + 2 * n.q + 2 * n.kv + 2 * n.ff + n.mm + c.dim + c.vocab_size;
+        (2 * n.cache as u64 * 4, f32s as u64 * 4 + n.act as u64)
+    }
+}
+
+/// Element counts of `RunState`'s buffers.
+struct Lens {
+    max_batch: usize,
+    ctx: usize,
+    /// [batch][dim]: x, xb, delta.
+    x: usize,
+    /// [batch][q_dim]: q, xo.
+    q: usize,
+    kv: usize,
+    ff: usize,
+    mm: usize,
+    act: usize,
+    /// Each cache.
+    cache: usize,
+}
+
+impl Lens {
+    fn new(c: &Config, ctx: usize, max_batch: usize) -> Result<Lens> {
         let ctx = ctx.max(1);
         let max_batch = max_batch.clamp(1, ctx);
         let cache = c
@@ -94,25 +146,16 @@ impl RunState {
         let fused = widest.max(c.q_dim() + 2 * c.kv_dim()).max(2 * c.ffn_dim);
         // Q8_K is the largest activation encoding per element (292 bytes / 256).
         let act_row = (widest / 256 + 1) * 292 + widest * 4;
-        Ok(RunState {
+        Ok(Lens {
             max_batch,
             ctx,
-            x: vec![0.0; max_batch * c.dim],
-            xb: vec![0.0; max_batch * c.dim],
-            xo: vec![0.0; max_batch * c.q_dim()],
-            q: vec![0.0; max_batch * c.q_dim()],
-            k: vec![0.0; max_batch * c.kv_dim()],
-            v: vec![0.0; max_batch * c.kv_dim()],
-            delta: vec![0.0; max_batch * c.dim],
-            hb: vec![0.0; max_batch * c.ffn_dim],
-            hb2: vec![0.0; max_batch * c.ffn_dim],
-            mm: vec![0.0; max_rows.max(max_batch * fused)],
-            act: vec![0; max_batch * act_row],
-            act_ty: None,
-            xlast: vec![0.0; c.dim],
-            logits: vec![0.0; c.vocab_size],
-            key_cache: zeroed(cache, ctx)?,
-            value_cache: zeroed(cache, ctx)?,
+            x: max_batch * c.dim,
+            q: max_batch * c.q_dim(),
+            kv: max_batch * c.kv_dim(),
+            ff: max_batch * c.ffn_dim,
+            mm: max_rows.max(max_batch * fused),
+            act: max_batch * act_row,
+            cache,
         })
     }
 }

@@ -10,6 +10,7 @@ use crate::cpu::{self, Parallel, RunState};
 use crate::error::{Error, Result};
 use crate::gguf::{Gguf, Parts};
 use crate::grammar::{Constraint, GrammarSpec, Grammars};
+use crate::memory::{CpuMemory, Memory};
 use crate::model::{Config, LoadOptions, Weights};
 use crate::sampler::{Extras, Sampler, SamplerParams, TokenLogprobs};
 use crate::tokenizer::{StreamDecoder, Tokenizer};
@@ -52,6 +53,8 @@ pub trait Backend {
     fn device(&self) -> Option<String> {
         None
     }
+    /// The memory the backend holds (`Engine::memory`).
+    fn memory(&self) -> Memory;
 }
 
 pub struct CpuBackend {
@@ -129,6 +132,14 @@ impl Backend for CpuBackend {
     ) -> LocalFuture<'a, Result<&'a [f32]>> {
         let r = self.forward(tokens, pos);
         Box::pin(std::future::ready(r.map(|_| &*self.state.logits_mut())))
+    }
+    fn memory(&self) -> Memory {
+        let (kv, scratch) = RunState::footprint(&self.config, self.state.ctx, self.state.max_batch);
+        Memory {
+            backend: "cpu",
+            gpu: None,
+            cpu: Some(CpuMemory::new(self.weights.data.len() as u64, kv, scratch)),
+        }
     }
 }
 
@@ -418,6 +429,14 @@ impl Engine {
 
     pub fn context_len(&self) -> usize {
         self.backend.context_len()
+    }
+
+    /// What the loaded backend holds: GPU bytes by kind (weights, KV
+    /// cache, scratch) and its largest buffer on the GPU backend; the
+    /// file, KV cache and scratch in memory on the CPU one. The JS
+    /// `model.info.memory`.
+    pub fn memory(&self) -> Memory {
+        self.backend.memory()
     }
 
     pub fn backend_device(&self) -> Option<String> {

@@ -15,6 +15,7 @@ pub mod gguf;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod grammar;
+pub mod memory;
 pub mod model;
 pub mod openai;
 pub mod quant;

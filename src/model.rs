@@ -264,6 +264,19 @@ impl Weights {
         })
     }
 
+    /// The shapes alone, from the header: matrices located as in `plan`,
+    /// vectors of the right lengths but zero (their bytes are not read).
+    /// The memory plan (`gpu::plan_memory`) sizes buffers from it.
+    pub fn layout(g: &Gguf, c: &Config) -> Result<Weights> {
+        let small = Weights::small_tensors(g);
+        let zeros = vec![0u8; small.iter().map(|t| t.size).max().unwrap_or(0)];
+        let w = Weights::assemble(g, c, |t| Ok(&zeros[..t.size.min(zeros.len())]))?;
+        Ok(Weights {
+            resident: false,
+            ..w
+        })
+    }
+
     /// The tensors `plan` reads up front: the 1-D ones, small next to the
     /// matrices (a few KiB per layer).
     pub fn small_tensors(g: &Gguf) -> Vec<&TensorInfo> {

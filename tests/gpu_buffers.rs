@@ -57,8 +57,8 @@ fn dropping_a_gpu_model_destroys_every_buffer_it_created() {
         let mut e =
             Engine::with_backend(config, tokenizer, info, Box::new(backend), common::now_ms);
         let ids = e.prompt_ids("hello");
-        // Greedy, sampled (the GPU sampler's buffers are made on first use)
-        // and sampled with a penalty: every path that allocates.
+        // Greedy, sampled (the GPU sampler's ops are built on first use)
+        // and sampled with a penalty: every path that could allocate.
         for params in [
             SamplerParams::default(),
             SamplerParams {
@@ -76,12 +76,17 @@ fn dropping_a_gpu_model_destroys_every_buffer_it_created() {
             e.reset();
             pollster::block_on(e.generate(&ids, 4, params, &mut |_, _| true)).unwrap();
         }
-        assert!(
-            probe.live_buffers() > at_load,
-            "{name}: the sampler's buffers are tracked"
+        // Every buffer, the sampler's level uniforms included, is made at
+        // load, so that what a load holds (`Gpu::memory`) stays true.
+        assert_eq!(
+            probe.live_buffers(),
+            at_load,
+            "{name}: buffers made after the load"
         );
+        assert_eq!(probe.memory().buffers, at_load as u64, "{name}");
         drop(e);
         assert_eq!(probe.live_buffers(), 0, "{name}: buffers left after drop");
+        assert_eq!(probe.memory().total, 0, "{name}: bytes counted after drop");
     }
 }
 

@@ -18,6 +18,7 @@ use super::ops::{auto_rows, embed_ops, f, matvec_ops, MatvecArgs, QkvArgs, Sampl
 use super::upload::{GpuMatrix, MatGroup};
 use super::{GpuBackend, GpuOptions};
 use crate::error::{Error, Result};
+use crate::memory::MemKind;
 use crate::model::{Activation, Config, Layer, LayerSpec, Matrix, RopeStyle, Weights};
 
 /// Activations for up to `batch` tokens, reused by every layer.
@@ -58,80 +59,58 @@ impl GpuBackend {
         opts: GpuOptions,
         progress: &dyn Fn(f64),
     ) -> Result<GpuBackend> {
-        let ctx = ctx.max(1);
-        if c.head_dim > 512 || !c.head_dim.is_multiple_of(2) {
-            return Err(Error::DeviceLimit(format!(
-                "head size {} (the GPU attention kernel takes even sizes up to 512)",
-                c.head_dim
-            )));
-        }
-        let limit = opts
-            .max_binding
-            .unwrap_or(u64::MAX)
-            .min(gpu.binding_limit());
+        let d = Dims::new(c, ctx, max_batch, &opts, gpu.binding_limit())?;
+        let (ctx, limit, batch) = (d.ctx, d.limit, d.batch);
         let (dim, qd, kvd, ff, vocab) = (c.dim, c.q_dim(), c.kv_dim(), c.ffn_dim, c.vocab_size);
-        let mut batch = max_batch.min(opts.max_batch).clamp(1, ctx);
-        // The one-key-at-a-time attention kernel needs a score scratch that
-        // grows with batch x heads x context; the chunked one needs none.
-        let simple_attention = c.head_dim > 256 || !opts.tuning.chunked_attention;
-        let splits = ctx.div_ceil(kernels::SPLIT_KEYS);
-        let score_cap = gpu.binding_limit().min(256 << 20);
-        while simple_attention && batch > 1 && (batch * c.n_heads * ctx * 4) as u64 > score_cap {
-            batch /= 2;
-        }
-        let b = batch as u64;
+        let z = ScratchSizes::new(c, &d);
         let s = Scratch {
-            x: gpu.storage("x", b * dim as u64 * 4)?,
-            xb: gpu.storage("xb", b * dim as u64 * 4)?,
-            q: gpu.storage("q", b * qd as u64 * 4)?,
-            k: gpu.storage("k", b * kvd as u64 * 4)?,
-            v: gpu.storage("v", b * kvd as u64 * 4)?,
-            xo: gpu.storage("xo", b * qd as u64 * 4)?,
-            hb: gpu.storage("hb", b * ff as u64 * 4)?,
-            hb2: gpu.storage("hb2", b * ff as u64 * 4)?,
-            delta: gpu.storage("delta", b * dim as u64 * 4)?,
-            scores: gpu.storage(
-                "attention scores",
-                if simple_attention {
-                    b * (c.n_heads * ctx) as u64 * 4
-                } else {
-                    4
-                },
-            )?,
-            logits: gpu.storage("logits", vocab as u64 * 4)?,
-            tokens: gpu.storage("tokens", b * 4)?,
+            x: gpu.storage("x", z.x)?,
+            xb: gpu.storage("xb", z.xb)?,
+            q: gpu.storage("q", z.q)?,
+            k: gpu.storage("k", z.k)?,
+            v: gpu.storage("v", z.v)?,
+            xo: gpu.storage("xo", z.xo)?,
+            hb: gpu.storage("hb", z.hb)?,
+            hb2: gpu.storage("hb2", z.hb2)?,
+            delta: gpu.storage("delta", z.delta)?,
+            scores: gpu.storage("attention scores", z.scores)?,
+            logits: gpu.storage("logits", z.logits)?,
+            tokens: gpu.storage("tokens", z.tokens)?,
             step: gpu.step_buffer(),
-            argmax: gpu.storage("argmax", 4)?,
-            partials: gpu.storage("argmax partials", vocab as u64 * 8)?,
-            read_id: [gpu.readback_buffer(4), gpu.readback_buffer(4)],
-            read_logits: gpu.readback_buffer(vocab as u64 * 4),
+            argmax: gpu.storage("argmax", z.argmax)?,
+            partials: gpu.storage("argmax partials", z.partials)?,
+            read_id: [
+                gpu.readback_buffer(z.read_id),
+                gpu.readback_buffer(z.read_id),
+            ],
+            read_logits: gpu.readback_buffer(z.read_logits),
             sample: SampleBufs::new(&gpu, vocab)?,
-            att_part: gpu.storage(
-                "attention splits",
-                (c.n_heads * splits * (c.head_dim + 2) * 4) as u64,
-            )?,
+            att_part: gpu.storage("attention splits", z.att_part)?,
         };
+        // Weights (with norms, biases and rope factors) and the KV cache
+        // are counted apart from the rest (`Gpu::memory`).
+        let wg = gpu.for_kind(MemKind::Weights);
         let mut k = Kernels::new(&gpu, &opts.tuning);
         let mut keep = Vec::new();
         let mut mats = Vec::new();
 
-        let embd = GpuMatrix::from_weights(&gpu, "token_embd", w, &w.token_embd, limit)?;
+        let embd = GpuMatrix::from_weights(&wg, "token_embd", w, &w.token_embd, limit)?;
         let embed_scale = c.spec.embed_scale.unwrap_or(1.0);
         let embed = embed_ops(&gpu, &mut k, &embd, &s.tokens, &s.x, embed_scale)?;
 
         let shared = Shared {
             ff: match &w.rope_freqs {
-                Some(v) => gpu.upload_f32("rope_freqs", v),
-                None => gpu.upload_f32("rope_freqs", &[1.0]),
+                Some(v) => wg.upload_f32("rope_freqs", v),
+                None => wg.upload_f32("rope_freqs", &[1.0]),
             },
             norm: gpu.params([dim as u32, f(c.norm_eps), 0, 0, 0, 0, 0, 0]),
             head_norm: gpu.params([c.head_dim as u32, f(c.norm_eps), 0, 0, 0, 0, 0, 0]),
             ew_q: gpu.params([qd as u32, kernels::NX, 0, 0, 0, 0, 0, 0]),
             ew_kv: gpu.params([kvd as u32, kernels::NX, 0, 0, 0, 0, 0, 0]),
             ew_ff: gpu.params([ff as u32, kernels::NX, 0, 0, 0, 0, 0, 0]),
-            simple_attention,
-            split_attention: !simple_attention && opts.tuning.split_attention,
-            splits,
+            simple_attention: d.simple_attention,
+            split_attention: d.split_attention,
+            splits: d.splits,
             // Workgroups of the chunked and split kernels: kv heads x
             // query slots per kv head.
             att_wgs: {
@@ -139,8 +118,7 @@ impl GpuBackend {
                 let (_, qs) = kernels::chunk_shape(c.head_dim, group);
                 c.n_kv_heads as u32 * (group as u32).div_ceil(qs)
             },
-            // The fused q/k/v kernel handles rows in quads of two pairs.
-            quads: c.head_dim.is_multiple_of(4) && c.rope_dim.is_multiple_of(4),
+            quads: d.quads,
         };
 
         let mut layers = Vec::new();
@@ -174,7 +152,7 @@ impl GpuBackend {
             progress((l + 1) as f64 / w.layers.len() as f64);
         }
 
-        let out_norm = gpu.upload_f32("output_norm", &w.output_norm);
+        let out_norm = wg.upload_f32("output_norm", &w.output_norm);
         // The LM head also leaves the best row of each workgroup, so that
         // argmax scans those instead of the whole vocabulary.
         let head_rows = auto_rows(vocab, Mv::Head);
@@ -190,9 +168,7 @@ impl GpuBackend {
         let out = if w.output == w.token_embd {
             None
         } else {
-            Some(GpuMatrix::from_weights(
-                &gpu, "output", w, &w.output, limit,
-            )?)
+            Some(GpuMatrix::from_weights(&wg, "output", w, &w.output, limit)?)
         };
         let out_m = out.as_ref().unwrap_or(&embd);
         let head = matvec_ops(&gpu, &mut k, out_m, 0..vocab, &head_args)?;
@@ -257,6 +233,147 @@ impl GpuBackend {
             _keep: keep,
             _matrices: mats,
         })
+    }
+}
+
+/// What a load decides from the config and options before it makes a
+/// buffer; `build` and the memory plan (`plan.rs`) both start from it.
+pub(super) struct Dims {
+    pub(super) ctx: usize,
+    /// The prefill batch the scratch holds.
+    pub(super) batch: usize,
+    /// The most bytes one weight buffer holds.
+    pub(super) limit: u64,
+    /// The one-key-at-a-time attention kernel (with its score scratch).
+    pub(super) simple_attention: bool,
+    /// A third layer list, for decode past SPLIT_KEYS keys.
+    pub(super) split_attention: bool,
+    pub(super) splits: usize,
+    /// The fused q/k/v kernel handles rows in quads of two pairs.
+    pub(super) quads: bool,
+}
+
+impl Dims {
+    /// `binding_limit`: the device's (`Gpu::binding_limit`).
+    pub(super) fn new(
+        c: &Config,
+        ctx: usize,
+        max_batch: usize,
+        opts: &GpuOptions,
+        binding_limit: u64,
+    ) -> Result<Dims> {
+        let ctx = ctx.max(1);
+        if c.head_dim > 512 || !c.head_dim.is_multiple_of(2) {
+            return Err(Error::DeviceLimit(format!(
+                "head size {} (the GPU attention kernel takes even sizes up to 512)",
+                c.head_dim
+            )));
+        }
+        let limit = opts.max_binding.unwrap_or(u64::MAX).min(binding_limit);
+        let mut batch = max_batch.min(opts.max_batch).clamp(1, ctx);
+        // The one-key-at-a-time attention kernel needs a score scratch that
+        // grows with batch x heads x context; the chunked one needs none.
+        let simple_attention = c.head_dim > 256 || !opts.tuning.chunked_attention;
+        let score_cap = binding_limit.min(256 << 20);
+        while simple_attention && batch > 1 && (batch * c.n_heads * ctx * 4) as u64 > score_cap {
+            batch /= 2;
+        }
+        Ok(Dims {
+            ctx,
+            batch,
+            limit,
+            simple_attention,
+            split_attention: !simple_attention && opts.tuning.split_attention,
+            splits: ctx.div_ceil(kernels::SPLIT_KEYS),
+            quads: c.head_dim.is_multiple_of(4) && c.rope_dim.is_multiple_of(4),
+        })
+    }
+}
+
+/// Bytes of one layer's key (or value) cache: f16, `ctx` x kv_dim.
+pub(super) fn kv_cache_bytes(c: &Config, ctx: usize) -> u64 {
+    (ctx * c.kv_dim() * 2) as u64
+}
+
+/// The bytes asked for each `Scratch` buffer (before `padded`).
+pub(super) struct ScratchSizes {
+    x: u64,
+    xb: u64,
+    q: u64,
+    k: u64,
+    v: u64,
+    xo: u64,
+    hb: u64,
+    hb2: u64,
+    delta: u64,
+    scores: u64,
+    logits: u64,
+    tokens: u64,
+    argmax: u64,
+    partials: u64,
+    att_part: u64,
+    read_id: u64,
+    read_logits: u64,
+}
+
+impl ScratchSizes {
+    pub(super) fn new(c: &Config, d: &Dims) -> ScratchSizes {
+        let b = d.batch as u64;
+        let (dim, qd, kvd, ff) = (
+            c.dim as u64,
+            c.q_dim() as u64,
+            c.kv_dim() as u64,
+            c.ffn_dim as u64,
+        );
+        let vocab = c.vocab_size as u64;
+        ScratchSizes {
+            x: b * dim * 4,
+            xb: b * dim * 4,
+            q: b * qd * 4,
+            k: b * kvd * 4,
+            v: b * kvd * 4,
+            xo: b * qd * 4,
+            hb: b * ff * 4,
+            hb2: b * ff * 4,
+            delta: b * dim * 4,
+            scores: if d.simple_attention {
+                b * (c.n_heads * d.ctx) as u64 * 4
+            } else {
+                4
+            },
+            logits: vocab * 4,
+            tokens: b * 4,
+            argmax: 4,
+            partials: vocab * 8,
+            att_part: (c.n_heads * d.splits * (c.head_dim + 2) * 4) as u64,
+            read_id: 4,
+            read_logits: vocab * 4,
+        }
+    }
+
+    /// Every buffer's bytes as asked (the two id readbacks apart), the
+    /// step uniform and the sampler's aside.
+    pub(super) fn all(&self) -> [u64; 18] {
+        [
+            self.x,
+            self.xb,
+            self.q,
+            self.k,
+            self.v,
+            self.xo,
+            self.hb,
+            self.hb2,
+            self.delta,
+            self.scores,
+            self.logits,
+            self.tokens,
+            self.argmax,
+            self.partials,
+            self.att_part,
+            self.read_id,
+            self.read_id,
+            self.read_logits,
+        ]
     }
 }
 
@@ -332,8 +449,12 @@ impl LayerBufs {
     ) -> Result<LayerBufs> {
         let (qd, kvd) = (c.q_dim(), c.kv_dim());
         let name = |s: &str| format!("blk.{l}.{s}");
+        let (wg, kv) = (
+            gpu.for_kind(MemKind::Weights),
+            gpu.for_kind(MemKind::KvCache),
+        );
         let qkv = MatGroup::upload(
-            gpu,
+            &wg,
             &name("attn_qkv"),
             w,
             &[
@@ -345,7 +466,7 @@ impl LayerBufs {
             fuse,
         )?;
         let gate_up = MatGroup::upload(
-            gpu,
+            &wg,
             &name("ffn_gate_up"),
             w,
             &[
@@ -355,9 +476,9 @@ impl LayerBufs {
             limit,
             fuse,
         )?;
-        let mat = |m: &Matrix, s: &str| GpuMatrix::from_weights(gpu, &name(s), w, m, limit);
+        let mat = |m: &Matrix, s: &str| GpuMatrix::from_weights(&wg, &name(s), w, m, limit);
         let vector =
-            |label: &str, v: &Option<Vec<f32>>| v.as_ref().map(|v| gpu.upload_f32(label, v));
+            |label: &str, v: &Option<Vec<f32>>| v.as_ref().map(|v| wg.upload_f32(label, v));
         let qkv_bias = if layer.bq.is_some() || layer.bk.is_some() || layer.bv.is_some() {
             let mut all = Vec::with_capacity(qd + 2 * kvd);
             for (b, n) in [(&layer.bq, qd), (&layer.bk, kvd), (&layer.bv, kvd)] {
@@ -366,7 +487,7 @@ impl LayerBufs {
                     None => all.extend(std::iter::repeat_n(0.0, n)),
                 }
             }
-            Some(gpu.upload_f32("qkv bias", &all))
+            Some(wg.upload_f32("qkv bias", &all))
         } else {
             None
         };
@@ -399,8 +520,8 @@ impl LayerBufs {
             gate_up,
             wo: mat(&layer.wo, "attn_output")?,
             wd: mat(&layer.w_down, "ffn_down")?,
-            attn_norm: gpu.upload_f32("attn_norm", &layer.attn_norm),
-            ffn_norm: gpu.upload_f32("ffn_norm", &layer.ffn_norm),
+            attn_norm: wg.upload_f32("attn_norm", &layer.attn_norm),
+            ffn_norm: wg.upload_f32("ffn_norm", &layer.ffn_norm),
             q_norm: vector("attn_q_norm", &layer.q_norm),
             k_norm: vector("attn_k_norm", &layer.k_norm),
             post_attn_norm: vector("post_attention_norm", &layer.post_attn_norm),
@@ -411,8 +532,8 @@ impl LayerBufs {
                 vector("attn_v.bias", &layer.bv),
             ],
             qkv_bias,
-            kc: gpu.storage("key cache", (ctx * kvd * 2) as u64)?,
-            vc: gpu.storage("value cache", (ctx * kvd * 2) as u64)?,
+            kc: kv.storage("key cache", kv_cache_bytes(c, ctx))?,
+            vc: kv.storage("value cache", kv_cache_bytes(c, ctx))?,
             rope_q: rope(c.n_heads),
             rope_k: rope(c.n_kv_heads),
             att,

@@ -13,6 +13,7 @@ use wgpu::util::DeviceExt;
 
 use super::kernels::{self, Op};
 use crate::error::{Error, Result};
+use crate::memory::{GpuLimits, GpuMemory, MemKind};
 
 /// A buffer-to-buffer copy after a pass: (source, destination, bytes).
 pub type Copy<'a> = (&'a wgpu::Buffer, &'a wgpu::Buffer, u64);
@@ -35,13 +36,35 @@ pub struct Gpu {
     /// Every buffer created through this handle (and its clones) since
     /// `tracking()`, so that the owner can destroy them all: in the browser a
     /// dropped wgpu handle does not free GPU memory, only `destroy()` does.
-    owned: Option<Arc<Mutex<Vec<wgpu::Buffer>>>>,
+    owned: Option<Arc<Mutex<Owned>>>,
+    /// What buffers created through this handle hold (`for_kind`).
+    kind: MemKind,
     /// A streamed load's writes still to come from the source (`defer`).
     deferred: Option<Arc<Mutex<Deferred>>>,
     /// Bytes read back from the device through this handle and every
     /// handle cloned or derived from it (`bytes_read`).
     read_back: Arc<AtomicU64>,
 }
+
+/// A tracking handle's live buffers, and their bytes by kind.
+#[derive(Default)]
+struct Owned {
+    bufs: Vec<wgpu::Buffer>,
+    memory: GpuMemory,
+}
+
+/// The size of a buffer made for `bytes` bytes: every storage, upload,
+/// uniform and readback buffer is rounded up to a multiple of 4 bytes and
+/// is at least 4 (wgpu's `create_buffer_init` pads the same way). The
+/// memory plan (`gpu::plan_memory`) sizes buffers with it too.
+pub fn padded(bytes: u64) -> u64 {
+    bytes.max(4).next_multiple_of(4)
+}
+
+/// Bytes of the uniform block `params` makes (eight 32-bit words).
+pub const PARAMS_BYTES: u64 = 32;
+/// Bytes of the per-step uniform (`step_buffer`).
+pub const STEP_BYTES: u64 = 16;
 
 /// Weight bytes a streamed load writes into buffers that exist already.
 #[derive(Default)]
@@ -101,6 +124,7 @@ impl Gpu {
             features,
             status,
             owned: None,
+            kind: MemKind::Scratch,
             deferred: None,
             read_back: Arc::default(),
         })
@@ -190,21 +214,44 @@ impl Gpu {
 
     /// Buffers created through this tracking handle and not yet destroyed.
     pub fn live_buffers(&self) -> usize {
-        self.owned.as_ref().map_or(0, |o| lock(o).len())
+        self.owned.as_ref().map_or(0, |o| lock(o).bufs.len())
+    }
+
+    /// The bytes of the buffers created through this tracking handle (and
+    /// not yet destroyed), by kind, and the largest of them.
+    pub fn memory(&self) -> GpuMemory {
+        self.owned
+            .as_ref()
+            .map_or_else(GpuMemory::default, |o| lock(o).memory)
+    }
+
+    /// The same handle, counting the buffers created through it as `kind`
+    /// (a plain handle's are `MemKind::Scratch`).
+    pub fn for_kind(&self, kind: MemKind) -> Gpu {
+        Gpu {
+            kind,
+            ..self.clone()
+        }
     }
 
     /// Destroy every buffer created through this tracking handle.
     pub fn destroy_buffers(&self) {
         if let Some(o) = &self.owned {
-            for b in lock(o).drain(..) {
+            let mut o = lock(o);
+            for b in o.bufs.drain(..) {
                 b.destroy();
             }
+            o.memory = GpuMemory::default();
         }
     }
 
+    /// Every buffer passes here: a tracking handle keeps it (for
+    /// `destroy_buffers`) and counts its bytes under the handle's kind.
     fn own(&self, b: wgpu::Buffer) -> wgpu::Buffer {
         if let Some(o) = &self.owned {
-            lock(o).push(b.clone());
+            let mut o = lock(o);
+            o.memory.add(self.kind, b.size());
+            o.bufs.push(b.clone());
         }
         b
     }
@@ -217,6 +264,15 @@ impl Gpu {
 
     pub fn buffer_init(&self, desc: &wgpu::util::BufferInitDescriptor) -> wgpu::Buffer {
         self.own(self.device.create_buffer_init(desc))
+    }
+
+    /// The limits a memory plan is checked against (`gpu::plan_memory`).
+    pub fn plan_limits(&self) -> GpuLimits {
+        GpuLimits {
+            max_storage_buffer_binding_size: self.limits.max_storage_buffer_binding_size,
+            max_buffer_size: self.limits.max_buffer_size,
+            total_memory: None,
+        }
     }
 
     /// Largest buffer one binding may see.
@@ -232,7 +288,7 @@ impl Gpu {
 
     /// A zeroed storage buffer of at least `bytes` (rounded up to 4).
     pub fn storage(&self, label: &str, bytes: u64) -> Result<wgpu::Buffer> {
-        let size = bytes.max(4).next_multiple_of(4);
+        let size = padded(bytes);
         if size > self.binding_limit() {
             return Err(Error::DeviceLimit(format!(
                 "{label} needs {size} bytes but a storage binding holds at most {}",
@@ -272,7 +328,7 @@ impl Gpu {
         let total: usize = pieces.iter().map(|p| p.len()).sum();
         let buf = self.buffer(&wgpu::BufferDescriptor {
             label: Some(label),
-            size: total.max(1).next_multiple_of(4) as u64,
+            size: padded(total as u64),
             usage: Self::USAGE,
             mapped_at_creation: true,
         });
@@ -297,7 +353,7 @@ impl Gpu {
     }
 
     /// A uniform block of eight 32-bit words (most kernels' `Params`).
-    pub fn params(&self, words: [u32; 8]) -> wgpu::Buffer {
+    pub fn params(&self, words: [u32; PARAMS_BYTES as usize / 4]) -> wgpu::Buffer {
         self.params_words(&words)
     }
 
@@ -314,7 +370,7 @@ impl Gpu {
     pub fn step_buffer(&self) -> wgpu::Buffer {
         self.buffer(&wgpu::BufferDescriptor {
             label: Some("step"),
-            size: 16,
+            size: STEP_BYTES,
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         })
@@ -323,7 +379,7 @@ impl Gpu {
     pub fn readback_buffer(&self, bytes: u64) -> wgpu::Buffer {
         self.buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
-            size: bytes.max(4).next_multiple_of(4),
+            size: padded(bytes),
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         })

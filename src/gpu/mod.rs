@@ -29,6 +29,7 @@ pub mod profile;
 mod build;
 mod device;
 mod ops;
+mod plan;
 mod schedule;
 pub mod stream;
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -40,6 +41,7 @@ use std::cell::OnceCell;
 use crate::engine::{context_for, Backend, Engine, EngineOptions, Loaded, LocalFuture};
 use crate::error::Result;
 use crate::gguf::Parts;
+use crate::memory::Memory;
 use crate::model::{Config, Weights};
 use crate::sampler::Sampler;
 use crate::source::{read_header, read_small, Source};
@@ -50,6 +52,7 @@ pub use kernels::{Kernels, Mv, Op, Shape};
 pub use ops::{
     auto_rows, embed_ops, matvec_ops, sample_ops, MatvecArgs, QkvArgs, SampleBufs, PEN_CAP,
 };
+pub use plan::{gpu_memory, plan_memory, MemoryPlan, PlanOptions};
 pub use schedule::Tail;
 use schedule::{Fed, Recipe};
 pub use upload::{GpuMatrix, MatGroup, Part, Sec};
@@ -292,6 +295,21 @@ impl Backend for GpuBackend {
     fn device(&self) -> Option<String> {
         Some(self.gpu.summary())
     }
+    fn memory(&self) -> Memory {
+        Memory {
+            backend: "gpu",
+            gpu: Some(self.gpu.memory()),
+            cpu: None,
+        }
+    }
+}
+
+/// The memory plan of the model `src` holds, from its header alone (one
+/// read for most files; see `read_header`): what a page asks before it
+/// downloads a model. See `plan_memory`.
+pub async fn plan_from(src: &dyn Source, opts: &PlanOptions) -> Result<MemoryPlan> {
+    let (g, _) = read_header(src).await?;
+    plan_memory(&g, opts)
 }
 
 /// Load a GGUF file held in memory onto `gpu` and wrap it in an engine;

@@ -175,11 +175,9 @@ pub fn matvec_ops(
     let mut ops = Vec::new();
     let mut part_base = 0;
     for p in &m.parts {
-        let lo = rows.start.max(p.row_off);
-        let hi = rows.end.min(p.row_off + p.rows);
-        if lo >= hi {
+        let Some((lo, hi)) = overlap(p.row_off, p.rows, &rows) else {
             continue;
-        }
+        };
         let n = (hi - lo) as u32;
         let groups = n.div_ceil(r);
         let nx = groups.min(kernels::NX);
@@ -191,7 +189,7 @@ pub fn matvec_ops(
             | (q.is_some_and(|q| q.bias.is_some()) as u32) << 3
             | (q.is_some_and(|q| q.neox) as u32) << 4
             | (q.is_some_and(|q| q.has_ff) as u32) << 5;
-        let params = gpu.params_words(&[
+        let words: [u32; MATVEC_PARAM_WORDS] = [
             n,
             m.cols as u32,
             (lo - p.row_off - first) as u32,
@@ -216,7 +214,8 @@ pub fn matvec_ops(
             0,
             0,
             0,
-        ]);
+        ];
+        let params = gpu.params_words(&words);
         part_base += groups;
         let g = a.norm.map_or(a.x, |n| n.0);
         // The tiled kernel reads x only through its vec4 alias when it has one.
@@ -259,6 +258,18 @@ pub fn matvec_ops(
         });
     }
     Ok(ops)
+}
+
+/// 32-bit words of a matvec dispatch's uniform block (one per part).
+pub const MATVEC_PARAM_WORDS: usize = 24;
+
+/// The rows of `rows` that a part holding `n` rows from `row_off` has, if
+/// any: `matvec_ops` makes one dispatch (and one uniform block) per such
+/// part, and the memory plan counts them with it.
+pub fn overlap(row_off: usize, n: usize, rows: &std::ops::Range<usize>) -> Option<(usize, usize)> {
+    let lo = rows.start.max(row_off);
+    let hi = rows.end.min(row_off + n);
+    (lo < hi).then_some((lo, hi))
 }
 
 /// Dispatches that gather the rows `tokens` names into `x`, times `scale`,
@@ -317,25 +328,65 @@ pub struct SampleBufs {
     /// masked step (`write_mask`); read by sample.wgsl's `first` when the
     /// step's parameters say so, and by argmax.wgsl's `masked`.
     pub mask: wgpu::Buffer,
+    /// Each merge level's uniform (`sample_levels`), the last one's last;
+    /// made here so that the first sampled step allocates nothing.
+    pub levels: Vec<wgpu::Buffer>,
+}
+
+/// Bytes of the per-step `Sampling` uniform.
+pub const SAMPLING_BYTES: u64 = 48;
+/// Bytes of a sampler level's uniform.
+pub const LEVEL_BYTES: u64 = 16;
+
+/// The sampler's buffer sizes for `vocab` tokens: (penalized tokens, each
+/// candidate buffer, chunk stats, mask), in bytes before padding.
+pub fn sample_sizes(vocab: usize) -> [u64; 4] {
+    let pairs = vocab.div_ceil(1024) as u64 * 128;
+    [
+        PEN_CAP as u64 * 4,
+        pairs * 8,
+        vocab.div_ceil(1024) as u64 * 8,
+        vocab.div_ceil(32) as u64 * 4,
+    ]
+}
+
+/// The candidate counts the sampler's levels start from: one merge per
+/// entry but the last, then the last level.
+pub fn sample_levels(vocab: usize) -> Vec<usize> {
+    let mut n = vocab.div_ceil(1024) * 128;
+    let mut v = Vec::new();
+    while n > 1024 {
+        v.push(n);
+        n = n.div_ceil(1024) * 128;
+    }
+    v.push(n);
+    v
 }
 
 impl SampleBufs {
     pub fn new(gpu: &Gpu, vocab: usize) -> Result<SampleBufs> {
-        let pairs = vocab.div_ceil(1024) as u64 * 128;
+        let [pen, cand, stat, mask] = sample_sizes(vocab);
         Ok(SampleBufs {
             params: gpu.buffer(&wgpu::BufferDescriptor {
                 label: Some("sampling"),
-                size: 48,
+                size: SAMPLING_BYTES,
                 usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             }),
-            pen: gpu.storage("penalized tokens", PEN_CAP as u64 * 4)?,
+            pen: gpu.storage("penalized tokens", pen)?,
             cand: [
-                gpu.storage("candidates", pairs * 8)?,
-                gpu.storage("candidates", pairs * 8)?,
+                gpu.storage("candidates", cand)?,
+                gpu.storage("candidates", cand)?,
             ],
-            stat: gpu.storage("chunk stats", vocab.div_ceil(1024) as u64 * 8)?,
-            mask: gpu.storage("token mask", vocab.div_ceil(32) as u64 * 4)?,
+            stat: gpu.storage("chunk stats", stat)?,
+            mask: gpu.storage("token mask", mask)?,
+            levels: sample_levels(vocab)
+                .into_iter()
+                .map(|n| {
+                    let words: [u32; LEVEL_BYTES as usize / 4] = [n as u32, 0, 0, 0];
+                    gpu.params_words(&words)
+                })
+                .collect(),
         })
     }
 
@@ -397,7 +448,6 @@ pub fn sample_ops(
     b: &SampleBufs,
     vocab: usize,
 ) -> Vec<Op> {
-    let level = |n: usize| gpu.params_words(&[n as u32, 0, 0, 0]);
     let groups = vocab.div_ceil(1024);
     let mut ops = vec![Op {
         bind: kernels::bind(
@@ -416,24 +466,23 @@ pub fn sample_ops(
         shape: Shape::Fixed([groups as u32, 1, 1]),
         label: "sample",
     }];
-    let (mut n, mut cur) = (groups * 128, 0);
-    while n > 1024 {
+    let levels = sample_levels(vocab);
+    let (merges, last) = b.levels.split_at(levels.len() - 1);
+    let mut cur = 0;
+    for (&n, l) in levels.iter().zip(merges) {
         let groups = n.div_ceil(1024);
-        let l = level(n);
         ops.push(Op {
             bind: kernels::bind(
                 gpu,
                 &k.sample_merge(gpu),
-                &[(1, &b.cand[cur]), (2, &b.cand[1 - cur]), (5, &l)],
+                &[(1, &b.cand[cur]), (2, &b.cand[1 - cur]), (5, l)],
             ),
             pipeline: k.sample_merge(gpu),
             shape: Shape::Fixed([groups as u32, 1, 1]),
             label: "sample",
         });
-        n = groups * 128;
         cur = 1 - cur;
     }
-    let l = level(n);
     ops.push(Op {
         bind: kernels::bind(
             gpu,
@@ -442,7 +491,7 @@ pub fn sample_ops(
                 (1, &b.cand[cur]),
                 (3, out),
                 (4, &b.params),
-                (5, &l),
+                (5, &last[0]),
                 (7, &b.stat),
             ],
         ),

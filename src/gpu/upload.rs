@@ -65,33 +65,9 @@ impl GpuMatrix {
         bytes: Bytes,
         limit: u64,
     ) -> Result<GpuMatrix> {
-        if !kernels::supported(ty) {
-            return Err(Error::UnsupportedTensorType {
-                tensor: label.into(),
-                type_name: ty.name().into(),
-            });
-        }
-        let row_bytes = ty
-            .row_bytes(cols)
-            .filter(|&rb| rb * rows == bytes.len())
-            .ok_or_else(|| {
-                Error::ShapeMismatch(format!(
-                    "{label}: {} bytes for {rows}x{cols} {ty}",
-                    bytes.len()
-                ))
-            })?;
-        let per = ((limit & !3) / row_bytes.max(1) as u64) as usize;
-        if per == 0 {
-            return Err(Error::DeviceLimit(format!(
-                "{label}: one row takes {row_bytes} bytes, more than a storage binding's {limit}"
-            )));
-        }
-        // Byte offsets inside a part are u32 in the shaders.
-        let per = per.min((u32::MAX as usize) / row_bytes.max(1));
+        let (row_bytes, spans) = split_rows(label, ty, rows, cols, bytes.len(), limit)?;
         let mut parts = Vec::new();
-        let mut r = 0;
-        while r < rows {
-            let n = per.min(rows - r);
+        for (r, n) in spans {
             let (a, b) = (r * row_bytes, (r + n) * row_bytes);
             let buf = match bytes {
                 Bytes::Here(data) => gpu.upload(label, &data[a..b]),
@@ -106,7 +82,6 @@ impl GpuMatrix {
                 row_off: r,
                 rows: n,
             });
-            r += n;
         }
         Ok(GpuMatrix {
             ty,
@@ -141,6 +116,74 @@ impl GpuMatrix {
             Bytes::of(&w.data, w.resident, m),
             limit,
         )
+    }
+}
+
+/// How `GpuMatrix` splits a matrix of `len` bytes (`rows` rows of `cols`
+/// in format `ty`) across buffers of at most `limit` bytes: its row size
+/// and each part's (first row, rows). The memory plan uses it too.
+pub fn split_rows(
+    label: &str,
+    ty: GgmlType,
+    rows: usize,
+    cols: usize,
+    len: usize,
+    limit: u64,
+) -> Result<(usize, Vec<(usize, usize)>)> {
+    if !kernels::supported(ty) {
+        return Err(Error::UnsupportedTensorType {
+            tensor: label.into(),
+            type_name: ty.name().into(),
+        });
+    }
+    let row_bytes = ty
+        .row_bytes(cols)
+        .filter(|&rb| rb * rows == len)
+        .ok_or_else(|| {
+            Error::ShapeMismatch(format!("{label}: {len} bytes for {rows}x{cols} {ty}"))
+        })?;
+    let per = ((limit & !3) / row_bytes.max(1) as u64) as usize;
+    if per == 0 {
+        return Err(Error::DeviceLimit(format!(
+            "{label}: one row takes {row_bytes} bytes, more than a storage binding's {limit}"
+        )));
+    }
+    // Byte offsets inside a part are u32 in the shaders.
+    let per = per.min((u32::MAX as usize) / row_bytes.max(1));
+    let mut spans = Vec::new();
+    let mut r = 0;
+    while r < rows {
+        let n = per.min(rows - r);
+        spans.push((r, n));
+        r += n;
+    }
+    Ok((row_bytes, spans))
+}
+
+/// Whether `MatGroup` concatenates `members` into one buffer (with `fuse`,
+/// under `limit`), and if so its bytes. The memory plan uses it too.
+pub fn concat_bytes(members: &[&Matrix], limit: u64, fuse: bool) -> Option<usize> {
+    let first = members[0];
+    let same_ty = members.iter().all(|m| m.ty == first.ty);
+    let same_cols = members.iter().all(|m| m.cols == first.cols);
+    let fusable = if same_ty {
+        kernels::supported(first.ty)
+    } else {
+        members.iter().all(|m| kernels::mixable(m.ty, m.cols))
+    };
+    let total: usize = members.iter().map(|m| member_bytes(m, same_ty)).sum();
+    (fuse && same_cols && fusable && (total as u64) <= (limit & !3) && total <= u32::MAX as usize)
+        .then_some(total)
+}
+
+/// A member's bytes in a concatenated group: members of a mixed group
+/// start on 4-byte boundaries (a uniform group's rows follow each other as
+/// in one matrix).
+fn member_bytes(m: &Matrix, same_ty: bool) -> usize {
+    if same_ty {
+        m.size()
+    } else {
+        m.size().next_multiple_of(4)
     }
 }
 
@@ -212,22 +255,8 @@ impl MatGroup {
     ) -> Result<MatGroup> {
         let first = members[0].1;
         let same_ty = members.iter().all(|(_, m)| m.ty == first.ty);
-        let same_cols = members.iter().all(|(_, m)| m.cols == first.cols);
-        let fusable = if same_ty {
-            kernels::supported(first.ty)
-        } else {
-            members.iter().all(|(_, m)| kernels::mixable(m.ty, m.cols))
-        };
-        // Members start on 4-byte boundaries (mixed groups only: a
-        // uniform group's rows follow each other as in one matrix).
-        let pad = |n: usize| if same_ty { n } else { n.next_multiple_of(4) };
-        let total: usize = members.iter().map(|(_, m)| pad(m.size())).sum();
-        if fuse
-            && same_cols
-            && fusable
-            && (total as u64) <= (limit & !3)
-            && total <= u32::MAX as usize
-        {
+        let mats: Vec<&Matrix> = members.iter().map(|(_, m)| *m).collect();
+        if let Some(total) = concat_bytes(&mats, limit, fuse) {
             // One binding holds them all: each member is copied from the
             // file's bytes to its offset (phi3's fused tensors are already
             // adjacent views; separate tensors are not joined in RAM either).
@@ -244,7 +273,7 @@ impl MatGroup {
                     byte0: byte,
                     row_bytes: m.row_bytes,
                 });
-                let size = pad(m.size());
+                let size = member_bytes(m, same_ty);
                 if resident {
                     pieces.push(m.bytes(data));
                     pieces.push(&ZEROS[..size - m.size()]);

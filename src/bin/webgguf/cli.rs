@@ -29,7 +29,11 @@ commands:
   tokenize -m MODEL --text T [--no-special] --json
   bench    -m MODEL [-p 512] [-n 128] [-r 3] [-d DEPTH] [--json] [--temp T ...]
            (decode greedy unless --temp > 0: then the sampler options apply)
-  info     -m MODEL
+  info     -m MODEL [--context N] [--json]
+           the model, and its memory plan made from the header alone (GPU
+           weights / KV cache / scratch and largest buffer against WebGPU's
+           default limits; the CPU engine against 4 GiB of wasm memory),
+           then what the loaded backend holds (--json: the plan as JSON only)
   split    --max-tensors N IN.gguf OUT_PREFIX
            write IN as the files of a split model, OUT_PREFIX-00001-of-0000K.gguf
            and on, at most N tensors each (llama.cpp's gguf-split layout)
@@ -365,7 +369,7 @@ fn load(args: &Args) -> Result<Engine, CliError> {
         None => read_model_parts(&path).map_err(CliError::Engine),
     };
     let opts = EngineOptions {
-        context: args.num(&["--ctx"], 0)?,
+        context: args.num(&["--ctx", "--context"], 0)?,
         load: LoadOptions {
             upcast_f16: args.flag("--upcast-f16"),
         },
@@ -675,7 +679,26 @@ fn cmd_gpu_profile(args: &Args) -> CliResult {
 }
 
 fn cmd_info(args: &Args) -> CliResult {
-    args.check(COMMON)?;
+    let mut allowed = COMMON.to_vec();
+    allowed.push("--context");
+    args.check(&allowed)?;
+    // The plan first, from the header alone: it holds even where the load
+    // below would not fit.
+    let plan = match args.str(&["--synthetic"]) {
+        Some(_) => None,
+        None => Some(memory_plan(args)?),
+    };
+    if args.flag("--json") {
+        let plan = plan.ok_or("--json prints the memory plan of a model file (-m)")?;
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&plan).unwrap_or_default()
+        );
+        return Ok(());
+    }
+    if let Some(p) = &plan {
+        print_plan(p);
+    }
     let engine = load(args)?;
     let c = &engine.config;
     let i = &engine.info;
@@ -711,6 +734,13 @@ fn cmd_info(args: &Args) -> CliResult {
     println!("backend:       {}", engine.backend_name());
     if let Some(d) = engine.backend_device() {
         println!("device:        {d}");
+    }
+    let held = engine.memory();
+    if let Some(m) = held.gpu {
+        println!("memory held:   GPU {}", gpu_line(&m));
+    }
+    if let Some(m) = held.cpu {
+        println!("memory held:   CPU {}", cpu_line(&m));
     }
     println!(
         "chat template: {}\n{}",
@@ -772,6 +802,71 @@ fn cmd_split(raw: &[String]) -> CliResult {
         g.tensors.len()
     );
     Ok(())
+}
+
+/// The memory plan of the model file `args` names, from its header, with
+/// the options `load` would use, against WebGPU's default limits.
+fn memory_plan(args: &Args) -> Result<gpu::MemoryPlan, CliError> {
+    let path = model_path(args);
+    let src = FileSource::open(&path)?;
+    let opts = gpu::PlanOptions {
+        engine: EngineOptions {
+            context: args.num(&["--ctx", "--context"], 0)?,
+            ..EngineOptions::default()
+        },
+        gpu: gpu_options_from_env(),
+        ..gpu::PlanOptions::default()
+    };
+    Ok(block_on(gpu::plan_from(&src, &opts))?)
+}
+
+fn mib(b: u64) -> String {
+    format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
+}
+
+fn gpu_line(m: &webgguf::memory::GpuMemory) -> String {
+    format!(
+        "{} (weights {}, KV cache {}, scratch {}); largest buffer {}; {} buffers",
+        mib(m.total),
+        mib(m.weights),
+        mib(m.kv_cache),
+        mib(m.scratch),
+        mib(m.largest_binding),
+        m.buffers
+    )
+}
+
+fn cpu_line(m: &webgguf::memory::CpuMemory) -> String {
+    format!(
+        "{} (file {}, KV cache {}, scratch {})",
+        mib(m.total),
+        mib(m.file),
+        mib(m.kv_cache),
+        mib(m.scratch)
+    )
+}
+
+fn print_plan(p: &gpu::MemoryPlan) {
+    let l = webgguf::memory::GpuLimits::WEBGPU_DEFAULT;
+    println!(
+        "memory plan:   context {}; against WebGPU's default limits (binding {}, buffer {})",
+        p.context,
+        mib(l.max_storage_buffer_binding_size),
+        mib(l.max_buffer_size)
+    );
+    let verdict = |e: &Option<String>| match e {
+        None => "fits".to_string(),
+        Some(e) => format!("does not fit: {e}"),
+    };
+    match &p.gpu {
+        Some(m) => println!("  GPU          {}: {}", gpu_line(m), verdict(&p.gpu_error)),
+        None => println!("  GPU          {}", verdict(&p.gpu_error)),
+    }
+    println!(
+        "  CPU (wasm)   {}: {}",
+        cpu_line(&p.cpu),
+        verdict(&p.cpu_error)
+    );
 }
 
 fn cmd_gpu_bandwidth(args: &Args) -> CliResult {
