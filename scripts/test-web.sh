@@ -15,6 +15,12 @@ export CHROMEDRIVER=${CHROMEDRIVER:-/usr/bin/chromedriver}
 export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-2700}
 if [ -d ../shared/reference ]; then
   port=${WEBGGUF_TEST_PORT:-8731}
+  # A split model for the URL-list test: stories260K in llama.cpp's
+  # gguf-split layout, written by our own splitter.
+  split=.cache/split
+  mkdir -p "$split"
+  cargo run -q --release --bin webgguf -- split --max-tensors 20 \
+    ../shared/models/stories260K.F32.gguf "$split/stories260K.F32" >/dev/null
   node scripts/serve.mjs --cors --port "$port" --mount /shared=../shared --mount /cache=.cache >/dev/null &
   server=$!
   trap 'kill $server' EXIT

@@ -95,6 +95,11 @@ impl<S: Source> Concat<S> {
         })
     }
 
+    /// The files, in order.
+    pub fn parts(&self) -> &[S] {
+        &self.parts
+    }
+
     /// Name the files (one name each) in error messages.
     pub fn with_names(mut self, names: Vec<String>) -> Concat<S> {
         self.names = names;

@@ -24,15 +24,17 @@ use crate::chat::{ChatTemplate, Message};
 use crate::cpu::Serial;
 use crate::engine::{Engine, EngineOptions, Generation};
 use crate::error::{Error, Result};
+use crate::gguf::Parts;
 use crate::gpu::{self, Gpu, GpuOptions};
 use crate::sampler::SamplerParams;
+use crate::source::Source;
 use crate::tokenizer::Tokenizer;
 
 mod openai_fetch;
 mod source;
 
 pub use source::ModelCache;
-use source::{read_all, JsSource, UrlOptions};
+use source::{cache_info, open_files, read_all, UrlOptions};
 
 #[wasm_bindgen(start, skip_typescript)]
 fn start() {
@@ -60,6 +62,10 @@ export function async_iterable(obj) {
   return obj;
 }
 export function iter_result(value, done) { return { value, done }; }
+export function instance_of(v, name) {
+  const c = globalThis[name];
+  return typeof c === 'function' && v instanceof c;
+}
 
 "#)]
 extern "C" {
@@ -68,6 +74,7 @@ extern "C" {
     fn yield_now() -> Promise;
     fn async_iterable(obj: JsValue) -> JsValue;
     fn iter_result(value: JsValue, done: bool) -> JsValue;
+    fn instance_of(v: &JsValue, class: &str) -> bool;
 }
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -216,7 +223,62 @@ export interface AdapterInfo {
   };
 }
 
-/** What `WasmModel.probe()` finds, without downloading anything. */
+/** Options for `WasmModel.probe`. */
+export interface ProbeOptions {
+  /** Count a software adapter as WebGPU for 'auto' (as `LoadOptions` does). */
+  allowSoftwareAdapter?: boolean;
+  /** The context the plan assumes (as `LoadOptions.contextLength`). */
+  contextLength?: number;
+  /** As `LoadOptions.maxBindingBytes`. */
+  maxBindingBytes?: number;
+  signal?: AbortSignal;
+}
+
+/** GPU bytes by kind. */
+export interface GpuMemory {
+  weights: number;
+  kvCache: number;
+  scratch: number;
+  total: number;
+  /** The largest single buffer (binding). */
+  largestBinding: number;
+  buffers: number;
+}
+
+/** The CPU engine's bytes in wasm memory: the file, its KV cache, its scratch. */
+export interface CpuMemory {
+  file: number;
+  kvCache: number;
+  scratch: number;
+  total: number;
+}
+
+/** A model's memory from its header alone, before anything else is downloaded. */
+export interface MemoryPlan {
+  context: number;
+  /** Null where the GPU backend cannot run the model at all (`gpuError`). */
+  gpu: GpuMemory | null;
+  /** Why it would not fit this adapter, naming the limit and the sizes. */
+  gpuError: string | null;
+  gpuFits: boolean;
+  cpu: CpuMemory;
+  cpuError: string | null;
+  cpuFits: boolean;
+}
+
+/** What a loaded model holds (`model.info.memory`). */
+export interface ModelMemory {
+  backend: 'gpu' | 'cpu';
+  gpu: GpuMemory | null;
+  cpu: CpuMemory | null;
+  /** All of this module's wasm memory (it grows and never shrinks). */
+  wasmBytes: number;
+}
+
+/**
+ * What `WasmModel.probe()` finds, without downloading anything; `probe(source)` also reads
+ * the model's header (a range request or two) and plans its memory against the adapter.
+ */
 export interface Probe {
   /** `navigator.gpu` exists. */
   webgpu: boolean;
@@ -228,6 +290,8 @@ export interface Probe {
   backend: 'webgpu' | 'cpu';
   /** Why 'auto' would take the CPU. */
   fallbackReason: string | null;
+  /** With a source: whether it fits, before it is downloaded. */
+  model: MemoryPlan | null;
 }
 
 export interface ModelInfo {
@@ -255,8 +319,9 @@ export interface ModelInfo {
   backend: 'webgpu' | 'cpu';
   fallbackReason: string | null;
   adapter: AdapterInfo | null;
-  /** What the cache did for this load; null unless the model came from a URL. */
-  cache: CacheInfo | null;
+  /** What the cache did for this load (one per file of a split model); null unless from a URL. */
+  cache: CacheInfo | CacheInfo[] | null;
+  memory: ModelMemory;
 }
 "#;
 
@@ -728,7 +793,7 @@ impl WasmModel {
     /// CPU they are read once into wasm memory.
     #[wasm_bindgen(js_name = new)]
     pub async fn load(
-        #[wasm_bindgen(unchecked_param_type = "ModelSource")] source: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ModelSource | ModelSource[]")] source: JsValue,
         #[wasm_bindgen(unchecked_param_type = "LoadOptions")] options: Option<JsValue>,
     ) -> std::result::Result<WasmModel, JsValue> {
         load(source, options.unwrap_or(JsValue::UNDEFINED))
@@ -742,10 +807,14 @@ impl WasmModel {
     /// reason when it is the CPU). Options: `allowSoftwareAdapter`.
     #[wasm_bindgen(unchecked_return_type = "Promise<Probe>")]
     pub fn probe(
-        #[wasm_bindgen(unchecked_param_type = "{ allowSoftwareAdapter?: boolean }")]
-        options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_param_type = "ModelSource | ModelSource[] | ProbeOptions")]
+        source_or_options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_param_type = "ProbeOptions")] options: Option<JsValue>,
     ) -> Promise {
-        promise(probe(options.unwrap_or(JsValue::UNDEFINED)))
+        promise(probe(
+            source_or_options.unwrap_or(JsValue::UNDEFINED),
+            options.unwrap_or(JsValue::UNDEFINED),
+        ))
     }
 
     /// This origin's model cache: `list()`, `delete(url)` and `clear()`.
@@ -1014,17 +1083,10 @@ async fn load(input: JsValue, options: JsValue) -> Result<WasmModel> {
         Some(n) if !(1..=32).contains(&n) => return Err(o.bad("connections", "1 to 32")),
         n => n.unwrap_or(4),
     };
-    let opts = EngineOptions {
-        context: o.count("contextLength")?.unwrap_or(0),
-        // On the CPU the KV cache lives in wasm memory (4 GiB at most).
-        default_context: 2048,
-        max_batch: 64,
-        ..EngineOptions::default()
-    };
+    let (opts, gpu_opts) = load_options(&o)?;
     let gpu_opts = GpuOptions {
-        max_binding: o.count("maxBindingBytes")?.map(|b| b as u64),
         read_ahead: connections,
-        ..GpuOptions::default()
+        ..gpu_opts
     };
     let skip_software = choice == "auto" && !o.flag("allowSoftwareAdapter")?;
     let sha256 = match o.string("sha256")? {
@@ -1045,21 +1107,26 @@ async fn load(input: JsValue, options: JsValue) -> Result<WasmModel> {
         cache,
         max_cache_bytes: o.num("maxCacheBytes")?,
     };
-    let src = JsSource::open(&input, &url_opts).await?;
-    let total = src.len;
+    let files = open_files(&input, &url_opts).await?;
+    let total = files.len();
     // Where the bytes come from names the stage: the network, the cache
     // (all of it there already), or memory / a Blob.
-    let url = src.kind.starts_with("url");
+    let parts = files.parts();
+    let url = parts.iter().all(|p| p.kind.starts_with("url"));
+    let cached: u64 = parts.iter().map(|p| p.cached_bytes()).sum();
     let reading = match () {
-        _ if url && src.cached_bytes() == total => "cache",
+        _ if url && cached == total => "cache",
         _ if url => "download",
-        _ if src.kind == "bytes" => "copy",
+        _ if parts.iter().all(|p| p.kind == "bytes") => "copy",
         _ => "read",
     };
     if let Some(want) = &sha256 {
+        let [one] = parts else {
+            return Err(o.bad("sha256", "one file's hash (not for a split model's files)"));
+        };
         // Checked whole before anything parses it; from the network this
         // reads the file twice unless the cache keeps it.
-        src.verify_sha256(want, connections, &|done| {
+        one.verify_sha256(want, connections, &|done| {
             progress(0.3 * ratio(done, total), reading, done, total)
         })
         .await?;
@@ -1077,12 +1144,12 @@ async fn load(input: JsValue, options: JsValue) -> Result<WasmModel> {
                 progress(0.0, stage, 0, total);
                 let uploaded =
                     |done: u64, all: u64| progress(0.95 * ratio(done, all), stage, done, all);
-                match gpu::load_engine_from(gpu.clone(), &src, opts, gpu_opts, now_ms, &uploaded)
+                match gpu::load_engine_from(gpu.clone(), &files, opts, gpu_opts, now_ms, &uploaded)
                     .await
                 {
                     Ok(engine) => {
                         progress(1.0, "ready", total, total);
-                        return Ok(finish_load(engine, Some(gpu), None, src.cache_info()));
+                        return Ok(finish_load(engine, Some(gpu), None, cache_info(&files)));
                     }
                     Err(e @ (Error::Gpu(_) | Error::DeviceLimit(_) | Error::DeviceLost(_)))
                         if choice == "auto" =>
@@ -1098,15 +1165,24 @@ async fn load(input: JsValue, options: JsValue) -> Result<WasmModel> {
     }
     // The CPU engine computes from wasm memory: the file is read there once,
     // chunk by chunk, after checking that it fits (before any download).
-    let bytes = read_all(&src, &|done| {
+    let bytes = read_all(&files, &|done| {
         progress(0.8 * ratio(done, total), reading, done, total)
     })
     .await?;
     progress(0.8, "parse", total, total);
     yield_to_event_loop().await;
-    let engine = Engine::load_cpu(bytes, opts, Box::new(Serial), now_ms)?;
+    let split = Parts {
+        starts: files.part_starts(),
+        names: files.part_names(),
+    };
+    let engine = Engine::load_cpu_parts(bytes, &split, opts, Box::new(Serial), now_ms)?;
     progress(1.0, "ready", total, total);
-    Ok(finish_load(engine, None, fallback_reason, src.cache_info()))
+    Ok(finish_load(
+        engine,
+        None,
+        fallback_reason,
+        cache_info(&files),
+    ))
 }
 
 /// A plain JS object of `fields`.
@@ -1211,8 +1287,9 @@ impl Adapter {
     }
 }
 
-/// What `WasmModel.probe` finds, before any model is downloaded.
-async fn probe(options: JsValue) -> Result<JsValue> {
+/// What `WasmModel.probe` finds, before any model is downloaded; with a
+/// model source, its header alone is read and planned against the adapter.
+async fn probe(first: JsValue, second: JsValue) -> Result<JsValue> {
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Probe {
@@ -1222,7 +1299,14 @@ async fn probe(options: JsValue) -> Result<JsValue> {
         subgroups: bool,
         backend: &'static str,
         fallback_reason: Option<String>,
+        model: Option<gpu::MemoryPlan>,
     }
+    // probe(options) or probe(source, options).
+    let (source, options) = if is_source(&first) {
+        (Some(first), second)
+    } else {
+        (None, first)
+    };
     let o = Opts::new(&options, "options")?;
     let skip_software = !o.flag("allowSoftwareAdapter")?;
     let mut p = Probe {
@@ -1232,27 +1316,87 @@ async fn probe(options: JsValue) -> Result<JsValue> {
         subgroups: false,
         backend: "cpu",
         fallback_reason: None,
+        model: None,
     };
+    let mut limits = crate::memory::GpuLimits::WEBGPU_DEFAULT;
     if !p.webgpu {
         p.fallback_reason = Some(NO_WEBGPU.into());
-        return Ok(serialize(&p));
-    }
-    match Gpu::new().await {
-        Ok(g) => {
-            p.f16 = g.features.contains(wgpu::Features::SHADER_F16);
-            p.subgroups = g.features.contains(wgpu::Features::SUBGROUP);
-            p.adapter = Some(Adapter::of(&g));
-            if skip_software && g.is_software() {
-                p.fallback_reason = Some(SOFTWARE.into());
-            } else {
-                p.backend = "webgpu";
+    } else {
+        match Gpu::new().await {
+            Ok(g) => {
+                p.f16 = g.features.contains(wgpu::Features::SHADER_F16);
+                p.subgroups = g.features.contains(wgpu::Features::SUBGROUP);
+                p.adapter = Some(Adapter::of(&g));
+                limits = g.plan_limits();
+                if skip_software && g.is_software() {
+                    p.fallback_reason = Some(SOFTWARE.into());
+                } else {
+                    p.backend = "webgpu";
+                }
+                // The probe's own device is not kept.
+                g.device.destroy();
             }
-            // The probe's own device is not kept.
-            g.device.destroy();
+            Err(e) => p.fallback_reason = Some(e.to_string()),
         }
-        Err(e) => p.fallback_reason = Some(e.to_string()),
+    }
+    if let Some(source) = source {
+        // The header only, uncached: nothing of the weights is fetched.
+        let url_opts = UrlOptions {
+            signal: o
+                .signal("signal")?
+                .map(Into::into)
+                .unwrap_or(JsValue::UNDEFINED),
+            cache: JsValue::FALSE,
+            max_cache_bytes: None,
+        };
+        let files = open_files(&source, &url_opts).await?;
+        let (engine, gpu) = load_options(&o)?;
+        let plan = gpu::PlanOptions {
+            engine,
+            gpu,
+            limits,
+            cpu_limit: crate::memory::WASM_LIMIT,
+        };
+        p.model = Some(gpu::plan_from(&files, &plan).await?);
     }
     Ok(serialize(&p))
+}
+
+/// The engine's and the GPU's options from `LoadOptions` (or the same
+/// fields of `ProbeOptions`).
+fn load_options(o: &Opts) -> Result<(EngineOptions, GpuOptions)> {
+    let engine = EngineOptions {
+        context: o.count("contextLength")?.unwrap_or(0),
+        // On the CPU the KV cache lives in wasm memory (4 GiB at most).
+        default_context: 2048,
+        max_batch: 64,
+        ..EngineOptions::default()
+    };
+    let gpu = GpuOptions {
+        max_binding: o.count("maxBindingBytes")?.map(|b| b as u64),
+        ..GpuOptions::default()
+    };
+    Ok((engine, gpu))
+}
+
+/// All of this module's wasm memory (it grows and never shrinks).
+fn wasm_memory_bytes() -> f64 {
+    wasm_bindgen::memory()
+        .dyn_into::<js_sys::WebAssembly::Memory>()
+        .map_or(0.0, |m| {
+            m.buffer()
+                .unchecked_into::<js_sys::ArrayBuffer>()
+                .byte_length() as f64
+        })
+}
+
+/// A model source rather than an options object.
+fn is_source(v: &JsValue) -> bool {
+    v.is_string()
+        || Array::is_array(v)
+        || ["Uint8Array", "ArrayBuffer", "URL", "Blob", "ReadableStream"]
+            .iter()
+            .any(|c| instance_of(v, c))
 }
 
 fn model_info(
@@ -1282,6 +1426,15 @@ fn model_info(
         backend: &'a str,
         fallback_reason: Option<&'a str>,
         adapter: Option<Adapter>,
+        memory: Mem,
+    }
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Mem {
+        #[serde(flatten)]
+        held: crate::memory::Memory,
+        /// This module's wasm memory, all of it (it never shrinks).
+        wasm_bytes: f64,
     }
     let c = &engine.config;
     let i = &engine.info;
@@ -1315,5 +1468,9 @@ fn model_info(
         backend,
         fallback_reason: fallback,
         adapter,
+        memory: Mem {
+            held: engine.memory(),
+            wasm_bytes: wasm_memory_bytes(),
+        },
     })
 }

@@ -1050,7 +1050,7 @@ async fn a_webgpu_load_of_smollm2_keeps_wasm_memory_small() {
 /// unless software adapters are allowed; without `navigator.gpu`, the CPU.
 #[wasm_bindgen_test]
 async fn probe_reports_the_adapter_without_a_model() {
-    let p = await_js(WasmModel::probe(None)).await.unwrap();
+    let p = await_js(WasmModel::probe(None, None)).await.unwrap();
     console_log!("probe: {:?}", js_sys::JSON::stringify(&p).unwrap());
     assert_eq!(get(&p, "webgpu").as_bool(), Some(true));
     assert_eq!(get(&p, "adapter.software").as_bool(), Some(true));
@@ -1058,16 +1058,16 @@ async fn probe_reports_the_adapter_without_a_model() {
     assert!(get(&p, "f16").as_bool().is_some() && get(&p, "subgroups").as_bool().is_some());
     assert_eq!(get(&p, "backend").as_string().unwrap(), "cpu");
     assert!(error_field(&p, "fallbackReason").contains("software"));
-    let p = await_js(WasmModel::probe(Some(obj(&[(
-        "allowSoftwareAdapter",
-        true.into(),
-    )]))))
+    let p = await_js(WasmModel::probe(
+        Some(obj(&[("allowSoftwareAdapter", true.into())])),
+        None,
+    ))
     .await
     .unwrap();
     assert_eq!(get(&p, "backend").as_string().unwrap(), "webgpu");
     assert!(get(&p, "fallbackReason").is_null());
     hide_webgpu();
-    let p = await_js(WasmModel::probe(None)).await;
+    let p = await_js(WasmModel::probe(None, None)).await;
     restore_webgpu();
     let p = p.unwrap();
     assert_eq!(get(&p, "webgpu").as_bool(), Some(false));
@@ -1294,4 +1294,134 @@ async fn a_sha256_option_checks_the_whole_file() {
         .err()
         .unwrap();
     assert_eq!(error_field(&e, "code"), "InvalidArgument");
+}
+
+/// A split model (stories260K in llama.cpp's gguf-split layout, three
+/// files, written by scripts/test-web.sh) from a list of URLs, on the wasm
+/// CPU engine and on WebGPU: llama.cpp's ids for the unsplit file, each
+/// file through the cache. A list with a file missing is a `Split` error.
+#[wasm_bindgen_test]
+async fn a_split_model_loads_from_a_list_of_urls() {
+    if server().is_none() {
+        return;
+    }
+    let urls: Vec<String> = (1..=3)
+        .map(|k| {
+            format!(
+                "{}/cache/split/stories260K.F32-{k:05}-of-00003.gguf",
+                server().unwrap()
+            )
+        })
+        .collect();
+    let list = |u: &[String]| -> JsValue { u.iter().map(JsValue::from).collect::<Array>().into() };
+    let refs = references("greedy.json").await;
+    for backend in ["cpu", "webgpu"] {
+        let model = load_from(list(&urls), backend, &[]).await.unwrap();
+        assert_eq!(model.backend(), backend);
+        let cache = get(&model.info(), "cache");
+        assert_eq!(Array::from(&cache).length(), 3, "one cache report per file");
+        if backend == "cpu" {
+            check_greedy(&model, &refs).await;
+        } else {
+            let first: Vec<Reference> = refs
+                .iter()
+                .filter(|r| r.model == "stories260K.F32.gguf")
+                .take(1)
+                .cloned()
+                .collect();
+            check_greedy_on(&model, &first, "stories260K.F32.gguf", 1).await;
+        }
+    }
+    let e = load_from(list(&[urls[0].clone(), urls[2].clone()]), "cpu", &[])
+        .await
+        .err()
+        .expect("a file missing");
+    assert_eq!(error_field(&e, "code"), "Split", "{e:?}");
+    console_log!("missing part: {}", error_field(&e, "message"));
+}
+
+/// `probe(url)` reads the header alone (the server counts the bytes: not
+/// the weights) and plans the model's memory against the adapter; the
+/// plan equals what the loaded model then holds (`info.memory`), on
+/// WebGPU by kind and on the CPU, at the same context and binding cap. A
+/// cap below one row is a plan that does not fit, naming the limit.
+#[wasm_bindgen_test]
+async fn probe_of_a_url_plans_the_memory_a_load_then_holds() {
+    if server().is_none() {
+        return;
+    }
+    let path = "/cache/SmolLM2-135M-Instruct.Q4_1.gguf";
+    let url = format!("{}{path}", server().unwrap());
+    let opts = obj(&[
+        ("allowSoftwareAdapter", true.into()),
+        ("contextLength", 256.into()),
+        ("maxBindingBytes", (32 << 20).into()),
+    ]);
+    request_counts(path, true).await;
+    let p = await_js(WasmModel::probe(Some(url.clone().into()), Some(opts)))
+        .await
+        .unwrap();
+    let c = request_counts(path, false).await;
+    let plan = get(&p, "model");
+    console_log!(
+        "probe of SmolLM2: {} bytes fetched in {} range requests; plan {}",
+        num(&c, "bytes"),
+        num(&c, "range"),
+        js_sys::JSON::stringify(&plan).unwrap()
+    );
+    assert!(num(&c, "bytes") < (4 << 20) as f64, "the header only");
+    assert_eq!(get(&plan, "gpuFits"), JsValue::TRUE);
+    assert_eq!(get(&plan, "cpuFits"), JsValue::TRUE);
+    assert_eq!(num(&plan, "context"), 256.0);
+
+    let model = load_from(
+        url.clone().into(),
+        "webgpu",
+        &[
+            ("maxBindingBytes", (32 << 20).into()),
+            ("cache", JsValue::FALSE),
+        ],
+    )
+    .await
+    .unwrap();
+    let held = get(&model.info(), "memory");
+    for k in [
+        "weights",
+        "kvCache",
+        "scratch",
+        "total",
+        "largestBinding",
+        "buffers",
+    ] {
+        assert_eq!(
+            num(&get(&held, "gpu"), k),
+            num(&get(&plan, "gpu"), k),
+            "GPU {k}: held {} planned {}",
+            js_sys::JSON::stringify(&held).unwrap(),
+            js_sys::JSON::stringify(&plan).unwrap()
+        );
+    }
+    assert!(num(&held, "wasmBytes") > 0.0);
+    drop(model);
+    let model = load_from(url.clone().into(), "cpu", &[("cache", JsValue::FALSE)])
+        .await
+        .unwrap();
+    let held = get(&get(&model.info(), "memory"), "cpu");
+    for k in ["file", "kvCache", "scratch", "total"] {
+        assert_eq!(num(&held, k), num(&get(&plan, "cpu"), k), "CPU {k}");
+    }
+    drop(model);
+
+    let tiny = obj(&[
+        ("allowSoftwareAdapter", true.into()),
+        ("maxBindingBytes", 64.into()),
+    ]);
+    let p = await_js(WasmModel::probe(Some(url.into()), Some(tiny)))
+        .await
+        .unwrap();
+    let plan = get(&p, "model");
+    assert_eq!(get(&plan, "gpuFits"), JsValue::FALSE);
+    let why = get(&plan, "gpuError").as_string().unwrap_or_default();
+    console_log!("a 64-byte binding cap: {why}");
+    assert!(why.contains("binding"), "{why}");
 }

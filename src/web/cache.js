@@ -433,6 +433,13 @@ export async function open_url(url, options) {
     get requests() { return counter.requests; },
     async read(a, n) {
       check();
+      // Uncached, a read is one request of exactly its bytes.
+      if (!store) {
+        if (!net) throw new Error(`${url}: offline`);
+        const b = await net(a, n);
+        info.fromNetwork += n;
+        return b;
+      }
       const first = Math.floor(a / CHUNK);
       const last = Math.min(chunkCount - 1, Math.floor((a + n - 1) / CHUNK));
       const parts = [];

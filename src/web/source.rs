@@ -4,7 +4,7 @@
 //! storage). Each is a `Source` of random-access reads for the loaders,
 //! plus `WasmModel.cache` to list and drop what the cache holds.
 
-use js_sys::{Function, Promise, Reflect, Uint8Array};
+use js_sys::{Array, Function, Promise, Reflect, Uint8Array};
 use sha2::{Digest, Sha256};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -12,7 +12,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::engine::LocalFuture;
 use crate::error::{Error, Result};
-use crate::source::Source;
+use crate::source::{Concat, Source};
 
 #[wasm_bindgen(inline_js = r#"
 // Bytes, a Blob or a stream as random-access reads: { kind, len,
@@ -226,18 +226,56 @@ fn read_error(e: JsValue) -> Error {
     Error::Io(msg)
 }
 
+/// A model's files: one, or the files of a split model in order
+/// (llama.cpp's `NAME-00001-of-0000N.gguf`...), read as one source.
+pub type Files = Concat<JsSource>;
+
+/// Open `input`: one model source, or an array of them for a split model.
+pub async fn open_files(input: &JsValue, o: &UrlOptions) -> Result<Files> {
+    let items: Vec<JsValue> = if Array::is_array(input) {
+        Array::from(input).iter().collect()
+    } else {
+        vec![input.clone()]
+    };
+    let n = items.len();
+    let (mut parts, mut names) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for (i, item) in items.iter().enumerate() {
+        let src = JsSource::open(item, o).await?;
+        names.push(
+            src.url
+                .clone()
+                .unwrap_or_else(|| format!("file {} of {n}", i + 1)),
+        );
+        parts.push(src);
+    }
+    Ok(Concat::new(parts)?.with_names(names))
+}
+
+/// What the cache did for `files`: one file's `CacheInfo` (null when it
+/// is not a URL), or one per file of a split model.
+pub fn cache_info(files: &Files) -> JsValue {
+    match files.parts() {
+        [one] => one.cache_info(),
+        many => many
+            .iter()
+            .map(JsSource::cache_info)
+            .collect::<Array>()
+            .into(),
+    }
+}
+
 /// Read all of `src` into wasm memory in slices, after checking that it
 /// fits: a model larger than wasm32 can address is an error before any
 /// byte is read.
-pub async fn read_all(src: &JsSource, progress: &dyn Fn(u64)) -> Result<Vec<u8>> {
+pub async fn read_all(src: &dyn Source, progress: &dyn Fn(u64)) -> Result<Vec<u8>> {
     let too_big = || {
         Error::InvalidArgument(format!(
             "the model file ({} MiB) does not fit in WebAssembly memory, so the CPU backend \
              cannot run it (WebGPU streams it instead)",
-            src.len >> 20
+            src.len() >> 20
         ))
     };
-    let len = usize::try_from(src.len).map_err(|_| too_big())?;
+    let len = usize::try_from(src.len()).map_err(|_| too_big())?;
     let mut v = Vec::new();
     v.try_reserve_exact(len).map_err(|_| too_big())?;
     const SLICE: usize = 16 << 20;

@@ -164,6 +164,17 @@ fn model_files(path: &str) -> Result<Vec<String>, Error> {
     Ok(files)
 }
 
+/// The model at `path` read from disk as one source: its file, or all the
+/// files of a split model.
+fn model_source(path: &str) -> Result<Concat<FileSource>, Error> {
+    let files = model_files(path)?;
+    let sources = files
+        .iter()
+        .map(|f| FileSource::open(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Concat::new(sources)?.with_names(files))
+}
+
 /// The model at `path` in memory: its file, or all the files of a split
 /// model laid end to end, with where each begins.
 fn read_model_parts(path: &str) -> Result<(Vec<u8>, Parts), Error> {
@@ -395,12 +406,7 @@ fn load(args: &Args) -> Result<Engine, CliError> {
             let gopts = gpu_options_from_env();
             if stream {
                 // A split model's files stream as one source.
-                let files = model_files(&path)?;
-                let sources = files
-                    .iter()
-                    .map(|f| FileSource::open(f))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let src = Concat::new(sources)?.with_names(files);
+                let src = model_source(&path)?;
                 return gpu::load_engine_from(g, &src, opts, gopts, now_ms, &|_, _| {})
                     .await
                     .map(Some);
@@ -808,7 +814,7 @@ fn cmd_split(raw: &[String]) -> CliResult {
 /// the options `load` would use, against WebGPU's default limits.
 fn memory_plan(args: &Args) -> Result<gpu::MemoryPlan, CliError> {
     let path = model_path(args);
-    let src = FileSource::open(&path)?;
+    let src = model_source(&path)?;
     let opts = gpu::PlanOptions {
         engine: EngineOptions {
             context: args.num(&["--ctx", "--context"], 0)?,
