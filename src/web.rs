@@ -1165,7 +1165,7 @@ async fn load(input: JsValue, options: JsValue) -> Result<WasmModel> {
     }
     // The CPU engine computes from wasm memory: the file is read there once,
     // chunk by chunk, after checking that it fits (before any download).
-    let bytes = read_all(&files, &|done| {
+    let bytes = read_all(&files, connections, &|done| {
         progress(0.8 * ratio(done, total), reading, done, total)
     })
     .await?;

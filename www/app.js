@@ -52,6 +52,22 @@ worker.onmessage = ({ data: m }) => {
     $('log').replaceChildren();
     setBusy(false);
     $('prompt').focus();
+    const c = Array.isArray(m.cache) ? m.cache[0] : m.cache;
+    if (c && c.status === 'hit') $('status').textContent += ' · from the cache';
+    if (c && c.error) { $('notice').hidden = false; $('notice').textContent = `Not cached: ${c.error}`; }
+  } else if (m.type === 'cache') {
+    // The models this origin keeps: a next visit loads them without downloading.
+    const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
+    $('cached-total').textContent = m.entries.length
+      ? `${m.entries.length}, ${mb(m.entries.reduce((a, e) => a + e.bytes, 0))}` : 'none';
+    $('cached-list').replaceChildren(...m.entries.map((e) => {
+      const li = document.createElement('li');
+      const del = document.createElement('button');
+      del.textContent = 'Delete';
+      del.onclick = () => worker.postMessage({ type: 'cache-delete', url: e.url });
+      li.append(`${e.url.replace(/^.*\//, '')}: ${mb(e.bytes)}${e.complete ? '' : ` of ${mb(e.length)} (resumes on the next load)`} `, del);
+      return li;
+    }));
   } else if (m.type === 'token') {
     current.text += m.piece;
     current.el.textContent = current.text;

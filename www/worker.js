@@ -2,10 +2,11 @@
 //   { type: 'load', url } | { type: 'load', file } | { type: 'chat', messages, options, json? }
 //   (json: { schema } or { schema: null } for any object: the reply goes through
 //   model.openaiFetch with a response_format, so the grammar constrains it)
-//   { type: 'stop' } | { type: 'reset' }
+//   { type: 'stop' } | { type: 'reset' } | { type: 'cache-list' } | { type: 'cache-delete', url }
 // Messages out:
 //   { type: 'progress', fraction, stage, detail: { loaded, total } } | { type: 'loaded', info }
 //   { type: 'token', piece } | { type: 'done', stats, aborted } | { type: 'error', message }
+//   { type: 'cache', entries } (WasmModel.cache.list(): what a next visit loads without downloading)
 import init, { WasmModel } from './pkg/webgguf.js';
 
 let model = null;
@@ -22,7 +23,9 @@ async function load(msg) {
     backend: msg.backend || 'auto',
     onProgress: (fraction, stage, detail) => post({ type: 'progress', fraction, stage, detail }),
   });
-  post({ type: 'loaded', info: model.info });
+  const { cache, ...info } = model.info;
+  post({ type: 'loaded', info, cache: cache && JSON.parse(JSON.stringify(cache, (k, v) => (v instanceof Error ? `${v.code}: ${v.message}` : v))) });
+  post({ type: 'cache', entries: await WasmModel.cache.list() });
 }
 
 async function chat(msg) {
@@ -97,7 +100,10 @@ self.onmessage = async ({ data: msg }) => {
     if (msg.type === 'stop') { controller?.abort(); return; }
     if (msg.type === 'reset') { model?.reset(); return; }
     await init();
-    if (msg.type === 'load') await load(msg);
+    if (msg.type === 'cache-delete') await WasmModel.cache.delete(msg.url);
+    if (msg.type === 'cache-list' || msg.type === 'cache-delete') {
+      post({ type: 'cache', entries: await WasmModel.cache.list() });
+    } else if (msg.type === 'load') await load(msg);
     else if (msg.type === 'chat' && msg.json) await chatJson(msg);
     else if (msg.type === 'chat') await chat(msg);
   } catch (e) {

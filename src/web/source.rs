@@ -140,32 +140,12 @@ impl JsSource {
         if self.field("verified").as_string().as_deref() == Some(want) {
             return Ok(());
         }
-        const SLICE: u64 = 16 << 20;
         let mut h = Sha256::new();
-        let mut next = 0u64;
-        let mut done = 0u64;
-        let mut pending = std::collections::VecDeque::new();
-        while done < self.len {
-            while pending.len() < ahead.max(1) && next < self.len {
-                let n = SLICE.min(self.len - next) as usize;
-                pending.push_back((n, self.read(next, n)));
-                next += n as u64;
-            }
-            let Some((n, read)) = pending.pop_front() else {
-                break;
-            };
-            let bytes = read.await?;
-            if bytes.len() != n {
-                return Err(Error::Truncated(format!(
-                    "the source gave {} bytes of the {n} asked for",
-                    bytes.len()
-                )));
-            }
-            h.update(&bytes);
-            done += n as u64;
+        read_in_order(self, ahead, &mut |bytes, done| {
+            h.update(bytes);
             progress(done);
-            crate::web::yield_to_event_loop().await;
-        }
+        })
+        .await?;
         let got: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
         let what = self.url.as_deref().unwrap_or("the model");
         if got != want {
@@ -267,7 +247,7 @@ pub fn cache_info(files: &Files) -> JsValue {
 /// Read all of `src` into wasm memory in slices, after checking that it
 /// fits: a model larger than wasm32 can address is an error before any
 /// byte is read.
-pub async fn read_all(src: &dyn Source, progress: &dyn Fn(u64)) -> Result<Vec<u8>> {
+pub async fn read_all(src: &dyn Source, ahead: usize, progress: &dyn Fn(u64)) -> Result<Vec<u8>> {
     let too_big = || {
         Error::InvalidArgument(format!(
             "the model file ({} MiB) does not fit in WebAssembly memory, so the CPU backend \
@@ -278,21 +258,47 @@ pub async fn read_all(src: &dyn Source, progress: &dyn Fn(u64)) -> Result<Vec<u8
     let len = usize::try_from(src.len()).map_err(|_| too_big())?;
     let mut v = Vec::new();
     v.try_reserve_exact(len).map_err(|_| too_big())?;
-    const SLICE: usize = 16 << 20;
-    while v.len() < len {
-        let n = SLICE.min(len - v.len());
-        let chunk = src.read(v.len() as u64, n).await?;
-        if chunk.len() != n {
+    read_in_order(src, ahead, &mut |bytes, done| {
+        v.extend_from_slice(bytes);
+        progress(done);
+    })
+    .await?;
+    Ok(v)
+}
+
+/// Hand all of `src` to `each` in order, in slices of 16 MiB, with `ahead`
+/// reads in flight (a URL's range requests run in parallel); `each` also
+/// hears the bytes done so far.
+async fn read_in_order(
+    src: &dyn Source,
+    ahead: usize,
+    each: &mut dyn FnMut(&[u8], u64),
+) -> Result<()> {
+    const SLICE: u64 = 16 << 20;
+    let len = src.len();
+    let (mut next, mut done) = (0u64, 0u64);
+    let mut pending = std::collections::VecDeque::new();
+    while done < len {
+        while pending.len() < ahead.max(1) && next < len {
+            let n = SLICE.min(len - next) as usize;
+            pending.push_back((n, src.read(next, n)));
+            next += n as u64;
+        }
+        let Some((n, read)) = pending.pop_front() else {
+            break;
+        };
+        let bytes = read.await?;
+        if bytes.len() != n {
             return Err(Error::Truncated(format!(
                 "the source gave {} bytes of the {n} asked for",
-                chunk.len()
+                bytes.len()
             )));
         }
-        v.extend_from_slice(&chunk);
-        progress(v.len() as u64);
+        done += n as u64;
+        each(&bytes, done);
         crate::web::yield_to_event_loop().await;
     }
-    Ok(v)
+    Ok(())
 }
 
 /// The model cache of this origin (`WasmModel.cache`): what is kept, by

@@ -84,6 +84,21 @@ if (!parsed || typeof parsed.greeting !== 'string' || !['French', 'English'].inc
   await fail(page, `the JSON-mode reply does not follow the schema: ${reply}`);
 }
 console.log(`JSON mode: ${reply}; ${await page.textContent('#speed')}`);
+
+// A second visit starts without downloading: the model comes from the
+// cache (the server counts no weight request), and the page lists it.
+const counts = async (reset) => (await fetch(`${base}__requests?path=/models/default.gguf${reset ? '&reset' : ''}`)).json();
+await counts(true);
+await page.reload();
+await page.waitForSelector('#status[data-backend]', { timeout: 120_000 })
+  .catch(() => fail(page, 'the second visit did not load'));
+const again = await page.textContent('#status');
+const c = await counts(false);
+console.log(`second visit: ${again}; server: ${JSON.stringify(c)}`);
+if (!again.includes('from the cache') || c.range + c.get > 0) await fail(page, `the second visit downloaded: ${JSON.stringify(c)}`);
+await page.waitForFunction(() => /default\.gguf/.test(document.querySelector('#cached-list').textContent), null, { timeout: 10_000 })
+  .catch(() => fail(page, 'the cached model is not listed'));
+console.log(`cached: ${await page.textContent('#cached-total')}`);
 await page.screenshot({ path: shot, fullPage: true });
 if (errors.length) await fail(page, `page errors: ${errors.join('; ')}`);
 console.log(`ok: screenshot at ${shot}`);
