@@ -129,9 +129,13 @@ export interface LoadOptions {
 
 /** What the cache did for a load (`model.info.cache`); null for a source that is not a URL. */
 export interface CacheInfo {
-  /** 'hit' (no weight bytes fetched), 'partial' (a resumed download), 'miss', or 'off'. */
+  /**
+   * 'hit' (nothing fetched), 'partial' (a resumed download: some chunks were cached),
+   * 'miss' (nothing was cached), or 'off' (not cached: `reason` or `error` says why).
+   */
   status: 'hit' | 'partial' | 'miss' | 'off';
   store: 'opfs' | 'cache-api' | null;
+  /** Bytes read from the cache (a chunk read twice in one load counts twice) and fetched. */
   fromCache: number;
   fromNetwork: number;
   /** Cached chunks that failed their check (corrupted, truncated) and were fetched again. */

@@ -454,7 +454,9 @@ export async function open_url(url, options) {
       return out;
     },
     cacheInfo() {
-      const status = !store ? 'off' : info.fromNetwork === 0 ? 'hit' : info.fromCache === 0 ? 'miss' : 'partial';
+      // By what the cache held when the load began (a chunk read twice in
+      // one load is read back from the cache the second time).
+      const status = !store ? 'off' : info.fromNetwork === 0 ? 'hit' : cachedBytes === 0 ? 'miss' : 'partial';
       return { ...info, status };
     },
     // The whole file matched the caller's sha256: later loads need not hash it again.
