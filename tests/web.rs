@@ -111,6 +111,11 @@ export async function damage_chunk(url, index, how) {
 }
 // The file's SHA-256 by SubtleCrypto over the whole file, as the oracle
 // for the loader's own incremental hash.
+// The file's length by a HEAD request, or 0 when it is absent.
+export async function blob_head(url) {
+  const r = await fetch(url, { method: 'HEAD' });
+  return r.ok ? Number(r.headers.get('content-length')) : 0;
+}
 export async function sha256_of(url) {
   const b = await (await fetch(url)).arrayBuffer();
   return Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', b)), (x) => x.toString(16).padStart(2, '0')).join('');
@@ -132,6 +137,7 @@ extern "C" {
     #[wasm_bindgen(catch)]
     fn damage_chunk(url: &str, index: u32, how: &str) -> std::result::Result<Promise, JsValue>;
     fn sha256_of(url: &str) -> Promise;
+    fn blob_head(url: &str) -> Promise;
 }
 
 /// The test server, or `None` (after saying why) outside CI.
@@ -1424,4 +1430,50 @@ async fn probe_of_a_url_plans_the_memory_a_load_then_holds() {
     let why = get(&plan, "gpuError").as_string().unwrap_or_default();
     console_log!("a 64-byte binding cap: {why}");
     assert!(why.contains("binding"), "{why}");
+}
+
+/// Opt-in (`scripts/test-big.sh` writes the file; without it this test says
+/// so and passes): a synthetic TinyLlama in F32, 4.4 GB, past what wasm32
+/// addresses, by URL onto WebGPU (uncached), generating two tokens; the
+/// wasm heap stays under the same 64 MiB as SmolLM2's streamed load.
+#[wasm_bindgen_test]
+async fn a_model_past_4_gb_streams_onto_webgpu() {
+    if server().is_none() {
+        return;
+    }
+    let path = "/cache/big-tinyllama-f32.gguf";
+    let url = format!("{}{path}", server().unwrap());
+    let head = await_js(blob_head(&url)).await.unwrap();
+    if head.as_f64().unwrap_or(0.0) <= 0.0 {
+        console_log!("SKIPPED: {path} is absent (scripts/test-big.sh writes it)");
+        return;
+    }
+    let base = LIVE.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    let t = now();
+    let model = load_from(
+        url.into(),
+        "webgpu",
+        &[("cache", JsValue::FALSE), ("contextLength", 64.into())],
+    )
+    .await
+    .unwrap();
+    let ms = now() - t;
+    let kept = LIVE.load(Ordering::Relaxed) - base;
+    let peak = PEAK.load(Ordering::Relaxed) - base;
+    let t = now();
+    let out = await_js(model.generate("Once".into(), Some(greedy(2))))
+        .await
+        .unwrap();
+    let gen_ms = now() - t;
+    console_log!(
+        "4.4 GB TinyLlama F32 by URL on WebGPU: load {ms:.0} ms, 2 tokens {gen_ms:.0} ms; wasm heap kept {:.1} MiB, peak {:.1} MiB; wasm memory {:.1} MiB; GPU {}",
+        kept as f64 / 1048576.0,
+        peak as f64 / 1048576.0,
+        wasm_memory_bytes(wasm_bindgen::memory()) / 1048576.0,
+        js_sys::JSON::stringify(&get(&get(&model.info(), "memory"), "gpu")).unwrap()
+    );
+    assert_eq!(ids(&get(&out, "tokens")).len(), 2);
+    assert!(peak < 64 << 20, "peak {peak}");
+    assert!(kept < 64 << 20, "kept {kept}");
 }

@@ -34,6 +34,9 @@ commands:
            weights / KV cache / scratch and largest buffer against WebGPU's
            default limits; the CPU engine against 4 GiB of wasm memory),
            then what the loaded backend holds (--json: the plan as JSON only)
+  synth    PRESET:TYPE OUT.gguf
+           write a synthetic model (random weights of a preset's shape) to a
+           file, e.g. tinyllama-1.1b:F32 (4.4 GB: the browser's past-4-GB load)
   split    --max-tensors N IN.gguf OUT_PREFIX
            write IN as the files of a split model, OUT_PREFIX-00001-of-0000K.gguf
            and on, at most N tensors each (llama.cpp's gguf-split layout)
@@ -294,7 +297,7 @@ pub fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let args = match cmd.as_str() {
-        "split" => Ok(Args { pairs: Vec::new() }),
+        "split" | "synth" => Ok(Args { pairs: Vec::new() }),
         _ => Args::parse(&raw[1..]),
     };
     let args = match args {
@@ -308,6 +311,7 @@ pub fn main() -> ExitCode {
         "bench" => cmd_bench(&args),
         "info" => cmd_info(&args),
         "split" => cmd_split(&raw[1..]),
+        "synth" => cmd_synth(&raw[1..]),
         "gpu-bandwidth" => cmd_gpu_bandwidth(&args),
         "gpu-profile" => cmd_gpu_profile(&args),
         other => return usage_error(&format!("unknown command '{other}'")),
@@ -760,6 +764,18 @@ fn cmd_info(args: &Args) -> CliResult {
     for (name, ty, dims) in &i.tensors {
         println!("  {name:<32} {ty:<7} {dims:?}");
     }
+    Ok(())
+}
+
+/// `synth PRESET:TYPE OUT.gguf`: a synthetic model written to disk.
+fn cmd_synth(raw: &[String]) -> CliResult {
+    let [spec, out] = raw else {
+        return Err("synth needs PRESET:TYPE and OUT.gguf".into());
+    };
+    let (shape, ty) = webgguf::synthetic::parse_spec(spec)?;
+    let bytes = webgguf::synthetic::build(&shape, ty, 1)?;
+    std::fs::write(out, &bytes).map_err(|e| Error::Io(format!("cannot write '{out}': {e}")))?;
+    println!("{out}: {} bytes ({spec})", bytes.len());
     Ok(())
 }
 
