@@ -180,6 +180,18 @@ async function allStores() {
   return out;
 }
 
+// Every entry of `stores` that has its meta record: { store, id, meta }.
+async function entries(stores) {
+  const out = [];
+  for (const store of stores) {
+    for (const id of await store.ids()) {
+      const meta = await store.readMeta(id);
+      if (meta) out.push({ store, id, meta });
+    }
+  }
+  return out;
+}
+
 async function entryId(url, validator, len) {
   return (await sha256Hex(new TextEncoder().encode(`${url}\n${validator}\n${len}`))).slice(0, 32);
 }
@@ -194,16 +206,12 @@ async function entryBytes(store, id) {
 
 export async function cache_list() {
   const out = [];
-  for (const store of await allStores()) {
-    for (const id of await store.ids()) {
-      const meta = await store.readMeta(id);
-      if (!meta) continue;
-      const bytes = await entryBytes(store, id);
-      out.push({
-        url: meta.url, bytes, length: meta.length, complete: bytes === meta.length,
-        validator: meta.validator, sha256: meta.sha256 ?? null, created: meta.created, store: store.name,
-      });
-    }
+  for (const { store, id, meta } of await entries(await allStores())) {
+    const bytes = await entryBytes(store, id);
+    out.push({
+      url: meta.url, bytes, length: meta.length, complete: bytes === meta.length,
+      validator: meta.validator, sha256: meta.sha256 ?? null, created: meta.created, store: store.name,
+    });
   }
   return out;
 }
@@ -211,14 +219,10 @@ export async function cache_list() {
 // Drops every entry of `url`; returns the bytes freed.
 export async function cache_delete(url) {
   let freed = 0;
-  for (const store of await allStores()) {
-    for (const id of await store.ids()) {
-      const meta = await store.readMeta(id);
-      if (meta && meta.url === String(url)) {
-        freed += await entryBytes(store, id);
-        await store.remove(id);
-      }
-    }
+  for (const { store, id, meta } of await entries(await allStores())) {
+    if (meta.url !== String(url)) continue;
+    freed += await entryBytes(store, id);
+    await store.remove(id);
   }
   return freed;
 }
@@ -243,10 +247,9 @@ export async function cache_clear() {
 
 // The network side of a URL: get(a, n) with Range requests, or, for a
 // server without them, one GET into a Blob (made once, on the first need).
-function network(url, len, ranges, signal, counter, pre) {
+function network(url, len, ranges, signal, pre) {
   if (ranges) {
     return async (a, n) => {
-      counter.requests++;
       const r = await fetch(url, { headers: { Range: `bytes=${a}-${a + n - 1}` }, signal, cache: 'no-store' });
       if (r.status !== 206) throw new Error(`${url}: a range request got HTTP ${r.status}`);
       const b = new Uint8Array(await r.arrayBuffer());
@@ -257,7 +260,6 @@ function network(url, len, ranges, signal, counter, pre) {
   let whole = pre ? Promise.resolve(pre) : null;
   return async (a, n) => {
     if (!whole) {
-      counter.requests++;
       whole = fetch(url, { signal, cache: 'no-store' }).then(async (r) => {
         if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
         return r.blob();
@@ -289,7 +291,6 @@ export async function open_url(url, options) {
     offline = e;
   }
   const info = { status: 'off', store: null, fromCache: 0, fromNetwork: 0, refetched: 0, reason: null, error: null };
-  const counter = { requests: 1 };
   let len, ranges, validator;
   if (head) {
     if (!head.ok) throw new Error(`${url}: HTTP ${head.status}`);
@@ -300,7 +301,6 @@ export async function open_url(url, options) {
   let pre = null;
   if (head && !(len > 0)) {
     // No length: the file is read whole first (one stream), then cut.
-    counter.requests++;
     const r = await fetch(url, { signal, cache: 'no-store' });
     if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
     pre = await r.blob();
@@ -317,10 +317,9 @@ export async function open_url(url, options) {
       store = await openStore(want);
       if (offline) {
         // No network: a complete entry of this URL still loads.
-        for (const i of await store.ids()) {
-          const m = await store.readMeta(i);
-          if (m && m.url === url && (await entryBytes(store, i)) === m.length) {
-            id = i; meta = m; len = m.length; break;
+        for (const e of await entries([store])) {
+          if (e.meta.url === url && (await entryBytes(store, e.id)) === e.meta.length) {
+            ({ id, meta } = e); len = meta.length; break;
           }
         }
       } else if (!validator) {
@@ -344,10 +343,7 @@ export async function open_url(url, options) {
     writable = !offline;
     if (!meta) {
       // A new entry: an older one of the same URL is stale now.
-      for (const i of await store.ids()) {
-        const m = await store.readMeta(i);
-        if (m && m.url === url) await store.remove(i);
-      }
+      for (const e of await entries([store])) if (e.meta.url === url) await store.remove(e.id);
       meta = { url, validator, length: len, chunk: CHUNK, created: Date.now() };
     }
     if (meta.chunk !== CHUNK) { await store.remove(id); have = new Map(); meta.chunk = CHUNK; }
@@ -376,7 +372,7 @@ export async function open_url(url, options) {
     else if (have.size === 0) { store = null; info.store = null; }
   }
 
-  const net = offline ? null : network(url, len, ranges, signal, counter, pre);
+  const net = offline ? null : network(url, len, ranges, signal, pre);
   const chunkCount = Math.ceil(len / CHUNK);
   const kept = new Map(); // index -> Promise<Uint8Array>, most recent last
 
@@ -430,7 +426,6 @@ export async function open_url(url, options) {
     kind: store ? 'url-cached' : 'url',
     len,
     cachedBytes,
-    get requests() { return counter.requests; },
     async read(a, n) {
       check();
       // Uncached, a read is one request of exactly its bytes.
