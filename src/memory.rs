@@ -56,23 +56,21 @@ impl GpuMemory {
     /// first limit exceeded, with the sizes.
     pub fn check(&self, limits: &GpuLimits) -> Result<(), String> {
         let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
-        if self.largest_binding > limits.max_storage_buffer_binding_size {
-            return Err(format!(
-                "the largest buffer is {} bytes ({:.1} MiB), over max_storage_buffer_binding_size {} ({:.1} MiB)",
-                self.largest_binding,
-                mib(self.largest_binding),
+        for (name, limit) in [
+            (
+                "max_storage_buffer_binding_size",
                 limits.max_storage_buffer_binding_size,
-                mib(limits.max_storage_buffer_binding_size)
-            ));
-        }
-        if self.largest_binding > limits.max_buffer_size {
-            return Err(format!(
-                "the largest buffer is {} bytes ({:.1} MiB), over max_buffer_size {} ({:.1} MiB)",
-                self.largest_binding,
-                mib(self.largest_binding),
-                limits.max_buffer_size,
-                mib(limits.max_buffer_size)
-            ));
+            ),
+            ("max_buffer_size", limits.max_buffer_size),
+        ] {
+            if self.largest_binding > limit {
+                return Err(format!(
+                    "the largest buffer is {} bytes ({:.1} MiB), over {name} {limit} ({:.1} MiB)",
+                    self.largest_binding,
+                    mib(self.largest_binding),
+                    mib(limit)
+                ));
+            }
         }
         if let Some(total) = limits.total_memory {
             if self.total > total {

@@ -57,6 +57,26 @@ fn header(bytes: &[u8]) -> Gguf {
     Gguf::parse(bytes).unwrap()
 }
 
+/// The plan a load with these options would be checked against, in the
+/// browser's wasm limit.
+fn plan_for(
+    h: &Gguf,
+    engine: EngineOptions,
+    gpu: GpuOptions,
+    limits: GpuLimits,
+) -> gpu::MemoryPlan {
+    gpu::plan_memory(
+        h,
+        &PlanOptions {
+            engine,
+            gpu,
+            limits,
+            cpu_limit: WASM_LIMIT,
+        },
+    )
+    .unwrap()
+}
+
 fn engine_opts(context: usize) -> EngineOptions {
     EngineOptions {
         context,
@@ -87,16 +107,7 @@ fn the_plan_equals_what_a_gpu_load_holds() {
                     max_binding,
                     ..GpuOptions::default()
                 };
-                let plan = gpu::plan_memory(
-                    &h,
-                    &PlanOptions {
-                        engine: opts,
-                        gpu: gpu_opts,
-                        limits: g.plan_limits(),
-                        cpu_limit: WASM_LIMIT,
-                    },
-                )
-                .unwrap();
+                let plan = plan_for(&h, opts, gpu_opts, g.plan_limits());
                 let engine = pollster::block_on(gpu::load_engine_from(
                     g.clone(),
                     &Bytes(&bytes),
@@ -185,16 +196,7 @@ fn the_plan_follows_tuning_and_the_in_memory_load() {
                 max_batch: 32,
                 ..GpuOptions::default()
             };
-            let plan = gpu::plan_memory(
-                &h,
-                &PlanOptions {
-                    engine: opts,
-                    gpu: gpu_opts,
-                    limits: g.plan_limits(),
-                    cpu_limit: WASM_LIMIT,
-                },
-            )
-            .unwrap();
+            let plan = plan_for(&h, opts, gpu_opts, g.plan_limits());
             let engine: Engine = pollster::block_on(gpu::load_engine(
                 g.clone(),
                 bytes.clone(),
