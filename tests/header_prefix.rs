@@ -68,13 +68,13 @@ fn a_prefix_gives_the_same_table_as_the_whole_file() {
     }
     for (name, file) in files {
         let whole = Gguf::parse(&file).unwrap();
-        assert!(whole.data_start < file.len(), "{name}");
+        assert!(whole.data_start < file.len() as u64, "{name}");
         for first in [0, 8, 100, 4096, 1 << 20] {
             let (g, read) = parse_growing(&file, first).unwrap();
             same(&g, &whole);
             // Never more than twice the header (and the first read).
             assert!(
-                read <= (2 * whole.data_start).max(first).max(24),
+                read <= (2 * whole.data_start as usize).max(first).max(24),
                 "{name}: read {read} for a header of {}",
                 whole.data_start
             );
