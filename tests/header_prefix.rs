@@ -134,3 +134,70 @@ fn a_prefix_longer_than_the_file_is_an_argument_error() {
     let e = Gguf::parse_prefix(&good[..4], 4).unwrap_err();
     assert!(matches!(e, Error::Truncated(_)), "{e:?}");
 }
+
+/// A file larger than 4 GiB, from its header alone: offsets are u64 (a
+/// wasm32 `usize` could not hold them), validated against the length the
+/// loader gives, and nothing the size of the file is allocated.
+#[test]
+fn offsets_beyond_4_gib_parse_from_the_header_alone() {
+    use webgguf::gguf::write::Writer;
+    let mut w = Writer::new();
+    w.kv("general.name", &webgguf::gguf::Value::String("big".into()))
+        .unwrap();
+    // 2^20 x 2^10 F32 weights: 4 GiB, so what follows starts past u32::MAX.
+    let (big_at, big) = w.tensor("big", GgmlType::F32, &[1 << 20, 1 << 10]).unwrap();
+    assert_eq!((big_at, big as u64), (0, 1 << 32));
+    let (after_at, after) = w.tensor("after", GgmlType::F32, &[8]).unwrap();
+    let (last_at, last) = w.tensor("last", GgmlType::Q8_0, &[64, 3]).unwrap();
+    assert!(after_at >= 1 << 32 && last_at > after_at);
+    let header = w.header();
+    let data_start = header.len() as u64;
+    let file_len = data_start + w.data_len();
+    assert_eq!(w.data_len(), last_at + last as u64);
+    assert!(file_len > u32::MAX as u64);
+
+    let parsed = |prefix: &[u8], len: u64| match Gguf::parse_prefix(prefix, len) {
+        Ok(Header::Parsed(g)) => Ok(g),
+        Ok(Header::Need(n)) => panic!("the whole header was given, yet {n} bytes are asked"),
+        Err(e) => Err(e),
+    };
+    let g = parsed(&header, file_len).unwrap();
+    assert_eq!((g.file_len, g.data_start), (file_len, data_start));
+    let at = |name: &str| g.tensor(name).unwrap();
+    assert_eq!((at("big").offset, at("big").size), (data_start, big));
+    assert_eq!(at("after").offset, data_start + after_at);
+    assert_eq!(at("after").size, after);
+    assert_eq!(at("last").offset, data_start + last_at);
+    assert!(at("after").offset > u32::MAX as u64);
+    assert!(at("last").offset > u32::MAX as u64);
+
+    // The last tensor ends exactly at the end: one byte less is an error
+    // that names it, and so is a length that ends inside `big`.
+    for short in [file_len - 1, data_start + (1 << 31)] {
+        let e = parsed(&header, short).unwrap_err();
+        assert!(matches!(e, Error::TensorOutOfBounds(_)), "{short}: {e:?}");
+    }
+    let e = parsed(&header, file_len - 1).unwrap_err().to_string();
+    assert!(
+        e.contains("'last'") && e.contains(&(file_len - 1).to_string()),
+        "{e}"
+    );
+    // Extra bytes past the last tensor are allowed (as in any file).
+    assert!(parsed(&header, file_len + 4096).is_ok());
+
+    // From a short prefix the parser asks for more, as for a small file:
+    // the header's length, not the file's.
+    let mut have = 24;
+    loop {
+        match Gguf::parse_prefix(&header[..have], file_len).unwrap() {
+            Header::Parsed(g2) => {
+                same(&g2, &g);
+                break;
+            }
+            Header::Need(n) => {
+                assert!(n > have && n <= header.len(), "asked {n} with {have}");
+                have = n;
+            }
+        }
+    }
+}
