@@ -2,8 +2,9 @@
 //! in-memory byte slice (no filesystem, so the same code serves wasm).
 //!
 //! Tensor data are never copied here: a `TensorInfo` records where its bytes
-//! lie in the caller's buffer, and every range is validated against that
-//! buffer before anyone may slice it.
+//! lie in the file (a `u64` offset: a streamed file may be larger than the
+//! address space, wasm32's 4 GiB), and every range is validated against the
+//! file's length before anyone may slice or read it.
 
 use std::collections::HashMap;
 use std::io::Cursor;
@@ -269,8 +270,15 @@ impl Gguf {
             }
             let size = ty
                 .row_bytes(dims[0])
-                .and_then(|r| r.checked_mul(n / dims[0]))
+                .and_then(|r| (r as u64).checked_mul((n / dims[0]) as u64))
                 .ok_or_else(|| Error::Malformed(format!("tensor '{name}' size overflows")))?;
+            // One tensor is held whole (in memory, or in one GPU buffer's
+            // parts): it must fit the address space, though the file need not.
+            let size = usize::try_from(size).map_err(|_| {
+                Error::Unsupported(format!(
+                    "tensor '{name}' of {size} bytes is larger than this platform's address space"
+                ))
+            })?;
             let rel = info.data_offset();
             if alignment > 0 && rel % alignment != 0 {
                 return Err(Error::TensorOutOfBounds(format!(
