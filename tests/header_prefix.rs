@@ -201,3 +201,38 @@ fn offsets_beyond_4_gib_parse_from_the_header_alone() {
         }
     }
 }
+
+/// A split model whose files each pass 4 GiB: the headers merge into one
+/// table whose offsets index the concatenation, as u64 (the second file's
+/// tensor starts past 4 GiB and ends past 8 GiB).
+#[test]
+fn a_split_model_past_4_gib_merges_from_its_headers() {
+    use webgguf::gguf::write::Writer;
+    use webgguf::gguf::{Parts, Value, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
+    let file = |no: u16, name: &str| {
+        let mut w = Writer::new();
+        w.kv(SPLIT_NO, &Value::U16(no)).unwrap();
+        w.kv(SPLIT_COUNT, &Value::U16(2)).unwrap();
+        w.kv(SPLIT_TENSORS_COUNT, &Value::I32(2)).unwrap();
+        // 2^31 F16 weights: 4 GiB.
+        w.tensor(name, GgmlType::F16, &[1 << 21, 1 << 10]).unwrap();
+        let header = w.header();
+        let len = header.len() as u64 + w.data_len();
+        match Gguf::parse_prefix(&header, len).unwrap() {
+            Header::Parsed(g) => (g, len),
+            Header::Need(n) => panic!("asked {n}"),
+        }
+    };
+    let (a, a_len) = file(0, "a");
+    let (b, b_len) = file(1, "b");
+    assert!(a_len > 1 << 32 && b_len > 1 << 32);
+    let b_start = b.data_start;
+    let parts = Parts::of_lens(&[a_len, b_len], Vec::new());
+    let g = Gguf::merge(vec![a, b], &parts, a_len + b_len).unwrap();
+    assert_eq!(g.file_len, a_len + b_len);
+    assert_eq!(g.tensor("b").unwrap().offset, a_len + b_start);
+    let t = g.tensor("b").unwrap();
+    assert!(t.offset > u32::MAX as u64);
+    assert_eq!(t.size, 1 << 32);
+    assert!(t.offset + t.size as u64 > 1 << 33);
+}
