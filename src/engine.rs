@@ -153,12 +153,14 @@ pub struct ModelInfo {
     /// (tensor name, type name, dims) in file order.
     pub tensors: Vec<(String, &'static str, Vec<usize>)>,
     pub file_type: String,
-    pub n_params: usize,
+    /// All tensors' elements: a u64, as a streamed model may hold more
+    /// than the address space.
+    pub n_params: u64,
     pub tokenizer_model: String,
     pub tokenizer_pre: Option<String>,
     /// Weight bytes one decode step reads, as loaded (after any upcast):
     /// divided by memory bandwidth it gives the decode floor.
-    pub weight_bytes_per_token: usize,
+    pub weight_bytes_per_token: u64,
 }
 
 impl ModelInfo {
@@ -181,7 +183,7 @@ impl ModelInfo {
                 .map(|(k, v)| format!("{k}×{v}"))
                 .collect::<Vec<_>>()
                 .join(" "),
-            n_params: g.tensors.iter().map(|t| t.n_elements()).sum(),
+            n_params: g.tensors.iter().map(|t| t.n_elements() as u64).sum(),
             tokenizer_model: g.get_str("tokenizer.ggml.model").unwrap_or("?").to_string(),
             tokenizer_pre: g.get_str("tokenizer.ggml.pre").map(str::to_string),
             weight_bytes_per_token: 0,

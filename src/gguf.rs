@@ -2,8 +2,9 @@
 //! in-memory byte slice (no filesystem, so the same code serves wasm).
 //!
 //! Tensor data are never copied here: a `TensorInfo` records where its bytes
-//! lie in the caller's buffer, and every range is validated against that
-//! buffer before anyone may slice it.
+//! lie in the file (a `u64` offset: a streamed file may be larger than the
+//! address space, wasm32's 4 GiB), and every range is validated against the
+//! file's length before anyone may slice or read it.
 
 use std::collections::HashMap;
 use std::io::Cursor;
@@ -36,9 +37,11 @@ pub struct TensorInfo {
     pub ty: GgmlType,
     /// ggml order: dims[0] is the contiguous (row) length.
     pub dims: Vec<usize>,
-    /// Absolute byte offset of the data in the file buffer.
-    pub offset: usize,
-    /// Exact byte size of the data.
+    /// Absolute byte offset of the data in the file (a file may exceed
+    /// the address space: a streamed load never holds it in memory).
+    pub offset: u64,
+    /// Exact byte size of the data (one tensor is held whole, in memory
+    /// or in one GPU buffer's parts, so it fits the address space).
     pub size: usize,
 }
 
@@ -46,9 +49,12 @@ impl TensorInfo {
     pub fn n_elements(&self) -> usize {
         self.dims.iter().product()
     }
-    /// The tensor's bytes; `buf` must be the buffer this table was parsed from.
+    /// The tensor's bytes; `buf` must be the buffer this table was parsed
+    /// from (the whole file in memory, so every offset in it fits `usize`).
     pub fn bytes<'a>(&self, buf: &'a [u8]) -> &'a [u8] {
-        &buf[self.offset..self.offset + self.size]
+        let start = usize::try_from(self.offset)
+            .expect("a tensor of a buffer in memory lies inside the address space");
+        &buf[start..start + self.size]
     }
 }
 
@@ -59,9 +65,9 @@ pub struct Gguf {
     pub metadata: HashMap<String, Value>,
     pub tensors: Vec<TensorInfo>,
     /// Total length of the file the table was validated against.
-    pub file_len: usize,
+    pub file_len: u64,
     /// Where the tensor data begin (the header's end, aligned).
-    pub data_start: usize,
+    pub data_start: u64,
 }
 
 /// Where the files of a model lie when they are laid end to end, in one
@@ -170,14 +176,12 @@ impl Gguf {
     /// `file_len` bytes, without its tensor data: a loader reads a small
     /// prefix first and more only if the header (a large vocabulary) runs on.
     /// Every count, length and tensor range is checked against `file_len`,
-    /// so a wild field fails here, before anything is sized by it.
+    /// so a wild field fails here, before anything is sized by it. Only the
+    /// header must fit in memory: the file may be larger than the address
+    /// space (a streamed load never holds it).
     pub fn parse_prefix(prefix: &[u8], file_len: u64) -> Result<Header> {
-        let len = usize::try_from(file_len).map_err(|_| {
-            Error::Unsupported(format!(
-                "a file of {file_len} bytes is larger than this platform's address space"
-            ))
-        })?;
-        if prefix.len() > len {
+        let len = file_len;
+        if prefix.len() as u64 > len {
             return Err(Error::InvalidArgument(format!(
                 "a prefix of {} bytes is longer than the file's {len}",
                 prefix.len()
@@ -188,8 +192,10 @@ impl Gguf {
                 "{len} bytes, too short for a GGUF header"
             )));
         }
-        if prefix.len() < 24.min(len) {
-            return Ok(Header::Need(24.min(len)));
+        // Both below 24, so they fit `usize`.
+        let first = 24.min(len) as usize;
+        if prefix.len() < first {
+            return Ok(Header::Need(first));
         }
         let buf = prefix;
         let magic = [buf[0], buf[1], buf[2], buf[3]];
@@ -218,12 +224,11 @@ impl Gguf {
         };
         let prefix = PrefixReader {
             buf: Cursor::new(&buf[..header_end]),
-            len: len as u64,
+            len,
         };
         let reader = GGUFFileReader::with_config(prefix, config).map_err(map_lib_error)?;
-        let data_start = usize::try_from(reader.tensor_data_offset())
-            .map_err(|_| Error::Malformed("tensor data offset overflows".into()))?;
-        let alignment = reader.tensor_alignment() as usize;
+        let data_start = reader.tensor_data_offset();
+        let alignment = reader.tensor_alignment() as u64;
 
         let mut tensors = Vec::with_capacity(reader.tensor_infos().len());
         for info in reader.tensor_infos() {
@@ -246,8 +251,12 @@ impl Gguf {
                 let d = usize::try_from(d).ok().filter(|&d| d > 0).ok_or_else(|| {
                     Error::Malformed(format!("tensor '{name}' has dimension {d}"))
                 })?;
+                // The product fits u64 (`prescan`): where it overflows
+                // `usize`, the tensor is larger than this platform holds.
                 n = n.checked_mul(d).ok_or_else(|| {
-                    Error::Malformed(format!("tensor '{name}' dimensions overflow"))
+                    Error::Unsupported(format!(
+                        "tensor '{name}' has more elements than this platform's address space"
+                    ))
                 })?;
                 dims.push(d);
             }
@@ -261,11 +270,16 @@ impl Gguf {
             }
             let size = ty
                 .row_bytes(dims[0])
-                .and_then(|r| r.checked_mul(n / dims[0]))
+                .and_then(|r| (r as u64).checked_mul((n / dims[0]) as u64))
                 .ok_or_else(|| Error::Malformed(format!("tensor '{name}' size overflows")))?;
-            let rel = usize::try_from(info.data_offset()).map_err(|_| {
-                Error::TensorOutOfBounds(format!("tensor '{name}' offset overflows"))
+            // One tensor is held whole (in memory, or in one GPU buffer's
+            // parts): it must fit the address space, though the file need not.
+            let size = usize::try_from(size).map_err(|_| {
+                Error::Unsupported(format!(
+                    "tensor '{name}' of {size} bytes is larger than this platform's address space"
+                ))
             })?;
+            let rel = info.data_offset();
             if alignment > 0 && rel % alignment != 0 {
                 return Err(Error::TensorOutOfBounds(format!(
                     "tensor '{name}' offset {rel} is not aligned to {alignment} bytes"
@@ -273,12 +287,12 @@ impl Gguf {
             }
             let offset = data_start
                 .checked_add(rel)
-                .filter(|&o| o.checked_add(size).is_some_and(|end| end <= len))
+                .filter(|&o| o.checked_add(size as u64).is_some_and(|end| end <= len))
                 .ok_or_else(|| {
                     Error::TensorOutOfBounds(format!(
                         "tensor '{name}' needs bytes {}..{} but the file has {} bytes",
                         data_start.saturating_add(rel),
-                        data_start.saturating_add(rel).saturating_add(size),
+                        data_start.saturating_add(rel).saturating_add(size as u64),
                         len
                     ))
                 })?;
@@ -294,7 +308,7 @@ impl Gguf {
         let mut by_start: Vec<&TensorInfo> = tensors.iter().collect();
         by_start.sort_by_key(|t| t.offset);
         for w in by_start.windows(2) {
-            if w[0].offset + w[0].size > w[1].offset {
+            if w[0].offset + w[0].size as u64 > w[1].offset {
                 return Err(Error::TensorOutOfBounds(format!(
                     "tensors '{}' and '{}' overlap",
                     w[0].name, w[1].name
@@ -345,7 +359,7 @@ impl Gguf {
             )));
         }
         for (i, (g, &(s, e))) in each.iter().zip(&ranges).enumerate() {
-            if g.file_len as u64 != e - s {
+            if g.file_len != e - s {
                 return Err(Error::InvalidArgument(format!(
                     "{} was parsed as {} bytes but spans {}",
                     parts.label(i),
@@ -431,11 +445,6 @@ impl Gguf {
                 "the {n} files hold {held} tensors but {SPLIT_TENSORS_COUNT} is {promised}"
             ));
         }
-        let total = usize::try_from(total).map_err(|_| {
-            Error::Unsupported(format!(
-                "a model of {total} bytes is larger than this platform's address space"
-            ))
-        })?;
         let mut seen = std::collections::HashMap::new();
         let mut tensors = Vec::with_capacity(held);
         let mut each = each.into_iter();
@@ -453,7 +462,7 @@ impl Gguf {
                 }
                 // Inside the concatenation: the part's range was checked
                 // against `total` and the tensor against the part.
-                t.offset += start as usize;
+                t.offset += start;
                 tensors.push(t);
             }
         }
@@ -582,8 +591,9 @@ const MAX_ARRAY_DEPTH: usize = 16;
 struct Walk<'a> {
     /// The bytes read so far: the file, or a prefix of it.
     buf: &'a [u8],
-    /// The whole file's length, which every count is checked against.
-    len: usize,
+    /// The whole file's length, which every count is checked against
+    /// (it may exceed the address space; the header read does not).
+    len: u64,
     pos: usize,
     /// Set when a structure runs past `buf` but not past the file: how many
     /// bytes from the start the walk needs to go on.
@@ -593,7 +603,7 @@ struct Walk<'a> {
 impl<'a> Walk<'a> {
     /// Bytes left in the file (not just in the prefix).
     fn remaining(&self) -> u64 {
-        (self.len - self.pos) as u64
+        self.len - self.pos as u64
     }
 
     fn take(&mut self, n: u64, what: &dyn Fn() -> String) -> Result<&'a [u8]> {
@@ -605,9 +615,16 @@ impl<'a> Walk<'a> {
                 self.len
             )));
         }
-        // Fits the file (n <= remaining, so this does not overflow).
-        let end = self.pos + n as usize;
-        if end > self.buf.len() {
+        // Fits the file (n <= remaining, so this does not overflow u64).
+        let end = self.pos as u64 + n;
+        if end > self.buf.len() as u64 {
+            // The header itself is read into memory: it must fit.
+            let end = usize::try_from(end).map_err(|_| {
+                Error::Unsupported(format!(
+                    "{} ends at byte {end}, beyond this platform's address space",
+                    what()
+                ))
+            })?;
             self.need = Some(end);
             return Err(Error::Truncated(format!(
                 "{} runs past the {} bytes read so far",
@@ -718,17 +735,17 @@ enum Scan {
 /// Check the header, metadata and tensor table for lengths and counts that
 /// do not fit the file of `len` bytes, misaligned offsets and overflowing
 /// shapes. Reads no tensor data and allocates nothing sized by the file.
-fn prescan(buf: &[u8], len: usize) -> Result<Scan> {
+fn prescan(buf: &[u8], len: u64) -> Result<Scan> {
     let mut w = Walk {
         buf,
         len,
         pos: 8,
         need: None,
     };
-    match walk(&mut w) {
-        Ok(()) => Ok(Scan::Done(w.pos)),
-        Err(_) if w.need.is_some() => Ok(Scan::Need(w.need.unwrap_or(len))),
-        Err(e) => Err(e),
+    match (walk(&mut w), w.need) {
+        (Ok(()), _) => Ok(Scan::Done(w.pos)),
+        (Err(_), Some(n)) => Ok(Scan::Need(n)),
+        (Err(e), None) => Err(e),
     }
 }
 

@@ -154,13 +154,15 @@ impl Config {
 }
 
 /// A 2-D weight in its block format: `rows` output features, each a
-/// contiguous run of `cols` input weights starting at `offset` in `Weights::data`.
+/// contiguous run of `cols` input weights starting at `offset` in
+/// `Weights::data` (resident) or in the file (a weight plan, whose file
+/// may be larger than the address space).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Matrix {
     pub ty: GgmlType,
     pub rows: usize,
     pub cols: usize,
-    pub offset: usize,
+    pub offset: u64,
     pub row_bytes: usize,
 }
 
@@ -168,11 +170,18 @@ impl Matrix {
     pub fn size(&self) -> usize {
         self.rows * self.row_bytes
     }
+    /// Where the matrix starts in `data`, the buffer in memory that holds
+    /// it (so its offset fits `usize`).
+    fn start(&self) -> usize {
+        usize::try_from(self.offset)
+            .expect("a matrix of a buffer in memory lies inside the address space")
+    }
     pub fn bytes<'a>(&self, data: &'a [u8]) -> &'a [u8] {
-        &data[self.offset..self.offset + self.size()]
+        let start = self.start();
+        &data[start..start + self.size()]
     }
     pub fn row<'a>(&self, data: &'a [u8], r: usize) -> &'a [u8] {
-        let start = self.offset + r * self.row_bytes;
+        let start = self.start() + r * self.row_bytes;
         &data[start..start + self.row_bytes]
     }
 }
@@ -227,7 +236,7 @@ pub struct LoadOptions {
 
 impl Weights {
     pub fn from_gguf(g: &Gguf, c: &Config, data: Vec<u8>, opts: LoadOptions) -> Result<Weights> {
-        if data.len() != g.file_len {
+        if data.len() as u64 != g.file_len {
             return Err(Error::InvalidArgument(
                 "weights buffer differs from the parsed file".into(),
             ));
@@ -249,7 +258,7 @@ impl Weights {
     pub fn plan(
         g: &Gguf,
         c: &Config,
-        small: &std::collections::HashMap<usize, Vec<u8>>,
+        small: &std::collections::HashMap<u64, Vec<u8>>,
     ) -> Result<Weights> {
         let w = Weights::assemble(g, c, |t| {
             small
@@ -344,7 +353,7 @@ impl Weights {
                 .map(|&rows| {
                     let m = Matrix {
                         rows,
-                        offset: whole.offset + row * whole.row_bytes,
+                        offset: whole.offset + (row * whole.row_bytes) as u64,
                         ..whole
                     };
                     row += rows;
@@ -452,7 +461,7 @@ impl Weights {
             let needs = !matches!(m.ty, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16);
             if !needs {
                 data.extend_from_slice(src);
-                m.offset = offset;
+                m.offset = offset as u64;
                 continue;
             }
             row.resize(m.cols, 0.0);
@@ -464,7 +473,7 @@ impl Weights {
             }
             *m = Matrix {
                 ty: GgmlType::F16,
-                offset,
+                offset: offset as u64,
                 row_bytes: f16_row,
                 ..*m
             };
@@ -476,14 +485,15 @@ impl Weights {
     }
 
     /// Bytes of weights one decode step reads (all matrices, the LM head
-    /// once, plus one embedding row).
-    pub fn bytes_per_token(&self) -> usize {
-        let mut n = self.output.size() + self.token_embd.row_bytes;
+    /// once, plus one embedding row): a u64, as a streamed model's weights
+    /// may exceed the address space.
+    pub fn bytes_per_token(&self) -> u64 {
+        let mut n = self.output.size() as u64 + self.token_embd.row_bytes as u64;
         for l in &self.layers {
             n += [l.wq, l.wk, l.wv, l.wo, l.w_gate, l.w_up, l.w_down]
                 .iter()
-                .map(|m| m.size())
-                .sum::<usize>();
+                .map(|m| m.size() as u64)
+                .sum::<u64>();
         }
         n
     }

@@ -234,36 +234,44 @@ async fn read_one_header(
 
 /// Ranges closer than this are read as one (the gap is read and dropped),
 /// so that a model's norms take a few reads, not one per tensor.
-const MERGE_GAP: usize = 256 << 10;
+const MERGE_GAP: u64 = 256 << 10;
 
 /// The bytes of `tensors` (small ones: `Weights::small_tensors`) by file
 /// offset, read in as few ranges as `MERGE_GAP` allows.
 pub async fn read_small(
     src: &dyn Source,
     tensors: &[&TensorInfo],
-) -> Result<HashMap<usize, Vec<u8>>> {
+) -> Result<HashMap<u64, Vec<u8>>> {
     let mut ts: Vec<&TensorInfo> = tensors.to_vec();
     ts.sort_by_key(|t| t.offset);
+    let end_of = |t: &TensorInfo| t.offset + t.size as u64;
     let mut out = HashMap::new();
     let mut i = 0;
     while i < ts.len() {
         let start = ts[i].offset;
-        let mut end = start + ts[i].size;
+        let mut end = end_of(ts[i]);
         let mut j = i + 1;
         while j < ts.len() && ts[j].offset <= end + MERGE_GAP {
-            end = end.max(ts[j].offset + ts[j].size);
+            end = end.max(end_of(ts[j]));
             j += 1;
         }
-        let bytes = src.read(start as u64, end - start).await?;
-        if bytes.len() != end - start {
-            return Err(Error::Truncated(format!(
-                "the source gave {} bytes of the {} asked for at offset {start}",
-                bytes.len(),
+        // One read is held in memory: it must fit the address space.
+        let n = usize::try_from(end - start).map_err(|_| {
+            Error::Unsupported(format!(
+                "a read of {} bytes at offset {start} is larger than this platform's address space",
                 end - start
+            ))
+        })?;
+        let bytes = src.read(start, n).await?;
+        if bytes.len() != n {
+            return Err(Error::Truncated(format!(
+                "the source gave {} bytes of the {n} asked for at offset {start}",
+                bytes.len()
             )));
         }
         for t in &ts[i..j] {
-            let at = t.offset - start;
+            // Inside this read, so below `n`.
+            let at = (t.offset - start) as usize;
             out.insert(t.offset, bytes[at..at + t.size].to_vec());
         }
         i = j;

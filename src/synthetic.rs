@@ -162,7 +162,9 @@ struct Planned {
     /// ggml order: the row length first.
     dims: Vec<usize>,
     fill: Fill,
-    offset: usize,
+    /// In the data section, which may be larger than the address space
+    /// (`file_bytes`; `build` holds the file in memory, so checks it).
+    offset: u64,
     bytes: usize,
 }
 
@@ -366,10 +368,10 @@ impl Shape {
     }
 
     /// Size of the file `build` would make, in bytes.
-    pub fn file_bytes(&self, ty: GgmlType) -> Result<usize> {
+    pub fn file_bytes(&self, ty: GgmlType) -> Result<u64> {
         self.check(ty)?;
         let (header, tensors) = self.layout(ty)?;
-        Ok(header.len() + tensors.last().map_or(0, |t| t.offset + t.bytes))
+        Ok(header.len() as u64 + tensors.last().map_or(0, |t| t.offset + t.bytes as u64))
     }
 
     /// The header (metadata and tensor records, padded) and where each
@@ -465,8 +467,15 @@ pub fn build(shape: &Shape, ty: GgmlType, seed: u64) -> Result<Vec<u8>> {
         )));
     }
     let (header, tensors) = shape.layout(ty)?;
-    let data_len = tensors.last().map_or(0, |t| t.offset + t.bytes);
-    let total = header.len() + data_len;
+    let data_len = tensors.last().map_or(0, |t| t.offset + t.bytes as u64);
+    let total = header.len() as u64 + data_len;
+    // Built in memory: the file must fit the address space, and then so
+    // does every offset in it.
+    let total = usize::try_from(total).map_err(|_| {
+        Error::Unsupported(format!(
+            "a synthetic model of {total} bytes is larger than this platform's address space"
+        ))
+    })?;
     let mut buf = zeroed(total);
     buf[..header.len()].copy_from_slice(&header);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -476,7 +485,8 @@ pub fn build(shape: &Shape, ty: GgmlType, seed: u64) -> Result<Vec<u8>> {
     let pool = &pool[..];
     let data = &mut buf[header.len()..];
     for (i, t) in tensors.iter().enumerate() {
-        let out = &mut data[t.offset..t.offset + t.bytes];
+        let at = t.offset as usize;
+        let out = &mut data[at..at + t.bytes];
         let rows: usize = t.dims[1..].iter().product();
         let row_bytes = t.bytes / rows.max(1);
         if threads == 1 || rows < 2 * threads {

@@ -1414,7 +1414,7 @@ fn model_info(
     struct Info<'a> {
         architecture: &'a str,
         name: Option<&'a str>,
-        parameters: usize,
+        parameters: u64,
         quantization: String,
         tensor_types: &'a str,
         context_length: usize,
@@ -1424,7 +1424,7 @@ fn model_info(
         embedding_length: usize,
         heads: usize,
         kv_heads: usize,
-        weight_bytes_per_token: usize,
+        weight_bytes_per_token: u64,
         has_chat_template: bool,
         chat_template: &'a str,
         backend: &'a str,
@@ -1443,9 +1443,9 @@ fn model_info(
     let c = &engine.config;
     let i = &engine.info;
     // The format holding most matrix elements names the quantization.
-    let mut by_type = std::collections::BTreeMap::<&str, usize>::new();
+    let mut by_type = std::collections::BTreeMap::<&str, u64>::new();
     for (_, ty, dims) in i.tensors.iter().filter(|t| t.2.len() >= 2) {
-        *by_type.entry(ty).or_default() += dims.iter().product::<usize>();
+        *by_type.entry(ty).or_default() += dims.iter().product::<usize>() as u64;
     }
     let quantization = by_type
         .iter()

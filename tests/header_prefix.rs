@@ -68,13 +68,13 @@ fn a_prefix_gives_the_same_table_as_the_whole_file() {
     }
     for (name, file) in files {
         let whole = Gguf::parse(&file).unwrap();
-        assert!(whole.data_start < file.len(), "{name}");
+        assert!(whole.data_start < file.len() as u64, "{name}");
         for first in [0, 8, 100, 4096, 1 << 20] {
             let (g, read) = parse_growing(&file, first).unwrap();
             same(&g, &whole);
             // Never more than twice the header (and the first read).
             assert!(
-                read <= (2 * whole.data_start).max(first).max(24),
+                read <= (2 * whole.data_start as usize).max(first).max(24),
                 "{name}: read {read} for a header of {}",
                 whole.data_start
             );
@@ -133,4 +133,106 @@ fn a_prefix_longer_than_the_file_is_an_argument_error() {
     assert!(matches!(e, Error::InvalidArgument(_)), "{e:?}");
     let e = Gguf::parse_prefix(&good[..4], 4).unwrap_err();
     assert!(matches!(e, Error::Truncated(_)), "{e:?}");
+}
+
+/// A file larger than 4 GiB, from its header alone: offsets are u64 (a
+/// wasm32 `usize` could not hold them), validated against the length the
+/// loader gives, and nothing the size of the file is allocated.
+#[test]
+fn offsets_beyond_4_gib_parse_from_the_header_alone() {
+    use webgguf::gguf::write::Writer;
+    let mut w = Writer::new();
+    w.kv("general.name", &webgguf::gguf::Value::String("big".into()))
+        .unwrap();
+    // 2^20 x 2^10 F32 weights: 4 GiB, so what follows starts past u32::MAX.
+    let (big_at, big) = w.tensor("big", GgmlType::F32, &[1 << 20, 1 << 10]).unwrap();
+    assert_eq!((big_at, big as u64), (0, 1 << 32));
+    let (after_at, after) = w.tensor("after", GgmlType::F32, &[8]).unwrap();
+    let (last_at, last) = w.tensor("last", GgmlType::Q8_0, &[64, 3]).unwrap();
+    assert!(after_at >= 1 << 32 && last_at > after_at);
+    let header = w.header();
+    let data_start = header.len() as u64;
+    let file_len = data_start + w.data_len();
+    assert_eq!(w.data_len(), last_at + last as u64);
+    assert!(file_len > u32::MAX as u64);
+
+    let parsed = |prefix: &[u8], len: u64| match Gguf::parse_prefix(prefix, len) {
+        Ok(Header::Parsed(g)) => Ok(g),
+        Ok(Header::Need(n)) => panic!("the whole header was given, yet {n} bytes are asked"),
+        Err(e) => Err(e),
+    };
+    let g = parsed(&header, file_len).unwrap();
+    assert_eq!((g.file_len, g.data_start), (file_len, data_start));
+    let at = |name: &str| g.tensor(name).unwrap();
+    assert_eq!((at("big").offset, at("big").size), (data_start, big));
+    assert_eq!(at("after").offset, data_start + after_at);
+    assert_eq!(at("after").size, after);
+    assert_eq!(at("last").offset, data_start + last_at);
+    assert!(at("after").offset > u32::MAX as u64);
+    assert!(at("last").offset > u32::MAX as u64);
+
+    // The last tensor ends exactly at the end: one byte less is an error
+    // that names it, and so is a length that ends inside `big`.
+    for short in [file_len - 1, data_start + (1 << 31)] {
+        let e = parsed(&header, short).unwrap_err();
+        assert!(matches!(e, Error::TensorOutOfBounds(_)), "{short}: {e:?}");
+    }
+    let e = parsed(&header, file_len - 1).unwrap_err().to_string();
+    assert!(
+        e.contains("'last'") && e.contains(&(file_len - 1).to_string()),
+        "{e}"
+    );
+    // Extra bytes past the last tensor are allowed (as in any file).
+    assert!(parsed(&header, file_len + 4096).is_ok());
+
+    // From a short prefix the parser asks for more, as for a small file:
+    // the header's length, not the file's.
+    let mut have = 24;
+    loop {
+        match Gguf::parse_prefix(&header[..have], file_len).unwrap() {
+            Header::Parsed(g2) => {
+                same(&g2, &g);
+                break;
+            }
+            Header::Need(n) => {
+                assert!(n > have && n <= header.len(), "asked {n} with {have}");
+                have = n;
+            }
+        }
+    }
+}
+
+/// A split model whose files each pass 4 GiB: the headers merge into one
+/// table whose offsets index the concatenation, as u64 (the second file's
+/// tensor starts past 4 GiB and ends past 8 GiB).
+#[test]
+fn a_split_model_past_4_gib_merges_from_its_headers() {
+    use webgguf::gguf::write::Writer;
+    use webgguf::gguf::{Parts, Value, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
+    let file = |no: u16, name: &str| {
+        let mut w = Writer::new();
+        w.kv(SPLIT_NO, &Value::U16(no)).unwrap();
+        w.kv(SPLIT_COUNT, &Value::U16(2)).unwrap();
+        w.kv(SPLIT_TENSORS_COUNT, &Value::I32(2)).unwrap();
+        // 2^31 F16 weights: 4 GiB.
+        w.tensor(name, GgmlType::F16, &[1 << 21, 1 << 10]).unwrap();
+        let header = w.header();
+        let len = header.len() as u64 + w.data_len();
+        match Gguf::parse_prefix(&header, len).unwrap() {
+            Header::Parsed(g) => (g, len),
+            Header::Need(n) => panic!("asked {n}"),
+        }
+    };
+    let (a, a_len) = file(0, "a");
+    let (b, b_len) = file(1, "b");
+    assert!(a_len > 1 << 32 && b_len > 1 << 32);
+    let b_start = b.data_start;
+    let parts = Parts::of_lens(&[a_len, b_len], Vec::new());
+    let g = Gguf::merge(vec![a, b], &parts, a_len + b_len).unwrap();
+    assert_eq!(g.file_len, a_len + b_len);
+    assert_eq!(g.tensor("b").unwrap().offset, a_len + b_start);
+    let t = g.tensor("b").unwrap();
+    assert!(t.offset > u32::MAX as u64);
+    assert_eq!(t.size, 1 << 32);
+    assert!(t.offset + t.size as u64 > 1 << 33);
 }

@@ -75,11 +75,11 @@ fn rewrite(file: &[u8], edit: impl FnOnce(&mut Gguf)) -> Vec<u8> {
     let at: Vec<usize> = g
         .tensors
         .iter()
-        .map(|t| w.tensor(&t.name, t.ty, &t.dims).unwrap().0)
+        .map(|t| w.tensor(&t.name, t.ty, &t.dims).unwrap().0 as usize)
         .collect();
     let mut out = w.header();
     let data = out.len();
-    out.resize(data + w.data_len(), 0);
+    out.resize(data + w.data_len() as usize, 0);
     for (t, off) in old.tensors.iter().zip(at) {
         out[data + off..data + off + t.size].copy_from_slice(t.bytes(file));
     }
@@ -97,7 +97,7 @@ fn assert_same_table(whole: &[u8], files: &[Vec<u8>]) {
     let refs: Vec<&Vec<u8>> = files.iter().collect();
     let (bytes, _) = concat(&refs);
     let b = merged(&refs).unwrap();
-    assert_eq!(b.file_len, bytes.len());
+    assert_eq!(b.file_len, bytes.len() as u64);
     assert_eq!(a.tensors.len(), b.tensors.len());
     for (x, y) in a.tensors.iter().zip(&b.tensors) {
         assert_eq!(

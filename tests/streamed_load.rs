@@ -115,7 +115,7 @@ fn a_streamed_gpu_load_equals_the_in_memory_one() {
         assert!(done == total && total > 0, "{name}: {done} of {total}");
         // The header's reads (each at least doubling), the merged small
         // tensors (here small files, where they span little), then chunks.
-        let header = webgguf::gguf::Gguf::parse(&bytes).unwrap().data_start;
+        let header = webgguf::gguf::Gguf::parse(&bytes).unwrap().data_start as usize;
         assert!(
             src.largest.get()
                 <= FIRST_READ
@@ -158,6 +158,10 @@ fn small_span(bytes: &[u8]) -> usize {
     let g = webgguf::gguf::Gguf::parse(bytes).unwrap();
     let small = webgguf::model::Weights::small_tensors(&g);
     let lo = small.iter().map(|t| t.offset).min().unwrap_or(0);
-    let hi = small.iter().map(|t| t.offset + t.size).max().unwrap_or(0);
-    hi - lo
+    let hi = small
+        .iter()
+        .map(|t| t.offset + t.size as u64)
+        .max()
+        .unwrap_or(0);
+    (hi - lo) as usize
 }

@@ -28,7 +28,7 @@ fn tiny_shape_loads_and_generates_on_cpu() {
         for tied in [false, true] {
             let shape = Shape { tied, ..TINY };
             let bytes = synthetic::build(&shape, ty, 7).unwrap();
-            assert_eq!(bytes.len(), shape.file_bytes(ty).unwrap());
+            assert_eq!(bytes.len() as u64, shape.file_bytes(ty).unwrap());
             assert_eq!(bytes, synthetic::build(&shape, ty, 7).unwrap(), "seeded");
             let mut e = Engine::load_cpu(bytes, opts(), Box::new(Serial), common::now_ms).unwrap();
             assert_eq!(e.config.vocab_size, 300);

@@ -21,8 +21,9 @@ pub struct Writer {
     n_kv: u64,
     records: Vec<u8>,
     n_tensors: u64,
-    /// End of the last tensor in the data section.
-    data_len: usize,
+    /// End of the last tensor in the data section (a file may be larger
+    /// than the address space: only its header is written here).
+    data_len: u64,
     alignment: usize,
 }
 
@@ -89,7 +90,7 @@ impl Writer {
 
     /// Add a tensor record; returns where its bytes go in the data section
     /// and how many there are.
-    pub fn tensor(&mut self, name: &str, ty: GgmlType, dims: &[usize]) -> Result<(usize, usize)> {
+    pub fn tensor(&mut self, name: &str, ty: GgmlType, dims: &[usize]) -> Result<(u64, usize)> {
         let bad = || Error::InvalidArgument(format!("tensor '{name}' of shape {dims:?}"));
         let first = *dims.first().ok_or_else(bad)?;
         let rows = dims[1..]
@@ -100,21 +101,22 @@ impl Writer {
             .row_bytes(first)
             .and_then(|r| r.checked_mul(rows))
             .ok_or_else(bad)?;
-        let offset = self.data_len.next_multiple_of(self.alignment);
+        let offset = self.data_len.next_multiple_of(self.alignment as u64);
+        let end = offset.checked_add(bytes as u64).ok_or_else(bad)?;
         put_str(&mut self.records, name);
         self.records.extend((dims.len() as u32).to_le_bytes());
         for &d in dims {
             self.records.extend((d as u64).to_le_bytes());
         }
         self.records.extend(ty.id().to_le_bytes());
-        self.records.extend((offset as u64).to_le_bytes());
+        self.records.extend(offset.to_le_bytes());
         self.n_tensors += 1;
-        self.data_len = offset + bytes;
+        self.data_len = end;
         Ok((offset, bytes))
     }
 
     /// The end of the last tensor's bytes in the data section.
-    pub fn data_len(&self) -> usize {
+    pub fn data_len(&self) -> u64 {
         self.data_len
     }
 
@@ -144,7 +146,7 @@ pub fn split(g: &Gguf, file: &[u8], max_tensors: usize) -> Result<Vec<Vec<u8>>> 
             "a split file must hold at least one tensor".into(),
         ));
     }
-    if file.len() != g.file_len {
+    if file.len() as u64 != g.file_len {
         return Err(Error::InvalidArgument(
             "the file differs from the parsed header".into(),
         ));
@@ -190,9 +192,18 @@ pub fn split(g: &Gguf, file: &[u8], max_tensors: usize) -> Result<Vec<Vec<u8>>> 
         }
         let mut b = w.header();
         let data = b.len();
-        b.resize(data + w.data_len(), 0);
+        // Each file is built in memory: it must fit the address space,
+        // and then so does every offset in it.
+        let data_len = usize::try_from(w.data_len()).map_err(|_| {
+            Error::Unsupported(format!(
+                "a split file of {} bytes is larger than this platform's address space",
+                w.data_len()
+            ))
+        })?;
+        b.resize(data + data_len, 0);
         for (t, off) in tensors.iter().zip(at) {
-            b[data + off..data + off + t.size].copy_from_slice(t.bytes(file));
+            let off = data + off as usize;
+            b[off..off + t.size].copy_from_slice(t.bytes(file));
         }
         out.push(b);
     }
@@ -245,7 +256,7 @@ mod tests {
         let lens: Vec<u64> = files.iter().map(|f| f.len() as u64).collect();
         let bytes = files.concat();
         let m = Gguf::parse_parts(&bytes, &Parts::of_lens(&lens, Vec::new())).unwrap();
-        assert_eq!(m.file_len, bytes.len());
+        assert_eq!(m.file_len, bytes.len() as u64);
         assert_eq!(m.tensors.len(), g.tensors.len());
         for (a, b) in g.tensors.iter().zip(&m.tensors) {
             let strip = |t: &TensorInfo| TensorInfo {

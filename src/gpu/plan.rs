@@ -94,7 +94,7 @@ pub fn plan_memory(g: &Gguf, o: &PlanOptions) -> Result<MemoryPlan> {
         Err(e) => (None, Some(e.to_string())),
     };
     let (kv, scratch) = RunState::footprint(&c, ctx, o.engine.max_batch);
-    let cpu = CpuMemory::new(g.file_len as u64, kv, scratch);
+    let cpu = CpuMemory::new(g.file_len, kv, scratch);
     let cpu_error = cpu.check(o.cpu_limit).err();
     Ok(MemoryPlan {
         context: ctx,

@@ -1075,7 +1075,7 @@ fn random_group(
             ty,
             rows: n,
             cols,
-            offset: file.len(),
+            offset: file.len() as u64,
             row_bytes: ty.row_bytes(cols).unwrap(),
         });
         file.extend(data);

@@ -73,7 +73,7 @@ impl GpuMatrix {
                 Bytes::Here(data) => gpu.upload(label, &data[a..b]),
                 Bytes::File { offset, .. } => {
                     let buf = gpu.storage(label, (b - a) as u64)?;
-                    gpu.defer(&buf, &[(0, (offset + a) as u64, (b - a) as u64)])?;
+                    gpu.defer(&buf, &[(0, offset + a as u64, (b - a) as u64)])?;
                     buf
                 }
             };
@@ -191,7 +191,7 @@ fn member_bytes(m: &Matrix, same_ty: bool) -> usize {
 #[derive(Clone, Copy)]
 enum Bytes<'a> {
     Here(&'a [u8]),
-    File { offset: usize, len: usize },
+    File { offset: u64, len: usize },
 }
 
 impl<'a> Bytes<'a> {
@@ -290,7 +290,7 @@ impl MatGroup {
                 let writes: Vec<(u64, u64, u64)> = members
                     .iter()
                     .zip(&mixed)
-                    .map(|((_, m), s)| (s.byte0 as u64, m.offset as u64, m.size() as u64))
+                    .map(|((_, m), s)| (s.byte0 as u64, m.offset, m.size() as u64))
                     .collect();
                 gpu.defer(&buf, &writes)?;
                 buf
