@@ -43,10 +43,11 @@
 //   (P.splits >= ceil(ctx / LS) covers any position and window).
 // Entry `merge`: Out = sum_s acc_s e^(m_s - M) / sum_s total_s e^(m_s - M)
 //   over the splits in use, s < ceil((pos + 1 - lo) / LS), which are those
-//   `split` wrote (M their largest max): flash-decoding's merge, in f32.
-//   With one split it is `chunked`'s acc / total exactly.
-//   Bindings: 9 Part, 4 P, 5 S, 6 Out. Dispatch: (heads, 1, 1) workgroups
-//   of 64 threads.
+//   `split` wrote (M their largest max): flash-decoding's merge, in f32,
+//   each dimension's splits summed in 256 / head_dim interleaved lanes and
+//   the lanes added in order. With one split it is `chunked`'s acc / total
+//   exactly. Bindings: 9 Part, 4 P, 5 S, 6 Out. Dispatch: (heads, 1, 1)
+//   workgroups of 256 threads.
 
 struct Params {
     heads: u32,
@@ -396,21 +397,51 @@ fn split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
     }
 }
 
-@compute @workgroup_size(64)
+// The merge's threads: lane = lid / head_dim of ML lanes handles splits
+// lane, lane + ML, ... for dimension lid % head_dim, so all 256 threads
+// load at once. One thread per dimension looping over the splits (the
+// first version) waited for a memory round trip per split: at 8192 keys,
+// 128 splits, most of the loss at depth.
+const MT: u32 = 256u;
+var<workgroup> mred: array<f32, 256>;
+var<workgroup> mtot: array<f32, 256>;
+
+// Part's running max of split s of head h, or -3.4e38 past the splits in use.
+fn split_max(base: u32, s: u32, n: u32, hd: u32) -> f32 {
+    return select(-3.4e38, Part[(base + min(s, n - 1u)) * (hd + 2u) + hd + 1u], s < n);
+}
+
+@compute @workgroup_size(256)
 fn merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let h = wid.x;
     let hd = P.head_dim;
     // Splits in use: ceil(keys / LS) for the pos + 1 - first_key(pos) keys.
     let n = (S.pos - first_key(S.pos) + LS) / LS;
     let base = h * P.splits;
+    // The largest split max, four loads in flight per thread and round.
     var m = -3.4e38;
-    for (var s = 0u; s < n; s++) {
-        m = max(m, Part[(base + s) * (hd + 2u) + hd + 1u]);
+    for (var s = lid; s < n; s += 4u * MT) {
+        let a = max(split_max(base, s, n, hd), split_max(base, s + MT, n, hd));
+        let b = max(split_max(base, s + 2u * MT, n, hd), split_max(base, s + 3u * MT, n, hd));
+        m = max(m, max(a, b));
     }
-    for (var d = lid; d < hd; d += 64u) {
-        var acc = 0.0;
-        var total = 0.0;
-        for (var s = 0u; s < n; s++) {
+    mred[lid] = m;
+    workgroupBarrier();
+    for (var w = MT / 2u; w > 0u; w >>= 1u) {
+        if lid < w {
+            mred[lid] = max(mred[lid], mred[lid + w]);
+        }
+        workgroupBarrier();
+    }
+    m = mred[0];
+    workgroupBarrier();
+    let lanes = MT / hd;
+    let lane = lid / hd;
+    let d = lid % hd;
+    var acc = 0.0;
+    var total = 0.0;
+    if lane < lanes {
+        for (var s = lane; s < n; s += lanes) {
             let o = (base + s) * (hd + 2u);
             let ms = Part[o + hd + 1u];
             // Exactly 1 for the split holding the max (exp(0) need not be).
@@ -418,6 +449,17 @@ fn merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
             acc += Part[o + d] * w;
             total += Part[o + hd] * w;
         }
-        Out[h * hd + d] = acc * (1.0 / total);
+    }
+    mred[lid] = acc;
+    mtot[lid] = total;
+    workgroupBarrier();
+    if lid < hd {
+        var a = 0.0;
+        var t = 0.0;
+        for (var l = 0u; l < lanes; l++) {
+            a += mred[l * hd + lid];
+            t += mtot[l * hd + lid];
+        }
+        Out[h * hd + lid] = a * (1.0 / t);
     }
 }

@@ -112,7 +112,15 @@ impl Stamps {
 
 impl GpuBackend {
     fn lists(&self, fused: bool) -> Vec<&[Op]> {
-        let layers: &[Op] = if fused {
+        self.lists_at(if fused { 1 } else { 2 }, 0)
+    }
+
+    /// The lists a step of `n` tokens at position `pos` runs: past
+    /// SPLIT_KEYS a decode step attends in splits (`layers_long`).
+    fn lists_at(&self, n: usize, pos: usize) -> Vec<&[Op]> {
+        let layers: &[Op] = if self.long(n, pos) {
+            &self.layers_long
+        } else if n == 1 {
             &self.layers_one
         } else {
             &self.layers
@@ -225,11 +233,12 @@ impl GpuBackend {
     }
 
     /// GPU time of every dispatch of one step of `n` tokens (1: the decode
-    /// list, else the prefill list), each in its own pass, summed by
-    /// kernel, averaged over `reps` steps.
-    async fn profile_ops(&mut self, n_tok: usize, reps: usize) -> Result<Value> {
-        let fused = n_tok == 1;
-        let lists = self.lists(fused);
+    /// list, else the prefill list) at position `pos`, each in its own
+    /// pass, summed by kernel, averaged over `reps` steps. The KV cache
+    /// below `pos` holds whatever it holds (zeros after a load): attention
+    /// reads all of it either way, so the time is a real step's.
+    async fn profile_ops(&mut self, n_tok: usize, pos: usize, reps: usize) -> Result<Value> {
+        let lists = self.lists_at(n_tok, pos);
         let ops: Vec<&Op> = lists
             .iter()
             .flat_map(|l| l.iter())
@@ -242,7 +251,7 @@ impl GpuBackend {
         let mut sums: Vec<f64> = vec![0.0; n];
         let toks: Vec<u32> = (0..n_tok as u32).map(|i| i % self.vocab as u32).collect();
         for rep in 0..reps + 1 {
-            self.write_inputs(&toks, 0)?;
+            self.write_inputs(&toks, pos)?;
             let mut enc = self
                 .gpu
                 .device
@@ -275,6 +284,7 @@ impl GpuBackend {
         let total: f64 = sums.iter().sum();
         Ok(json!({
             "tokens": n_tok,
+            "position": pos,
             "sum_of_kernels_us": total,
             "by_kernel": by.iter().map(|(l, c, t)| json!({"kernel": l, "count": c, "us": t})).collect::<Vec<_>>(),
         }))
@@ -343,21 +353,27 @@ impl GpuBackend {
         Ok(Value::Object(out))
     }
 
-    /// Everything above, for `tokens` decode steps.
-    pub async fn profile(&mut self, tokens: usize) -> Result<Value> {
+    /// Everything above, for `tokens` decode steps; with `depth` > 0 also
+    /// the decode step's kernels at that position.
+    pub async fn profile(&mut self, tokens: usize, depth: usize) -> Result<Value> {
         let mut rng = crate::sampler::Rng::new(1234);
         let ids: Vec<u32> = (0..tokens.max(8) + 4)
             .map(|_| (rng.next_u32() as u64 % self.vocab as u64) as u32)
             .collect();
         let ids = &ids[..ids.len().min(self.ctx)];
         let batch = self.max_batch.min(512).min(self.ctx);
+        let at_depth = match depth {
+            0 => Value::Null,
+            d => self.profile_ops(1, d.min(self.ctx - 1), 5).await?,
+        };
         Ok(json!({
             "device": self.gpu.adapter.name,
             "subgroups": self.kernels.subgroups,
             "steps": self.profile_steps(ids, true).await?,
             "wall_per_step": self.profile_pipeline(ids).await?,
-            "kernels_decode": self.profile_ops(1, 5).await?,
-            "kernels_prefill": self.profile_ops(batch, 3).await?,
+            "kernels_decode": self.profile_ops(1, 0, 5).await?,
+            "kernels_decode_at_depth": at_depth,
+            "kernels_prefill": self.profile_ops(batch, 0, 3).await?,
             "round_trip": self.profile_round_trip().await?,
             "bare_dispatch": self.profile_bare(1000).await?,
         }))
@@ -372,6 +388,7 @@ pub async fn profile_model(
     opts: EngineOptions,
     gpu_opts: GpuOptions,
     tokens: usize,
+    depth: usize,
 ) -> Result<Value> {
     let Loaded {
         config, weights, ..
@@ -388,5 +405,5 @@ pub async fn profile_model(
     )
     .await?;
     drop(weights);
-    b.profile(tokens).await
+    b.profile(tokens, depth).await
 }

@@ -35,7 +35,7 @@ impl GpuBackend {
     }
 
     /// Whether one token at `pos` attends in splits (`layers_long`).
-    fn long(&self, n: usize, pos: usize) -> bool {
+    pub(super) fn long(&self, n: usize, pos: usize) -> bool {
         n == 1 && pos >= kernels::SPLIT_KEYS && !self.layers_long.is_empty()
     }
 

@@ -534,7 +534,8 @@ fn rope_matches_cpu() {
 /// max and summed in f32) vs a CPU twin of exactly that, over the same
 /// f16-rounded keys, values and query; at one block past the boundary, at
 /// a ragged last block and near the end of the context, for head sizes 6,
-/// 64 (3 and 10 query heads per kv head) and 128; without a window and with
+/// 64 (3 and 10 query heads per kv head; and 4 with 37 blocks, more than
+/// the merge's lanes) and 128; without a window and with
 /// sliding windows of 5 (every split but one wholly outside it: one block,
 /// `chunked`'s serial order), 64 (exactly one block), 65 and 130 (two and
 /// three blocks, the last of one key). Bound `attention_bound`, with the
@@ -546,13 +547,16 @@ fn split_attention_matches_cpu() {
     let mut rng = Rng::new(17);
     let ls = kernels::SPLIT_KEYS;
     let f16r = |v: f32| half::f16::from_f32(v).to_f32();
-    for (hd, heads, kvh) in [
-        (6usize, 4usize, 2usize),
-        (64, 9, 3),
-        (64, 10, 1),
-        (128, 4, 2),
+    // The last case has more splits (37) than the merge has lanes, so
+    // each lane sums several.
+    for (hd, heads, kvh, blocks) in [
+        (6usize, 4usize, 2usize, 5usize),
+        (64, 9, 3, 5),
+        (64, 10, 1, 5),
+        (128, 4, 2, 5),
+        (64, 8, 2, 37),
     ] {
-        let ctx = 5 * ls;
+        let ctx = blocks * ls;
         let splits = ctx.div_ceil(ls);
         let (qd, kvd) = (heads * hd, kvh * hd);
         let scale = 1.0 / (hd as f32).sqrt();
@@ -669,12 +673,20 @@ fn split_attention_matches_cpu() {
                         })
                         .collect();
                     let m = blocks.iter().fold(f32::MIN, |a, b| a.max(b[2]));
+                    // The merge's order: block b in lane b % lanes, then the
+                    // lanes in order.
+                    let lanes = 256 / hd;
                     let (mut acc, mut total, mut peak) = (0f32, 0f32, 0f32);
-                    for &[a, t, ms, pk] in &blocks {
-                        let w = if ms == m { 1.0 } else { (ms - m).exp() };
-                        acc += a * w;
-                        total += t * w;
-                        peak += pk * w;
+                    for lane in 0..lanes {
+                        let (mut la, mut lt) = (0f32, 0f32);
+                        for &[a, t, ms, pk] in blocks.iter().skip(lane).step_by(lanes) {
+                            let w = if ms == m { 1.0 } else { (ms - m).exp() };
+                            la += a * w;
+                            lt += t * w;
+                            peak += pk * w;
+                        }
+                        acc += la;
+                        total += lt;
                     }
                     want[h * hd + d] = (acc * (1.0 / total)) as f64;
                     tol[h * hd + d] = attention_bound(peak, total, want[h * hd + d]);

@@ -42,9 +42,10 @@ commands:
            and on, at most N tensors each (llama.cpp's gguf-split layout)
   gpu-bandwidth [--mib 1024] [-r 10] [--json]
            device memory bandwidth through buffer-to-buffer copies
-  gpu-profile -m MODEL [-n 64]
+  gpu-profile -m MODEL [-n 64] [-d DEPTH]
            where a GPU decode step's time goes (JSON): CPU encode/submit/wait,
-           GPU time per step and per kernel, bare dispatch cost
+           GPU time per step and per kernel, bare dispatch cost; -d: also the
+           decode step's kernels at position DEPTH (context DEPTH + 1)
 
 common options:
   -m, --model MODEL a GGUF file's path, or the name of a model scripts/setup.sh fetches
@@ -666,9 +667,10 @@ fn cmd_bench(args: &Args) -> CliResult {
 
 fn cmd_gpu_profile(args: &Args) -> CliResult {
     let mut allowed = COMMON.to_vec();
-    allowed.push("-n");
+    allowed.extend(["-n", "-d"]);
     args.check(&allowed)?;
     let n: usize = args.num(&["-n"], 64)?;
+    let depth: usize = args.num(&["-d"], 0)?;
     let bytes = match args.str(&["--synthetic"]) {
         Some(spec) => {
             let (shape, ty) = webgguf::synthetic::parse_spec(spec)?;
@@ -677,12 +679,13 @@ fn cmd_gpu_profile(args: &Args) -> CliResult {
         None => read_model(&model_path(args))?,
     };
     let opts = EngineOptions {
-        context: args.num(&["--ctx"], 0)?,
+        // A context that holds the depth, unless --ctx says otherwise.
+        context: args.num(&["--ctx"], if depth > 0 { depth + 1 } else { 0 })?,
         ..EngineOptions::default()
     };
     let v = block_on(async {
         let g = gpu::Gpu::new().await?;
-        gpu::profile::profile_model(g, bytes, opts, gpu_options_from_env(), n).await
+        gpu::profile::profile_model(g, bytes, opts, gpu_options_from_env(), n, depth).await
     })?;
     println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     Ok(())
