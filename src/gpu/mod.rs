@@ -20,8 +20,10 @@
 //! job: `device` (the device, buffers, passes, readback), `upload`
 //! (weights onto the GPU), `kernels` (pipelines), `ops` (dispatches of the
 //! products, embedding and sampler), `build` (the model as op lists),
-//! `schedule` (submitting steps, recording ahead, feeding picks).
+//! `schedule` (submitting steps, recording ahead, feeding picks),
+//! `bandwidth` (memory bandwidth through compute kernels).
 
+mod bandwidth;
 pub mod kernels;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod profile;

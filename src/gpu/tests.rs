@@ -1881,3 +1881,78 @@ fn head_argmax_matches_logits() {
         assert_eq!(got, 300, "R={r} parts={}", m.parts.len());
     }
 }
+
+fn random_words(rng: &mut Rng, words: usize) -> Vec<u8> {
+    (0..words * 4)
+        .flat_map(|_| rng.next_u32().to_le_bytes())
+        .collect()
+}
+
+fn read_u32(g: &Gpu, buf: &wgpu::Buffer, len: usize) -> Vec<u32> {
+    read_f32(g, buf, len).iter().map(|v| v.to_bits()).collect()
+}
+
+/// Word counts for the bandwidth kernels (not multiples of 256 threads
+/// times 8 loads) with the workgroups to launch: the host's choice, and
+/// few enough that each thread takes several whole turns of 8 loads and
+/// then the remainder loop, and more threads than words.
+const BANDWIDTH_CASES: [(usize, Option<u32>); 4] = [
+    (100_003, None),
+    (100_003, Some(3)),
+    (2_053, Some(1)),
+    (5, Some(2)),
+];
+
+/// The read kernel's per-workgroup sums add up, lane by lane, to the CPU's
+/// wrapping sums of the same random data: every word is read exactly once.
+#[test]
+fn bandwidth_read_sums_every_word_once() {
+    let Some(g) = gpu() else { return };
+    let mut rng = Rng::new(29);
+    for (words, groups) in BANDWIDTH_CASES {
+        let groups = groups.unwrap_or(bandwidth::groups_for(words as u64));
+        let data = random_words(&mut rng, words);
+        let mut want = [0u32; 4];
+        for (i, w) in data.chunks_exact(4).enumerate() {
+            let v = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+            want[i % 4] = want[i % 4].wrapping_add(v);
+        }
+        let src = g.upload("src", &data);
+        // NaN bits in every word of every workgroup's sums.
+        let out = poisoned(&g, groups as usize * 4);
+        g.run(&[&[bandwidth::read_op(&g, &src, &out, groups)]], 1, &[]);
+        let sums: Vec<u8> = read_u32(&g, &out, groups as usize * 4)
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        assert_eq!(
+            bandwidth::fold(&sums),
+            want,
+            "{words} words over {groups} workgroups"
+        );
+    }
+}
+
+/// The copy kernel's destination is the source, bit for bit.
+#[test]
+fn bandwidth_copy_matches_source() {
+    let Some(g) = gpu() else { return };
+    let mut rng = Rng::new(31);
+    for (words, groups) in BANDWIDTH_CASES {
+        let groups = groups.unwrap_or(bandwidth::groups_for(words as u64));
+        let data = random_words(&mut rng, words);
+        let src = g.upload("src", &data);
+        let dst = poisoned(&g, words * 4);
+        g.run(&[&[bandwidth::copy_op(&g, &src, &dst, groups)]], 1, &[]);
+        let got = read_u32(&g, &dst, words * 4);
+        let want: Vec<u32> = data
+            .chunks_exact(4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+            .collect();
+        let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+        assert_eq!(
+            bad, 0,
+            "{words} words over {groups} workgroups: {bad} differ"
+        );
+    }
+}

@@ -41,7 +41,9 @@ commands:
            write IN as the files of a split model, OUT_PREFIX-00001-of-0000K.gguf
            and on, at most N tensors each (llama.cpp's gguf-split layout)
   gpu-bandwidth [--mib 1024] [-r 10] [--json]
-           device memory bandwidth through buffer-to-buffer copies
+           device memory bandwidth: buffer-to-buffer copies, and compute
+           kernels that copy and that read (buffers capped at the storage
+           binding limit); the kernel read is the ceiling for rooflines
   gpu-profile -m MODEL [-n 64] [-d DEPTH]
            where a GPU decode step's time goes (JSON): CPU encode/submit/wait,
            GPU time per step and per kernel, bare dispatch cost; -d: also the
@@ -898,25 +900,49 @@ fn cmd_gpu_bandwidth(args: &Args) -> CliResult {
     args.check(&["--mib", "-r", "--json"])?;
     let mib: u64 = args.num(&["--mib"], 1024)?;
     let reps: usize = args.num(&["-r"], 10)?;
-    let (size, gbs, gpu) = block_on(async {
+    let bytes = mib << 20;
+    let (copy, kernel_copy, read, gpu) = block_on(async {
         let gpu = gpu::Gpu::new().await?;
-        let (size, gbs) = gpu.copy_bandwidth(mib << 20, reps, now_ms).await?;
-        Ok::<_, Error>((size, gbs, gpu))
+        let copy = gpu.copy_bandwidth(bytes, reps, now_ms).await?;
+        let kernel_copy = gpu.kernel_copy_bandwidth(bytes, reps, now_ms).await?;
+        let read = gpu.read_bandwidth(bytes, reps, now_ms).await?;
+        Ok::<_, Error>((copy, kernel_copy, read, gpu))
     })?;
     if args.flag("--json") {
         println!(
             "{}",
             json!({
-                "adapter": gpu.adapter.name, "bytes": size, "reps": reps,
-                "gb_s_read_plus_write": gbs,
+                "adapter": gpu.adapter.name, "bytes": copy.0, "reps": reps,
+                "gb_s_read_plus_write": copy.1,
+                "kernel_bytes": read.0,
+                "kernel_copy_gb_s_read_plus_write": kernel_copy.1,
+                "kernel_read_gb_s": read.1,
             })
         );
     } else {
+        let in_mib = |b: u64| b as f64 / (1u64 << 20) as f64;
         println!("adapter: {}", gpu.summary());
         println!(
-            "{reps} copies of {:.0} MiB: {gbs:.1} GB/s (read + write bytes counted: 2 x size per copy)",
-            size as f64 / (1u64 << 20) as f64
+            "buffer copy: {reps} copies of {:.0} MiB: {:.1} GB/s (read + write: 2 x size per copy)",
+            in_mib(copy.0),
+            copy.1
         );
+        println!(
+            "kernel copy: {reps} copies of {:.0} MiB: {:.1} GB/s (read + write: 2 x size per copy)",
+            in_mib(kernel_copy.0),
+            kernel_copy.1
+        );
+        println!(
+            "kernel read: {reps} reads of {:.0} MiB: {:.1} GB/s (bytes read, once per read)",
+            in_mib(read.0),
+            read.1
+        );
+        if read.0 < bytes {
+            println!(
+                "the kernels' buffers are capped at the storage binding limit ({:.0} MiB, {mib} MiB asked)",
+                in_mib(gpu.binding_limit())
+            );
+        }
     }
     Ok(())
 }

@@ -1,0 +1,208 @@
+//! Memory bandwidth through compute kernels (shaders/bandwidth.wgsl): a
+//! read that folds every word of a buffer, and a copy, each timed like
+//! `Gpu::copy_bandwidth`. The copy engine's figure is no ceiling (on an
+//! H100 it sees about a quarter of the HBM's peak); the model's products
+//! are compute kernels reading storage buffers, as these are, so a
+//! roofline should divide by these.
+
+use super::kernels::{self, Op, Shape};
+use super::Gpu;
+use crate::error::{Error, Result};
+
+const SRC: &str = include_str!("../../shaders/bandwidth.wgsl");
+
+/// Bytes of the `vec4<u32>` word both kernels move.
+pub const WORD: u64 = 16;
+/// bandwidth.wgsl's WG and UNROLL: threads per workgroup, loads per turn.
+const WG: u64 = 256;
+const UNROLL: u64 = 8;
+/// Enough workgroups for several waves on the largest GPUs (an H100 holds
+/// about a thousand of 256 threads at once), so that the last partial wave
+/// is a small part of the time; past that each thread loops.
+const MAX_GROUPS: u64 = 8192;
+
+/// The workgroups a dispatch over `words` words launches: about one turn
+/// of UNROLL loads per thread, up to MAX_GROUPS.
+pub fn groups_for(words: u64) -> u32 {
+    words.div_ceil(WG * UNROLL).clamp(1, MAX_GROUPS) as u32
+}
+
+fn op(gpu: &Gpu, entry: &'static str, bufs: &[(u32, &wgpu::Buffer)], groups: u32) -> Op {
+    let pipeline = kernels::pipeline(gpu, "bandwidth", SRC, entry);
+    Op {
+        bind: kernels::bind(gpu, &pipeline, bufs),
+        pipeline,
+        shape: Shape::Fixed([groups, 1, 1]),
+        label: entry,
+    }
+}
+
+/// `read_sum` over all of `src`, its per-workgroup sums in `out` (`groups`
+/// words at least).
+pub fn read_op(gpu: &Gpu, src: &wgpu::Buffer, out: &wgpu::Buffer, groups: u32) -> Op {
+    op(gpu, "read_sum", &[(0, src), (2, out)], groups)
+}
+
+/// `copy` of `src` into `dst`, as many words as both hold.
+pub fn copy_op(gpu: &Gpu, src: &wgpu::Buffer, dst: &wgpu::Buffer, groups: u32) -> Op {
+    op(gpu, "copy", &[(0, src), (1, dst)], groups)
+}
+
+/// The per-lane wrapping sums of `read_sum`'s output: what the whole buffer
+/// adds up to, lane by lane.
+pub fn fold(sums: &[u8]) -> [u32; 4] {
+    let mut acc = [0u32; 4];
+    for w in sums.chunks_exact(WORD as usize) {
+        for (l, a) in acc.iter_mut().enumerate() {
+            *a = a.wrapping_add(u32::from_le_bytes(w[4 * l..4 * l + 4].try_into().unwrap()));
+        }
+    }
+    acc
+}
+
+/// The 32-bit word at index `i` of the test data. Each step is a bijection,
+/// so the words of a binding are distinct; the xor-shifts break up the
+/// arithmetic series a plain multiple would make, whose sums over
+/// power-of-two sizes (and halves of them) are often 0 and would not tell
+/// a kernel that skips words from one that reads them.
+fn pattern(i: usize) -> u32 {
+    let mut v = (i as u32).wrapping_mul(0x9E37_79B1);
+    v ^= v >> 16;
+    v = v.wrapping_mul(0x85EB_CA6B);
+    v ^ (v >> 13)
+}
+
+impl Gpu {
+    /// The bytes a kernel bandwidth test of `bytes` uses: whole words, at
+    /// most one storage binding (lavapipe's is far below 1 GiB).
+    pub fn kernel_bandwidth_size(&self, bytes: u64) -> u64 {
+        bytes.min(self.binding_limit()) / WORD * WORD
+    }
+
+    fn bandwidth_size(&self, bytes: u64, reps: usize) -> Result<u64> {
+        let size = self.kernel_bandwidth_size(bytes);
+        if size == 0 || reps == 0 {
+            return Err(Error::InvalidArgument(
+                "bandwidth test needs a positive size and repetition count".into(),
+            ));
+        }
+        Ok(size)
+    }
+
+    /// A storage buffer of `size` bytes filled with `pattern`, and its
+    /// per-lane sums.
+    fn patterned(&self, size: u64) -> Result<(wgpu::Buffer, [u32; 4])> {
+        let buf = self.buffer(&wgpu::BufferDescriptor {
+            label: Some("bandwidth source"),
+            size,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: true,
+        });
+        let mut sums = [0u32; 4];
+        {
+            let mut view = buf
+                .slice(..)
+                .get_mapped_range_mut()
+                .map_err(|e| Error::Gpu(format!("mapping the bandwidth buffer failed: {e}")))?;
+            // A mapping is write-only: fill a chunk here, copy it over.
+            const CHUNK: usize = 1 << 20;
+            let mut chunk = vec![0u8; CHUNK];
+            for at in (0..view.len()).step_by(CHUNK) {
+                let len = CHUNK.min(view.len() - at);
+                for (j, w) in chunk[..len].chunks_exact_mut(4).enumerate() {
+                    let i = at / 4 + j;
+                    let v = pattern(i);
+                    w.copy_from_slice(&v.to_le_bytes());
+                    sums[i % 4] = sums[i % 4].wrapping_add(v);
+                }
+                view.slice(at..at + len).copy_from_slice(&chunk[..len]);
+            }
+        }
+        buf.unmap();
+        Ok((buf, sums))
+    }
+
+    /// Check that `read_sum` left sums adding up to `want` in `out`.
+    async fn check_sums(&self, out: &wgpu::Buffer, groups: u32, want: [u32; 4]) -> Result<()> {
+        let bytes = groups as u64 * WORD;
+        let rb = self.readback_buffer(bytes);
+        self.run(&[], 0, &[(out, &rb, bytes)]);
+        let got = fold(&self.read(&rb, bytes).await?);
+        if got != want {
+            return Err(Error::Gpu(format!(
+                "the bandwidth read kernel's sums {got:08x?} are not the data's {want:08x?}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Seconds that `reps` runs of `op`, recorded into one pass and one
+    /// submit, take from the submit until the queue is idle.
+    async fn time_reps(&self, op: &Op, reps: usize, clock: fn() -> f64) -> Result<f64> {
+        // The first run pays for wgpu's lazy zeroing of the output and the
+        // driver's first use of the pipeline.
+        self.run(&[std::slice::from_ref(op)], 1, &[]);
+        self.wait_idle().await?;
+        let ops = vec![op.clone(); reps];
+        let cmd = self.encode(&[], &[&ops], 1, &[], None);
+        let t0 = clock();
+        self.queue.submit([cmd]);
+        self.wait_idle().await?;
+        Ok((clock() - t0) / 1000.0)
+    }
+
+    /// Device memory bandwidth as a compute kernel reading 16-byte words
+    /// sees it: `reps` reads of a `bytes` buffer (capped at one storage
+    /// binding), each folded into sums the host checks. Returns (bytes
+    /// actually used, GB/s counting each byte read once).
+    pub async fn read_bandwidth(
+        &self,
+        bytes: u64,
+        reps: usize,
+        clock: fn() -> f64,
+    ) -> Result<(u64, f64)> {
+        let size = self.bandwidth_size(bytes, reps)?;
+        let groups = groups_for(size / WORD);
+        let (src, want, out) = self
+            .scoped("allocating the bandwidth buffers", || {
+                let (src, want) = self.patterned(size)?;
+                let out = self.storage("bandwidth sums", groups as u64 * WORD)?;
+                Ok((src, want, out))
+            })
+            .await?;
+        let secs = self
+            .time_reps(&read_op(self, &src, &out, groups), reps, clock)
+            .await?;
+        self.check_sums(&out, groups, want).await?;
+        Ok((size, size as f64 * reps as f64 / secs / 1e9))
+    }
+
+    /// Device memory bandwidth as a compute kernel copying 16-byte words
+    /// sees it: `reps` copies of a `bytes` buffer (capped at one storage
+    /// binding) into another, the copy checked after by `read_sum`. Returns
+    /// (bytes actually used, GB/s counting each byte read and each byte
+    /// written, i.e. 2 x bytes per copy).
+    pub async fn kernel_copy_bandwidth(
+        &self,
+        bytes: u64,
+        reps: usize,
+        clock: fn() -> f64,
+    ) -> Result<(u64, f64)> {
+        let size = self.bandwidth_size(bytes, reps)?;
+        let groups = groups_for(size / WORD);
+        let (src, want, dst, out) = self
+            .scoped("allocating the bandwidth buffers", || {
+                let (src, want) = self.patterned(size)?;
+                let dst = self.storage("bandwidth copy", size)?;
+                let out = self.storage("bandwidth sums", groups as u64 * WORD)?;
+                Ok((src, want, dst, out))
+            })
+            .await?;
+        let secs = self
+            .time_reps(&copy_op(self, &src, &dst, groups), reps, clock)
+            .await?;
+        self.run(&[&[read_op(self, &dst, &out, groups)]], 1, &[]);
+        self.check_sums(&out, groups, want).await?;
+        Ok((size, 2.0 * size as f64 * reps as f64 / secs / 1e9))
+    }
+}
