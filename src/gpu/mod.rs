@@ -1,8 +1,10 @@
 //! The WebGPU backend: the same forward pass as `cpu`, as compute shaders.
 //!
 //! Weights stay in their block format on the GPU and are decoded inside the
-//! matrix kernels; dot products are f32 throughout (no activation
-//! quantization), the KV cache is f16. Everything is allocated and every
+//! matrix kernels. Decode products of quantized weights quantize x to int8
+//! blocks of 32 first and sum in integers (dot4I8Packed), as llama.cpp
+//! does (`GpuTuning::int_dot`); float weights and the tiled prefill are
+//! f32 throughout. The KV cache is f16. Everything is allocated and every
 //! bind group recorded at load; a token costs one command encoder (recorded
 //! while the previous token runs), one submit, and a 4-byte readback of the
 //! sampled id (greedy or sampled on the GPU).

@@ -216,13 +216,20 @@ fn row_split_matches_unsplit() {
         assert_eq!(whole.parts.len(), 1);
         assert_eq!(split.parts.len(), rows.div_ceil(4));
         let x = randn(&mut rng, 2 * cols);
-        let a = gpu_matvec(&g, &mut k, &whole, &x, 2, None);
-        let b = gpu_matvec(&g, &mut k, &split, &x, 2, None);
-        assert_eq!(
-            a.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-            b.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-            "{ty}"
-        );
+        // Both paths: f32, and integer where the format has a decoder (one
+        // quantize pass before the parts' dispatches).
+        for int in [false, true] {
+            let int = int && k.int_dot && kernels::int_decoder(ty).is_some();
+            k.int_x = int.then(|| IntX::new(&g, cols, 2).unwrap());
+            let a = gpu_matvec(&g, &mut k, &whole, &x, 2, None);
+            let b = gpu_matvec(&g, &mut k, &split, &x, 2, None);
+            assert_eq!(
+                a.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                b.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                "{ty} int {int}"
+            );
+        }
+        k.int_x = None;
         let toks = [0u32, 28, 5, 17, 4];
         let ea = gpu_embed(&g, &mut k, &whole, &toks, 1.0);
         let eb = gpu_embed(&g, &mut k, &split, &toks, 1.0);
@@ -1978,14 +1985,15 @@ fn int_err(w: &[f32], x: &[f64]) -> f64 {
         .sum()
 }
 
-/// quantize_x.wgsl vs `quantize_x_f64`, through the int matvec's ops (its
-/// quantize pass is the first op) on Q8_0 rows of 96 columns and on a
-/// q8_0 row alone... x of 3 tokens; the pass itself is also run alone on
-/// 100 columns (not a multiple of 32: the last block padded with zeros),
-/// with and without the norm, and with LAST. Bounds: q exact except where
-/// the twin's x / d lies within 1e-3 of a rounding tie (f32 x / d, norm,
-/// then |dq| <= 1); d within 1e-5 relative (f32 norm and division); the
-/// padding exactly 0.
+/// quantize_x.wgsl alone vs `quantize_x_f64`, on 3 tokens of random x
+/// (uniform in [-3, 3]) with rows of 100, 37 and 1000 columns (not
+/// multiples of 32: the last block padded with zeros; 1000 takes a
+/// workgroup's 64 blocks and part of a second) and 64, with and without the
+/// norm, and with LAST (only token S.n - 1 quantized); both outputs
+/// NaN-poisoned first. Bounds: q exact except where the twin's x / d lies
+/// within 1e-3 of a rounding tie (the GPU's f32 x * (127 / amax) and norm
+/// move it by ~1e-5), and there |dq| <= 1; d within 1e-5 relative (f32
+/// norm and division); the padding exactly 0.
 #[test]
 fn quantize_x_matches_cpu() {
     let Some(g) = gpu() else { return };
