@@ -60,8 +60,9 @@ common options:
   --upcast-f16      store every quantized matrix as f16 at load
   --synthetic PRESET:TYPE
                     instead of -m: random weights of a named shape, built in memory
-                    (presets smollm2-135m, tinyllama-1.1b; types Q4_0 Q4_1 Q5_0 Q5_1
-                    Q8_0 F16 BF16 F32)
+                    (presets smollm2-135m, tinyllama-1.1b, gemma3-270m, llama-3.1-8b;
+                    types Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 F16 BF16 F32, and Q4_K Q5_K Q6_K
+                    IQ4_XS as random bits)
 
 environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
   WEBGGUF_GPU_{FUSE,TILED,SPLIT,PIPELINE,FEED,SUBGROUPS,VX,INT}=0,
