@@ -30,6 +30,10 @@ const QUANTIZE_X: &str = include_str!("../../shaders/quantize_x.wgsl");
 const F16: &str = include_str!("../../shaders/f16.wgsl");
 const ROPE_PAIR: &str = include_str!("../../shaders/rope_pair.wgsl");
 
+/// Elements of x one quantize_x.wgsl workgroup quantizes (256 threads, 8
+/// each).
+pub const QUANTIZE_X_SPAN: usize = 2048;
+
 /// Workgroups along x for flattened and row-indexed dispatches; kept under
 /// WebGPU's guaranteed 65535 per dimension, the rest goes to y.
 pub const NX: u32 = 32768;

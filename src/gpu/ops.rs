@@ -103,7 +103,8 @@ pub struct IntX {
     pub q: wgpu::Buffer,
     /// One f32 scale per block.
     pub d: wgpu::Buffer,
-    /// 32-element blocks per token it holds, and tokens.
+    /// 32-element blocks per token it holds, and tokens (the graph's
+    /// batch: no dispatch quantizes more).
     pub blocks: usize,
     pub tokens: usize,
 }
@@ -270,7 +271,7 @@ pub fn matvec_ops(
         }
         if !tiled && !int {
             entries.push((4, g));
-            if k.matvec_vx(m.cols, a.mv) && !int {
+            if k.matvec_vx(m.cols, a.mv) {
                 entries.extend([(11, a.x), (12, g)]);
             }
         }
@@ -293,7 +294,7 @@ pub fn matvec_ops(
                         (14, &ix.d),
                     ],
                 );
-                let wgs = (m.cols.div_ceil(32) as u32 * 32).div_ceil(2048);
+                let wgs = (m.cols.div_ceil(32) * 32).div_ceil(kernels::QUANTIZE_X_SPAN) as u32;
                 ops.push(Op {
                     pipeline: qp,
                     bind,

@@ -2040,7 +2040,7 @@ fn quantize_x_matches_cpu() {
                 (14, &ix.d),
             ],
         );
-        let wgs = (cols.div_ceil(32) as u32 * 32).div_ceil(2048);
+        let wgs = (cols.div_ceil(32) * 32).div_ceil(kernels::QUANTIZE_X_SPAN) as u32;
         let op = Op {
             pipeline: qp,
             bind,
