@@ -22,22 +22,25 @@
 // Dispatch: (nx, ceil(groups / nx), tokens) workgroups of WG threads,
 //   groups = ceil(rows / R), group = wid.x + wid.y * nx; (nx, ny, 1) with
 //   LAST. The host prepends `const R`, `RN` (R + 1: the rows and the sum of
-//   squares), `WG` (64, 128 or 256), `RW` (RN * WG) and `FOLD`, and appends
+//   squares), `WG` (64, 128 or 256), `RW` (RN * WG), `FOLD` and `INT_X`, and appends
 //   matrix.wgsl, dequant.wgsl, units.wgsl, the generated `dot_rows` and
 //   `w_sec`, one of the two `reduce` functions, f16.wgsl,
 //   rope_pair.wgsl, the gated activation `act(gate, up)`, and `xv4(i)` /
 //   `gv4(k)` (X[i .. i + 4], G[k .. k + 4]): vec4 loads through bindings
 //   11 (X again) and 12 (G again) where rows are a multiple of 4 long,
-//   scalar loads otherwise.
+//   scalar loads otherwise, and `xload(xb, k)` (x[k], or 0 past the row's
+//   end; the separate norm pass's loads).
+// Const INT_X (the integer path): x is read as int8 blocks that
+//   quantize_x.wgsl wrote (bindings 13 XQ, 14 XD, appended by the host
+//   with a `dot_rows` of units.wgsl's unit_idot decoders), the norm already
+//   applied there: the NORM flag (shared with that pass's uniform) is
+//   ignored here, and the host's `xload` is a stub, so that the kernel
+//   binds neither X nor G (q/k/v then binds 8 storage buffers, WebGPU's
+//   guaranteed minimum).
 
 var<workgroup> red: array<f32, RW>;
 var<private> SGL: u32;
 var<private> SGS: u32;
-
-// x[k], or 0 past the row's end (the index is clamped into the row).
-fn xload(xb: u32, k: u32) -> f32 {
-    return select(0.0, X[xb + min(k, P.cols - 1u)], k < P.cols);
-}
 
 // The rmsnorm scale of X[xb ..][..cols]. Eight loads per thread are issued
 // before any is used: GPU compilers do not overlap the loads of successive
@@ -68,8 +71,8 @@ fn norm_scale(lid: u32, xb: u32) -> f32 {
     return scale;
 }
 
-// fn dot_rows(lid, xb, scale, norm, rb: array<u32, R>, sec) -> array<f32,
-// RN>: this thread's partial sums for the R rows starting at bytes rb[r],
+// fn dot_rows(lid, t, xb, scale, norm, rb: array<u32, R>, sec) ->
+// array<f32, RN>: this thread's partial sums (t: the token read) for the R rows starting at bytes rb[r],
 // then (FOLD with NORM) its share of the sum of squares of x. The host
 // generates it with the loop over rows and several units per iteration
 // written out, so that every load of an iteration is issued up front, and
@@ -94,7 +97,7 @@ struct Pro {
 fn prologue(lid: u32, z: u32) -> Pro {
     let xb = src_token(z) * P.cols;
     var scale = 1.0;
-    if (P.flags & F_NORM) != 0u && !FOLD {
+    if (P.flags & F_NORM) != 0u && !FOLD && !INT_X {
         scale = norm_scale(lid, xb);
     }
     return Pro(xb, scale);
@@ -104,7 +107,7 @@ fn prologue(lid: u32, z: u32) -> Pro {
 // rmsnorm scale from the sum of squares that dot_rows left in red[R * WG],
 // otherwise 1 (the norm, if any, was applied to x).
 fn row_scale(sep: f32) -> f32 {
-    if (P.flags & F_NORM) != 0u && FOLD {
+    if (P.flags & F_NORM) != 0u && FOLD && !INT_X {
         return 1.0 / sqrt(red[R * WG] / f32(P.cols) + P.eps);
     }
     return 1.0;
@@ -150,7 +153,7 @@ fn group_rows(g: u32, lid: u32, z: u32, rows: u32) -> f32 {
     // The group's section, for a mixed q/k/v group (whose sections are
     // whole groups: the host makes R divide split and kvd).
     let sec = w_sec(phys(g * R, rows));
-    reduce(lid, dot_rows(lid, pr.xb, pr.scale, (P.flags & F_NORM) != 0u, rb, sec));
+    reduce(lid, dot_rows(lid, src_token(z), pr.xb, pr.scale, (P.flags & F_NORM) != 0u, rb, sec));
     return row_scale(pr.scale);
 }
 

@@ -471,3 +471,141 @@ fn unit_w_f32(rb: u32, u: u32) -> mat2x4<f32> {
         bitcast<vec4<f32>>(vec4<u32>(W[w], W[w + 1u], W[w + 2u], W[w + 3u])),
         bitcast<vec4<f32>>(vec4<u32>(W[w + 4u], W[w + 5u], W[w + 6u], W[w + 7u])));
 }
+
+// Integer unit decoders, for the int8-x matvec (quantize_x.wgsl):
+// unit_idot_<fmt>(rb, u, xa, xc, da, dc) = the same sum as unit_dot_<fmt>
+// with x given as packed int8 words (xa: the 4 elements at
+// unit_cols(u).x, xc: those at .y) and their blocks' scales da, dc. Each
+// decoder packs its weights' quants into signed int8 words too, so that
+// a 4-element sum is one dot4I8Packed (an integer dot instruction where
+// the device has one, naga's exact polyfill otherwise), and applies the
+// scales in f32 once per 4 elements. Offsets (Q4_0's -8, Q6_K's -32) are
+// folded into the bytes: (n + 0x80 - o) ^ 0x80 maps an unsigned byte n
+// < 0x80 + o ... to the int8 n - o with no carry between bytes; mins
+// (Q4_1, Q5_1, the K-quants) multiply the sum of x, dot4I8Packed(1, x).
+// Same groupings and alignment as unit_dot_<fmt>.
+
+const ONES: u32 = 0x01010101u;
+
+// The bytes of q (each < 0x80) minus o, as packed int8 (`off` = (0x80 -
+// o) in every byte).
+fn i8_off(q: u32, off: u32) -> u32 {
+    return (q + off) ^ 0x80808080u;
+}
+
+fn idot(w: u32, x: u32) -> f32 {
+    return f32(dot4I8Packed(w, x));
+}
+
+fn unit_idot_q8_0(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
+    let blk = rb + (u >> 2u) * 34u;
+    let b = blk + 2u + 8u * (u & 3u);
+    return rd_f16(blk) * da * f32(dot4I8Packed(rd_w2(b), xa) + dot4I8Packed(rd_w2(b + 4u), xc));
+}
+
+fn unit_idot_q4_0(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
+    let blk = rb + (u >> 2u) * 18u;
+    let q = rd_w2(blk + 2u + 4u * (u & 3u));
+    let lo = i8_off(q & 0x0f0f0f0fu, 0x78787878u);
+    let hi = i8_off((q >> 4u) & 0x0f0f0f0fu, 0x78787878u);
+    return rd_f16(blk) * da * f32(dot4I8Packed(lo, xa) + dot4I8Packed(hi, xc));
+}
+
+fn unit_idot_q4_1(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
+    let blk = rb + (u >> 2u) * 20u;
+    let dm = unpack2x16float(W[blk >> 2u]);
+    let q = W[(blk >> 2u) + 1u + (u & 3u)];
+    let s = dot4I8Packed(q & 0x0f0f0f0fu, xa) + dot4I8Packed((q >> 4u) & 0x0f0f0f0fu, xc);
+    return da * (dm.x * f32(s) + dm.y * f32(dot4I8Packed(ONES, xa) + dot4I8Packed(ONES, xc)));
+}
+
+fn unit_idot_iq4_nl(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
+    let blk = rb + (u >> 2u) * 18u;
+    let q = rd_w2(blk + 2u + 4u * (u & 3u));
+    return rd_f16(blk) * da * f32(dot4I8Packed(iq4_bytes(q), xa) + dot4I8Packed(iq4_bytes(q >> 4u), xc));
+}
+
+// Bits 0..3 of h as bit 4 of four bytes (Q5_0/Q5_1's fifth bits).
+fn bits16_bytes(h: u32) -> u32 {
+    return ((h & 1u) | ((h & 2u) << 7u) | ((h & 4u) << 14u) | ((h & 8u) << 21u)) << 4u;
+}
+
+fn unit_idot_q5_0(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
+    let blk = rb + (u >> 2u) * 22u;
+    let q = rd_w2(blk + 6u + 4u * (u & 3u));
+    let h = rd_w2(blk + 2u) >> (4u * (u & 3u));
+    let lo = i8_off((q & 0x0f0f0f0fu) | bits16_bytes(h), 0x70707070u);
+    let hi = i8_off(((q >> 4u) & 0x0f0f0f0fu) | bits16_bytes(h >> 16u), 0x70707070u);
+    return rd_f16(blk) * da * f32(dot4I8Packed(lo, xa) + dot4I8Packed(hi, xc));
+}
+
+fn unit_idot_q5_1(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
+    let bw = (rb >> 2u) + (u >> 2u) * 6u;
+    let dm = unpack2x16float(W[bw]);
+    let h = W[bw + 1u] >> (4u * (u & 3u));
+    let q = W[bw + 2u + (u & 3u)];
+    let lo = (q & 0x0f0f0f0fu) | bits16_bytes(h);
+    let hi = ((q >> 4u) & 0x0f0f0f0fu) | bits16_bytes(h >> 16u);
+    let s = dot4I8Packed(lo, xa) + dot4I8Packed(hi, xc);
+    return da * (dm.x * f32(s) + dm.y * f32(dot4I8Packed(ONES, xa) + dot4I8Packed(ONES, xc)));
+}
+
+// IQ4_NL's values of the low nibbles of q's four bytes, as packed int8
+// (the bytes of the IQ4_W words: two selects and a shift, no array).
+fn iq4_bytes(q: u32) -> u32 {
+    let v = vec4<u32>(q, q >> 8u, q >> 16u, q >> 24u) & vec4<u32>(15u);
+    let b4 = (v & vec4<u32>(4u)) != vec4<u32>(0u);
+    let lo = select(vec4<u32>(IQ4_W0), vec4<u32>(IQ4_W1), b4);
+    let hi = select(vec4<u32>(IQ4_W2), vec4<u32>(IQ4_W3), b4);
+    let w = select(lo, hi, v >= vec4<u32>(8u));
+    let b = (w >> ((v & vec4<u32>(3u)) * 8u)) & vec4<u32>(255u);
+    return b.x | (b.y << 8u) | (b.z << 16u) | (b.w << 24u);
+}
+
+fn unit_idot_iq4_xs(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
+    let bw = (rb >> 2u) + (u >> 5u) * 34u;
+    let q = W[bw + 2u + (u & 31u)];
+    return iq4_xs_scale(bw, u) * da * f32(dot4I8Packed(iq4_bytes(q), xa) + dot4I8Packed(iq4_bytes(q >> 4u), xc));
+}
+
+// Q4_K/Q5_K: the two groups are sub-blocks 2c and 2c + 1 (x blocks of
+// their own, da and dc), each with its scale and min.
+fn unit_idot_q4_k(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
+    let bw = (rb >> 2u) + (u >> 5u) * 36u;
+    let j = u & 31u;
+    let q = W[bw + 4u + j];
+    let dm = unpack2x16float(W[bw]);
+    let s = k4_scales(W[bw + 1u], W[bw + 2u], W[bw + 3u], j >> 3u);
+    let ia = idot(q & 0x0f0f0f0fu, xa);
+    let ic = idot((q >> 4u) & 0x0f0f0f0fu, xc);
+    return da * (dm.x * s.x * ia - dm.y * s.z * idot(ONES, xa)) + dc * (dm.x * s.y * ic - dm.y * s.w * idot(ONES, xc));
+}
+
+fn unit_idot_q5_k(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
+    let bw = (rb >> 2u) + (u >> 5u) * 44u;
+    let j = u & 31u;
+    let c = j >> 3u;
+    let q = W[bw + 12u + j];
+    let h = W[bw + 4u + (j & 7u)] >> (2u * c);
+    let lo = (q & 0x0f0f0f0fu) | ((h & 0x01010101u) << 4u);
+    let hi = ((q >> 4u) & 0x0f0f0f0fu) | ((h & 0x02020202u) << 3u);
+    let dm = unpack2x16float(W[bw]);
+    let s = k4_scales(W[bw + 1u], W[bw + 2u], W[bw + 3u], c);
+    return da * (dm.x * s.x * idot(lo, xa) - dm.y * s.z * idot(ONES, xa)) + dc * (dm.x * s.y * idot(hi, xc) - dm.y * s.w * idot(ONES, xc));
+}
+
+// Q6_K: the groups lie 64 apart (x blocks of their own), 6-bit quants
+// minus 32 as int8.
+fn unit_idot_q6_k(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
+    let blk = rb + (u >> 5u) * 210u;
+    let j = u & 31u;
+    let hf = j >> 4u;
+    let p = (j >> 3u) & 1u;
+    let w = j & 7u;
+    let ql = rd_w2(blk + 4u * j);
+    let qh = rd_w2(blk + 128u + 32u * hf + 4u * w) >> (2u * p);
+    let lo = i8_off((ql & 0x0f0f0f0fu) | ((qh & 0x03030303u) << 4u), 0x60606060u);
+    let hi = i8_off(((ql >> 4u) & 0x0f0f0f0fu) | (((qh >> 4u) & 0x03030303u) << 4u), 0x60606060u);
+    let si = blk + 192u + 8u * hf + 2u * p + (w >> 2u);
+    return rd_f16(blk + 208u) * (f32(rd_i8(si)) * da * idot(lo, xa) + f32(rd_i8(si + 4u)) * dc * idot(hi, xc));
+}

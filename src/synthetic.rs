@@ -87,15 +87,34 @@ pub const GEMMA3_270M: Shape = Shape {
     window: 512,
 };
 
-pub const PRESETS: [Shape; 3] = [SMOLLM2_135M, TINYLLAMA_1_1B, GEMMA3_270M];
+/// Llama 3.1 8B's shape (no rope scaling: speed does not depend on it),
+/// the size issue 12's bandwidth goals are stated for.
+pub const LLAMA31_8B: Shape = Shape {
+    name: "llama-3.1-8b",
+    arch: "llama",
+    dim: 4096,
+    n_layers: 32,
+    n_heads: 32,
+    n_kv_heads: 8,
+    ffn_dim: 14336,
+    vocab: 128256,
+    tied: false,
+    rope_base: 500000.0,
+    context: 131072,
+    head_dim: 0,
+    window: 0,
+};
+
+pub const PRESETS: [Shape; 4] = [SMOLLM2_135M, TINYLLAMA_1_1B, GEMMA3_270M, LLAMA31_8B];
 
 /// Tokens every synthetic vocabulary starts with: `<unk>`, `<s>`, `</s>`
 /// and the 256 byte tokens SPM falls back to.
 const FIXED_TOKENS: usize = 3 + 256;
 
 /// Weight formats a synthetic model can be written in: those `quantize_row`
-/// encodes without a search.
-pub const TYPES: [GgmlType; 8] = [
+/// encodes without a search, and those written as random bits
+/// (`RANDOM_BITS`).
+pub const TYPES: [GgmlType; 12] = [
     GgmlType::F32,
     GgmlType::F16,
     GgmlType::BF16,
@@ -104,7 +123,31 @@ pub const TYPES: [GgmlType; 8] = [
     GgmlType::Q4_1,
     GgmlType::Q5_0,
     GgmlType::Q5_1,
+    GgmlType::Q4_K,
+    GgmlType::Q5_K,
+    GgmlType::Q6_K,
+    GgmlType::IQ4_XS,
 ];
+
+/// Formats with no encoder here (the K-quants' and IQ4_XS's need a
+/// search): weights are random quant bits with small random f16 scales at
+/// `scale_fields`, which decode to finite values of about unit size;
+/// speed does not depend on the values.
+const RANDOM_BITS: [GgmlType; 4] = [
+    GgmlType::Q4_K,
+    GgmlType::Q5_K,
+    GgmlType::Q6_K,
+    GgmlType::IQ4_XS,
+];
+
+/// Byte offsets of the f16 scales in one block of a `RANDOM_BITS` format.
+fn scale_fields(ty: GgmlType) -> &'static [usize] {
+    match ty {
+        GgmlType::Q6_K => &[208],
+        GgmlType::IQ4_XS => &[0],
+        _ => &[0, 2],
+    }
+}
 
 /// Parse `PRESET:TYPE`, e.g. `smollm2-135m:Q4_0`.
 pub fn parse_spec(spec: &str) -> Result<(Shape, GgmlType)> {
@@ -431,6 +474,20 @@ fn fill_rows(t: &Planned, index: usize, first_row: usize, out: &mut [u8], pool: 
     let mut row = vec![0f32; cols];
     for (r, dst) in out.chunks_exact_mut(row_bytes).enumerate() {
         let mut rng = XorShift::new(seed ^ ((index as u64) << 40) ^ (first_row + r) as u64);
+        if matches!(t.fill, Fill::Weight) && RANDOM_BITS.contains(&t.ty) {
+            for c in dst.chunks_mut(8) {
+                let r = rng.next().to_le_bytes();
+                c.copy_from_slice(&r[..c.len()]);
+            }
+            // Quants times scales reach about 4096 x d: d near 2^-12.
+            for blk in dst.chunks_exact_mut(t.ty.block_bytes()) {
+                for &at in scale_fields(t.ty) {
+                    let d = half::f16::from_f32((1.0 + 0.1 * rng.normal()) / 4096.0);
+                    blk[at..at + 2].copy_from_slice(&d.to_bits().to_le_bytes());
+                }
+            }
+            continue;
+        }
         let src = match t.fill {
             Fill::Weight => {
                 let start = (rng.next() % POOL as u64) as usize;

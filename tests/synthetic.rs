@@ -88,7 +88,7 @@ fn presets_parse_and_bad_specs_are_errors() {
     for bad in [
         "smollm2-135m",
         "nope:Q4_0",
-        "smollm2-135m:Q4_K",
+        "smollm2-135m:Q2_K",
         "smollm2-135m:",
     ] {
         assert!(synthetic::parse_spec(bad).is_err(), "{bad}");
@@ -97,6 +97,12 @@ fn presets_parse_and_bad_specs_are_errors() {
     assert!(
         synthetic::build(&odd, GgmlType::Q4_0, 1).is_err(),
         "48 is not a block multiple"
+    );
+    // Q4_K parses, but SmolLM2's 576-wide rows are not whole 256-blocks.
+    let (s, ty) = synthetic::parse_spec("smollm2-135m:Q4_K").unwrap();
+    assert!(
+        synthetic::build(&s, ty, 1).is_err(),
+        "576 is not a K-block multiple"
     );
     let few = Shape { vocab: 10, ..TINY };
     assert!(synthetic::build(&few, GgmlType::F16, 1).is_err());
@@ -160,4 +166,31 @@ fn huge_max_tokens_stops_at_the_context() {
             g.stop
         );
     }
+}
+
+/// The formats written as random bits (K-quants, IQ4_XS; rows a multiple
+/// of 256) build to the size the layout says, deterministically, and load
+/// and run on the CPU with finite logits.
+#[test]
+fn random_bit_formats_load_and_run_on_cpu() {
+    let shape = Shape {
+        dim: 256,
+        ffn_dim: 512,
+        ..TINY
+    };
+    for ty in [
+        GgmlType::Q4_K,
+        GgmlType::Q5_K,
+        GgmlType::Q6_K,
+        GgmlType::IQ4_XS,
+    ] {
+        let bytes = synthetic::build(&shape, ty, 9).unwrap();
+        assert_eq!(bytes.len() as u64, shape.file_bytes(ty).unwrap());
+        assert_eq!(bytes, synthetic::build(&shape, ty, 9).unwrap(), "seeded");
+        let mut e = Engine::load_cpu(bytes, opts(), Box::new(Serial), common::now_ms).unwrap();
+        let steps = pollster::block_on(e.logits_at(&[1, 5, 9], 0, 3)).unwrap();
+        assert!(steps.iter().flatten().all(|(_, l)| l.is_finite()), "{ty}");
+    }
+    let (s, ty) = synthetic::parse_spec("llama-3.1-8b:Q4_K").unwrap();
+    assert_eq!((s, ty), (synthetic::LLAMA31_8B, GgmlType::Q4_K));
 }

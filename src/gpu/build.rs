@@ -14,7 +14,7 @@ use std::cell::OnceCell;
 
 use super::device::Gpu;
 use super::kernels::{self, Kernels, Mv, Op, Shape};
-use super::ops::{auto_rows, embed_ops, f, matvec_ops, MatvecArgs, QkvArgs, SampleBufs};
+use super::ops::{auto_rows, embed_ops, f, matvec_ops, IntX, MatvecArgs, QkvArgs, SampleBufs};
 use super::upload::{GpuMatrix, MatGroup};
 use super::{GpuBackend, GpuOptions};
 use crate::error::{Error, Result};
@@ -91,6 +91,11 @@ impl GpuBackend {
         // are counted apart from the rest (`Gpu::memory`).
         let wg = gpu.for_kind(MemKind::Weights);
         let mut k = Kernels::new(&gpu, &opts.tuning);
+        // Made whether or not this device compiles the integer path, so
+        // that the memory plan (which knows no device) counts it alike.
+        k.int_x = int_x_cols(w, &opts)
+            .map(|cols| IntX::new(&gpu, cols, batch))
+            .transpose()?;
         let mut keep = Vec::new();
         let mut mats = Vec::new();
 
@@ -288,6 +293,23 @@ impl Dims {
             quads: c.head_dim.is_multiple_of(4) && c.rope_dim.is_multiple_of(4),
         })
     }
+}
+
+/// The longest rows an integer product reads (`IntX` holds `batch` tokens
+/// of them), if `GpuTuning::int_dot` is on and some matrix has an integer
+/// decoder (`kernels::int_decoder`); else no `IntX` is made.
+pub(super) fn int_x_cols(w: &Weights, opts: &GpuOptions) -> Option<usize> {
+    if !opts.tuning.int_dot {
+        return None;
+    }
+    let head = [&w.output];
+    w.layers
+        .iter()
+        .flat_map(|l| [&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down])
+        .chain(head)
+        .filter(|m| kernels::int_decoder(m.ty).is_some())
+        .map(|m| m.cols)
+        .max()
 }
 
 /// Bytes of one layer's key (or value) cache: f16, `ctx` x kv_dim.

@@ -32,6 +32,11 @@ pub struct Gpu {
     pub adapter: wgpu::AdapterInfo,
     pub limits: wgpu::Limits,
     pub features: wgpu::Features,
+    /// WGSL's dot4I8Packed and pack4xI8 (the language extension
+    /// packed_4x8_integer_dot_product) compile here: natively always (naga
+    /// emits the integer dot instruction where the device has it and an
+    /// exact polyfill elsewhere); in a browser where it says so.
+    pub int_dot: bool,
     status: Arc<Mutex<Status>>,
     /// Every buffer created through this handle (and its clones) since
     /// `tracking()`, so that the owner can destroy them all: in the browser a
@@ -84,6 +89,9 @@ impl Gpu {
     /// it has (f16, subgroups and timestamps are used only when present).
     pub async fn new() -> Result<Gpu> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+        let int_dot = instance
+            .wgsl_language_features()
+            .contains(wgpu::WgslLanguageFeatures::Packed4x8IntegerDotProduct);
         let adapter = instance
             .request_adapter(&wgpu::RequestAdapterOptions {
                 power_preference: wgpu::PowerPreference::HighPerformance,
@@ -122,6 +130,7 @@ impl Gpu {
             adapter: adapter.get_info(),
             limits,
             features,
+            int_dot,
             status,
             owned: None,
             kind: MemKind::Scratch,

@@ -25,9 +25,14 @@ const ATTENTION: &str = include_str!("../../shaders/attention.wgsl");
 const ELEMENTWISE: &str = include_str!("../../shaders/elementwise.wgsl");
 const ARGMAX: &str = include_str!("../../shaders/argmax.wgsl");
 const SAMPLE: &str = include_str!("../../shaders/sample.wgsl");
+const QUANTIZE_X: &str = include_str!("../../shaders/quantize_x.wgsl");
 /// Snippets (no bindings, no entry) appended to the kernels that use them.
 const F16: &str = include_str!("../../shaders/f16.wgsl");
 const ROPE_PAIR: &str = include_str!("../../shaders/rope_pair.wgsl");
+
+/// Elements of x one quantize_x.wgsl workgroup quantizes (256 threads, 8
+/// each).
+pub const QUANTIZE_X_SPAN: usize = 2048;
 
 /// Workgroups along x for flattened and row-indexed dispatches; kept under
 /// WebGPU's guaranteed 65535 per dimension, the rest goes to y.
@@ -172,6 +177,19 @@ pub fn mixable(ty: GgmlType, cols: usize) -> bool {
     supported(ty) && unit_decoder(ty, cols).0 != "elem"
 }
 
+/// The integer unit decoder (units.wgsl's `unit_idot_<fmt>`) for `ty`, with
+/// the same grouping as `unit_decoder`'s, where one exists: the formats
+/// whose quants pack into int8 words directly (Q2_K and Q3_K, rare in
+/// files, and the float formats have none and keep the f32 path).
+pub fn int_decoder(ty: GgmlType) -> Option<(&'static str, &'static str)> {
+    use GgmlType::*;
+    matches!(
+        ty,
+        Q8_0 | Q4_0 | Q4_1 | Q5_0 | Q5_1 | IQ4_NL | IQ4_XS | Q4_K | Q5_K | Q6_K
+    )
+    .then(|| unit_decoder(ty, ty.block_len()))
+}
+
 /// The tiled kernel's `unit_w` decoder and grouping for `ty`: the same as
 /// the matvec's except for the K-quants, whose `k64`/`q6k` units span 64
 /// or 128 columns while a tile stages 32 at a time (units.wgsl); their
@@ -298,6 +316,95 @@ fn dot_rows_body(name: &str, r: u32, decs: &[(&'static str, &'static str)]) -> S
     s
 }
 
+/// The integer path's bindings and x readers (matvec.wgsl's INT_X): x as
+/// quantize_x.wgsl left it, token t's words from t * nb * 8 and scales
+/// from t * nb (nb: 32-element blocks per row).
+/// Its `xload` is never called (matvec.wgsl's separate norm pass is not
+/// taken with INT_X) and reads no X, so that X is not bound.
+const INT_X_SRC: &str = "@group(0) @binding(13) var<storage, read> XQ: array<u32>;
+@group(0) @binding(14) var<storage, read> XD: array<f32>;
+fn xload(xb: u32, k: u32) -> f32 {
+    return 0.0;
+}
+";
+
+/// matvec.wgsl's `xload` for the f32 path: x[k], or 0 past the row's end
+/// (the index is clamped into the row).
+const X_LOAD: &str = "fn xload(xb: u32, k: u32) -> f32 {
+    return select(0.0, X[xb + min(k, P.cols - 1u)], k < P.cols);
+}
+";
+
+/// `dot_rows_body` for the integer path: the same loop, units dealt the
+/// same way, but x read as one packed int8 word per 4-element group and
+/// its block's scale (quantize_x.wgsl), and each row decoded by a
+/// `unit_idot` decoder (`int_decoder`); the norm was applied when x was
+/// quantized, so there is no sum of squares. A unit of grouping `nib` or
+/// `elem` lies in one 32-element block (one scale load); `k64` and `q6k`
+/// groups lie 32 or 64 apart, in two blocks.
+fn dot_rows_int_body(name: &str, r: u32, decs: &[(&'static str, &'static str)]) -> String {
+    let per = if r <= 4 { 2 } else { 1 };
+    let mut groups: Vec<&str> = Vec::new();
+    for &(_, g) in decs {
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
+    let mut s = format!(
+        "fn {name}(lid: u32, t: u32, rb: array<u32, R>) -> array<f32, RN> {{
+    var acc: array<f32, RN>;
+    let units = P.cols / 8u;
+    let nb = (P.cols + 31u) / 32u;
+    let qb = t * nb * 8u;
+    let db = t * nb;
+    for (var u0 = lid; u0 < units; u0 += {per}u * WG) {{
+"
+    );
+    for i in 0..per {
+        s += &format!(
+            "        let ok{i} = u0 + {i}u * WG < units;
+        let u{i} = select(u0, u0 + {i}u * WG, ok{i});
+"
+        );
+        for (gi, g) in groups.iter().enumerate() {
+            let dc = if matches!(*g, "nib" | "elem") {
+                format!("da{i}_{gi}")
+            } else {
+                format!("XD[db + (k{i}_{gi}.y >> 5u)]")
+            };
+            s += &format!(
+                "        let k{i}_{gi} = unit_cols_{g}(u{i});
+        let xa{i}_{gi} = XQ[qb + (k{i}_{gi}.x >> 2u)];
+        let xc{i}_{gi} = XQ[qb + (k{i}_{gi}.y >> 2u)];
+        let da{i}_{gi} = XD[db + (k{i}_{gi}.x >> 5u)];
+        let dc{i}_{gi} = {dc};
+"
+            );
+        }
+    }
+    for (j, &(dec, g)) in decs.iter().enumerate() {
+        let gi = groups.iter().position(|&h| h == g).unwrap_or(0);
+        for i in 0..per {
+            s += &format!(
+                "        let d{j}_{i} = unit_idot_{dec}(rb[{j}], u{i}, xa{i}_{gi}, xc{i}_{gi}, da{i}_{gi}, dc{i}_{gi});\n"
+            );
+        }
+    }
+    for j in 0..r {
+        let terms: Vec<String> = (0..per)
+            .map(|i| {
+                if i == 0 {
+                    format!("d{j}_0")
+                } else {
+                    format!("select(0.0, d{j}_{i}, ok{i})")
+                }
+            })
+            .collect();
+        s += &format!("        acc[{j}] += {};\n", terms.join(" + "));
+    }
+    s + "    }\n    return acc;\n}\n"
+}
+
 /// The formats of a matrix's sections for the matrix kernels: q, k, v (or
 /// gate, up, and up again) of a mixed group (`upload::MatGroup`), or one
 /// format three times.
@@ -326,40 +433,60 @@ fn w_sec_src(f: Fmts, mv: Mv) -> &'static str {
 /// and entry `mv`: one body for one format; gate/up rows alternate between
 /// the two members' decoders; a mixed q/k/v group gets one body per
 /// distinct format, picked by the group's section (uniform per workgroup).
-fn dot_rows_src(r: u32, f: Fmts, cols: usize, mv: Mv) -> String {
-    let dec = |ty| unit_decoder(ty, cols);
-    let call = |name: &str| format!("    return {name}(lid, xb, scale, norm, rb);\n");
-    let head = "fn dot_rows(lid: u32, xb: u32, scale: f32, norm: bool, rb: array<u32, R>, sec: u32) -> array<f32, RN> {\n";
+/// `int`: the integer path's bodies (`dot_rows_int_body`, every format
+/// having an `int_decoder`).
+fn dot_rows_src(r: u32, f: Fmts, cols: usize, mv: Mv, int: bool) -> String {
+    let dec = |ty| {
+        if int {
+            int_decoder(ty).expect("the integer path only for formats with an int decoder")
+        } else {
+            unit_decoder(ty, cols)
+        }
+    };
+    let body = |name: &str, decs: &[(&'static str, &'static str)]| {
+        if int {
+            dot_rows_int_body(name, r, decs)
+        } else {
+            dot_rows_body(name, r, decs)
+        }
+    };
+    let call = |name: &str| {
+        if int {
+            format!("    return {name}(lid, t, rb);\n")
+        } else {
+            format!("    return {name}(lid, xb, scale, norm, rb);\n")
+        }
+    };
+    let head = "fn dot_rows(lid: u32, t: u32, xb: u32, scale: f32, norm: bool, rb: array<u32, R>, sec: u32) -> array<f32, RN> {\n";
     if !is_mixed(f) || matches!(mv, Mv::Main | Mv::Head) {
         let decs = vec![dec(f[0]); r as usize];
-        return dot_rows_body("dot_rows_0", r, &decs) + head + &call("dot_rows_0") + "}\n";
+        return body("dot_rows_0", &decs) + head + &call("dot_rows_0") + "}\n";
     }
     if matches!(mv, Mv::Silu | Mv::Gelu) {
         let decs: Vec<_> = (0..r as usize).map(|j| dec(f[j & 1])).collect();
-        return dot_rows_body("dot_rows_0", r, &decs) + head + &call("dot_rows_0") + "}\n";
+        return body("dot_rows_0", &decs) + head + &call("dot_rows_0") + "}\n";
     }
     let mut s = String::new();
-    let mut body = head.to_string();
+    let mut dispatch = head.to_string();
     let mut done: Vec<GgmlType> = Vec::new();
     for (i, &ty) in f.iter().enumerate() {
         let at = match done.iter().position(|&t| t == ty) {
             Some(at) => at,
             None => {
                 done.push(ty);
-                s += &dot_rows_body(
+                s += &body(
                     &format!("dot_rows_{}", done.len() - 1),
-                    r,
                     &vec![dec(ty); r as usize],
                 );
                 done.len() - 1
             }
         };
-        body += &format!(
+        dispatch += &format!(
             "    if sec == {i}u {{\n    {}    }}\n",
             call(&format!("dot_rows_{at}"))
         );
     }
-    s + &body + &call("dot_rows_0") + "}\n"
+    s + &dispatch + &call("dot_rows_0") + "}\n"
 }
 
 /// matmul.wgsl's `tile_cols` and `tile_w` for formats `f`: the format's
@@ -503,8 +630,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 
 /// What a matvec pipeline is specialised for: formats, entry, rows per
 /// workgroup, workgroup size, unit decoder (of the first format), folded
-/// norm, vec4 x.
-type MatvecKey = (Fmts, Mv, u32, u32, &'static str, bool, bool);
+/// norm, vec4 x, integer path.
+type MatvecKey = (Fmts, Mv, u32, u32, &'static str, bool, bool, bool);
 
 /// A pipeline built on its first use (see the getters on `Kernels`).
 type Lazy = OnceCell<Rc<wgpu::ComputePipeline>>;
@@ -525,6 +652,15 @@ pub struct Kernels {
     /// The device's storage buffers per shader stage: the q/k/v kernel
     /// binds 8 without the vec4 aliases and 10 with them.
     pub storage_buffers: u32,
+    /// Decode products through the integer path (quantize_x.wgsl, then
+    /// the unit_idot decoders) where every format has an int decoder:
+    /// `GpuTuning::int_dot` and the device's WGSL has dot4I8Packed
+    /// (`Gpu::int_dot`).
+    pub int_dot: bool,
+    /// The int8 x the integer path reads (made with the graph; without
+    /// it, as in most kernel tests, every product takes the f32 path).
+    pub int_x: Option<super::ops::IntX>,
+    quantize_x: Lazy,
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
     chunked: HashMap<((u32, u32), &'static str), Rc<wgpu::ComputePipeline>>,
     matmul: HashMap<(Fmts, Mv, Tile, bool), Rc<wgpu::ComputePipeline>>,
@@ -633,6 +769,9 @@ impl Kernels {
             matvec_wg: 0,
             vector_x: tuning.vector_x,
             storage_buffers: gpu.limits.max_storage_buffers_per_shader_stage,
+            int_dot: tuning.int_dot && gpu.int_dot,
+            int_x: None,
+            quantize_x: Lazy::new(),
             embed: HashMap::new(),
             chunked: HashMap::new(),
             matmul: HashMap::new(),
@@ -681,6 +820,13 @@ impl Kernels {
     pub fn rmsnorm_add(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
         lazy(&self.rmsnorm_add, || {
             pipeline(gpu, "rmsnorm_add", &rmsnorm_src("X"), "add")
+        })
+    }
+
+    /// quantize_x.wgsl: x as int8 blocks for the integer matvec.
+    pub fn quantize_x(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.quantize_x, || {
+            pipeline(gpu, "quantize_x", QUANTIZE_X, "main")
         })
     }
 
@@ -800,7 +946,8 @@ impl Kernels {
     }
 
     /// The matvec pipeline for matrices of formats `f` (`Fmts`) and `cols`
-    /// columns, entry `mv`, `rows` rows per workgroup.
+    /// columns, entry `mv`, `rows` rows per workgroup; `int`: the integer
+    /// path (x from quantize_x.wgsl; every format needs an `int_decoder`).
     pub fn matvec(
         &mut self,
         gpu: &Gpu,
@@ -808,6 +955,7 @@ impl Kernels {
         mv: Mv,
         rows: u32,
         cols: usize,
+        int: bool,
     ) -> Result<Rc<wgpu::ComputePipeline>> {
         let ty = f[0];
         if let Some(&bad) = f.iter().find(|&&t| !supported(t)) {
@@ -822,10 +970,14 @@ impl Kernels {
         let sg = self.subgroups;
         let wg = self.matvec_threads(cols);
         let fold = self.fold_norm;
-        let vx = self.matvec_vx(cols, mv);
+        if int && !f.iter().all(|&t| int_decoder(t).is_some()) {
+            return Err(Error::Gpu(format!("no integer matrix kernel for {f:?}")));
+        }
+        // The integer path reads no f32 x (bindings 11, 12 unused).
+        let vx = self.matvec_vx(cols, mv) && !int;
         Ok(self
             .matvec
-            .entry((f, mv, rows, wg, dec, fold, vx))
+            .entry((f, mv, rows, wg, dec, fold, vx, int))
             .or_insert_with(|| {
                 let mut src = String::new();
                 if sg && cfg!(target_arch = "wasm32") {
@@ -833,7 +985,7 @@ impl Kernels {
                 }
                 src.push_str(&format!(
                     "const R: u32 = {rows}u;\nconst RN: u32 = {}u;\nconst WG: u32 = {wg}u;\n\
-                     const RW: u32 = {}u;\nconst FOLD: bool = {fold};\n",
+                     const RW: u32 = {}u;\nconst FOLD: bool = {fold};\nconst INT_X: bool = {int};\n",
                     rows + 1,
                     (rows + 1) * wg
                 ));
@@ -853,7 +1005,8 @@ impl Kernels {
                 src.push_str(&compose(&body, ty));
                 src.push_str(UNITS);
                 src.push_str(if sg { REDUCE_SUBGROUP } else { REDUCE });
-                src.push_str(&dot_rows_src(rows, f, cols, mv));
+                src.push_str(&dot_rows_src(rows, f, cols, mv, int));
+                src.push_str(if int { INT_X_SRC } else { X_LOAD });
                 src.push_str(w_sec_src(f, mv));
                 src.push_str(if vx { X_VEC4 } else { X_SCALAR });
                 src.push_str(if vx { G_VEC4 } else { G_SCALAR });

@@ -1,8 +1,10 @@
 //! The WebGPU backend: the same forward pass as `cpu`, as compute shaders.
 //!
 //! Weights stay in their block format on the GPU and are decoded inside the
-//! matrix kernels; dot products are f32 throughout (no activation
-//! quantization), the KV cache is f16. Everything is allocated and every
+//! matrix kernels. Decode products of quantized weights quantize x to int8
+//! blocks of 32 first and sum in integers (dot4I8Packed), as llama.cpp
+//! does (`GpuTuning::int_dot`); float weights and the tiled prefill are
+//! f32 throughout. The KV cache is f16. Everything is allocated and every
 //! bind group recorded at load; a token costs one command encoder (recorded
 //! while the previous token runs), one submit, and a 4-byte readback of the
 //! sampled id (greedy or sampled on the GPU).
@@ -52,7 +54,8 @@ use build::Scratch;
 pub use device::{Copy, Gpu, PendingRead};
 pub use kernels::{Kernels, Mv, Op, Shape};
 pub use ops::{
-    auto_rows, embed_ops, matvec_ops, sample_ops, MatvecArgs, QkvArgs, SampleBufs, PEN_CAP,
+    auto_rows, embed_ops, int_x_sizes, matvec_ops, sample_ops, IntX, MatvecArgs, QkvArgs,
+    SampleBufs, PEN_CAP,
 };
 pub use plan::{gpu_memory, plan_memory, MemoryPlan, PlanOptions};
 pub use schedule::Tail;
@@ -120,6 +123,11 @@ pub struct GpuTuning {
     /// The 128x64 prefill tile where the workgroup memory allows (measured
     /// slower on the H100) instead of 64x64.
     pub large_tile: bool,
+    /// Decode products with x quantized to int8 blocks of 32 and integer
+    /// dot products (quantize_x.wgsl, units.wgsl's unit_idot decoders),
+    /// as llama.cpp does, where every format of the product has an integer
+    /// decoder; else (and for float weights, and the tiled prefill) f32.
+    pub int_dot: bool,
 }
 
 impl Default for GpuTuning {
@@ -134,6 +142,7 @@ impl Default for GpuTuning {
             subgroups: true,
             vector_x: true,
             large_tile: false,
+            int_dot: true,
         }
     }
 }

@@ -94,8 +94,46 @@ pub fn auto_rows(_rows: usize, mv: Mv) -> u32 {
     }
 }
 
+/// The int8 x of the integer matvec path (quantize_x.wgsl's XQ and XD),
+/// one for every product of a graph: dispatches run in order, and each
+/// integer product is its own quantize pass followed by its matvec.
+#[derive(Clone)]
+pub struct IntX {
+    /// Packed int8 values, `tokens` x `blocks` x 8 words.
+    pub q: wgpu::Buffer,
+    /// One f32 scale per block.
+    pub d: wgpu::Buffer,
+    /// 32-element blocks per token it holds, and tokens (the graph's
+    /// batch: no dispatch quantizes more).
+    pub blocks: usize,
+    pub tokens: usize,
+}
+
+/// Bytes of `IntX`'s two buffers for `tokens` tokens of rows up to `cols`
+/// long.
+pub fn int_x_sizes(cols: usize, tokens: usize) -> [u64; 2] {
+    let nb = cols.div_ceil(32) as u64;
+    [tokens as u64 * nb * 32, tokens as u64 * nb * 4]
+}
+
+impl IntX {
+    pub fn new(gpu: &Gpu, cols: usize, tokens: usize) -> Result<IntX> {
+        let [q, d] = int_x_sizes(cols, tokens);
+        Ok(IntX {
+            q: gpu.storage("int8 x", q)?,
+            d: gpu.storage("int8 x scales", d)?,
+            blocks: cols.div_ceil(32),
+            tokens,
+        })
+    }
+}
+
 /// Dispatches for rows `rows` of `m` as `a` describes, one per part that
-/// holds some of them; the batch runs along z unless `a.last`.
+/// holds some of them; the batch runs along z unless `a.last`. Where the
+/// integer path applies (`Kernels::int_dot`, an `IntX`, not tiled, every
+/// format with an int decoder) the dispatches are preceded by one
+/// quantize_x.wgsl pass (with the norm, if any) that shares the first
+/// part's uniform block.
 pub fn matvec_ops(
     gpu: &Gpu,
     k: &mut Kernels,
@@ -167,10 +205,16 @@ pub fn matvec_ops(
         }
     }
     let tiled = a.tiled && m.cols.is_multiple_of(32) && a.norm.is_none() && !a.last;
+    let int = !tiled
+        && k.int_dot
+        && k.int_x
+            .as_ref()
+            .is_some_and(|x| m.cols.div_ceil(32) <= x.blocks)
+        && fmts.iter().all(|&t| kernels::int_decoder(t).is_some());
     let pipeline = if tiled {
         k.matmul(gpu, fmts, a.mv)?
     } else {
-        k.matvec(gpu, fmts, a.mv, r, m.cols)?
+        k.matvec(gpu, fmts, a.mv, r, m.cols, int)?
     };
     let mut ops = Vec::new();
     let mut part_base = 0;
@@ -220,17 +264,47 @@ pub fn matvec_ops(
         let g = a.norm.map_or(a.x, |n| n.0);
         // The tiled kernel reads x only through its vec4 alias when it has one.
         let x_binding = if tiled && k.vector_x { 11 } else { 1 };
-        let mut entries = vec![
-            (0, &p.buf),
-            (x_binding, a.x),
-            (2, a.y),
-            (3, &params),
-            (5, a.step),
-        ];
-        if !tiled {
+        let mut entries = vec![(0, &p.buf), (2, a.y), (3, &params), (5, a.step)];
+        // The integer kernel reads x from XQ/XD only (13, 14 below).
+        if !int {
+            entries.push((x_binding, a.x));
+        }
+        if !tiled && !int {
             entries.push((4, g));
             if k.matvec_vx(m.cols, a.mv) {
                 entries.extend([(11, a.x), (12, g)]);
+            }
+        }
+        let ix = k.int_x.as_ref().filter(|_| int);
+        if let Some(ix) = ix {
+            entries.extend([(13, &ix.q), (14, &ix.d)]);
+            if ops.is_empty() {
+                // x once for every part: the first part's uniform has the
+                // cols, flags and eps the pass reads.
+                let qp = k.quantize_x(gpu);
+                let bind = kernels::bind(
+                    gpu,
+                    &qp,
+                    &[
+                        (1, a.x),
+                        (3, &params),
+                        (4, g),
+                        (5, a.step),
+                        (13, &ix.q),
+                        (14, &ix.d),
+                    ],
+                );
+                let wgs = (m.cols.div_ceil(32) * 32).div_ceil(kernels::QUANTIZE_X_SPAN) as u32;
+                ops.push(Op {
+                    pipeline: qp,
+                    bind,
+                    shape: if a.last {
+                        Shape::Fixed([wgs, 1, 1])
+                    } else {
+                        Shape::PerToken([wgs, 1, 1], 2)
+                    },
+                    label: "quantize_x",
+                });
             }
         }
         if a.mv == Mv::Head {

@@ -12,10 +12,11 @@
 
 use serde::Serialize;
 
-use super::build::{kv_cache_bytes, Dims, ScratchSizes};
+use super::build::{int_x_cols, kv_cache_bytes, Dims, ScratchSizes};
 use super::device::{padded, PARAMS_BYTES, STEP_BYTES};
 use super::ops::{
-    overlap, sample_levels, sample_sizes, LEVEL_BYTES, MATVEC_PARAM_WORDS, SAMPLING_BYTES,
+    int_x_sizes, overlap, sample_levels, sample_sizes, LEVEL_BYTES, MATVEC_PARAM_WORDS,
+    SAMPLING_BYTES,
 };
 use super::upload::{concat_bytes, split_rows};
 use super::GpuOptions;
@@ -128,6 +129,13 @@ pub fn gpu_memory(
         add(Scratch, b);
     }
     add(Scratch, STEP_BYTES);
+    // The integer path's int8 x (its quantize passes share the matvecs'
+    // uniforms).
+    if let Some(cols) = int_x_cols(w, opts) {
+        for b in int_x_sizes(cols, d.batch) {
+            add(Scratch, b);
+        }
+    }
     let [pen, cand, stat, mask] = sample_sizes(c.vocab_size);
     for b in [SAMPLING_BYTES, pen, cand, cand, stat, mask] {
         add(Scratch, b);

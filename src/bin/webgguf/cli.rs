@@ -63,11 +63,12 @@ common options:
   --upcast-f16      store every quantized matrix as f16 at load
   --synthetic PRESET:TYPE
                     instead of -m: random weights of a named shape, built in memory
-                    (presets smollm2-135m, tinyllama-1.1b; types Q4_0 Q4_1 Q5_0 Q5_1
-                    Q8_0 F16 BF16 F32)
+                    (presets smollm2-135m, tinyllama-1.1b, gemma3-270m, llama-3.1-8b;
+                    types Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 F16 BF16 F32, and Q4_K Q5_K Q6_K
+                    IQ4_XS as random bits)
 
 environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
-  WEBGGUF_GPU_{FUSE,TILED,SPLIT,PIPELINE,FEED,SUBGROUPS,VX}=0,
+  WEBGGUF_GPU_{FUSE,TILED,SPLIT,PIPELINE,FEED,SUBGROUPS,VX,INT}=0,
   WEBGGUF_GPU_ATTENTION=simple, WEBGGUF_GPU_TILE=large (see README.md)
 ";
 
@@ -89,6 +90,8 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   (no feeding on the GPU).
 /// - `WEBGGUF_GPU_SUBGROUPS=0`: no subgroup operations in the matvec.
 /// - `WEBGGUF_GPU_VX=0`: scalar instead of vec4 loads of x and the gains.
+/// - `WEBGGUF_GPU_INT=0`: f32 decode products instead of int8 x and
+///   integer dot products.
 /// - `WEBGGUF_GPU_TILE=large`: the 128x64 prefill tile where the device's
 ///   workgroup memory allows.
 fn gpu_options_from_env() -> gpu::GpuOptions {
@@ -109,6 +112,7 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
             subgroups: !off("WEBGGUF_GPU_SUBGROUPS"),
             vector_x: !off("WEBGGUF_GPU_VX"),
             large_tile: var("WEBGGUF_GPU_TILE").as_deref() == Some("large"),
+            int_dot: !off("WEBGGUF_GPU_INT"),
         },
         ..d
     }
