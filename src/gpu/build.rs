@@ -297,16 +297,26 @@ impl Dims {
 
 /// The longest rows an integer product reads (`IntX` holds `batch` tokens
 /// of them), if `GpuTuning::int_dot` is on and some matrix has an integer
-/// decoder (`kernels::int_decoder`); else no `IntX` is made.
+/// decoder (`kernels::int_decoder`) in a group (q/k/v, gate/up, or one
+/// matrix) of at least `int_min_bytes`; else no `IntX` is made. Unfused,
+/// a member alone may then fall short: `matvec_ops` checks each product.
 pub(super) fn int_x_cols(w: &Weights, opts: &GpuOptions) -> Option<usize> {
     if !opts.tuning.int_dot {
         return None;
     }
-    let head = [&w.output];
-    w.layers
-        .iter()
-        .flat_map(|l| [&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down])
-        .chain(head)
+    let min = opts.tuning.int_min_bytes;
+    let groups = w.layers.iter().flat_map(|l| {
+        [
+            vec![&l.wq, &l.wk, &l.wv],
+            vec![&l.w_gate, &l.w_up],
+            vec![&l.wo],
+            vec![&l.w_down],
+        ]
+    });
+    groups
+        .chain([vec![&w.output]])
+        .filter(|g| g.iter().map(|m| m.size() as u64).sum::<u64>() >= min)
+        .flatten()
         .filter(|m| kernels::int_decoder(m.ty).is_some())
         .map(|m| m.cols)
         .max()

@@ -657,6 +657,8 @@ pub struct Kernels {
     /// `GpuTuning::int_dot` and the device's WGSL has dot4I8Packed
     /// (`Gpu::int_dot`).
     pub int_dot: bool,
+    /// `GpuTuning::int_min_bytes`.
+    pub int_min_bytes: u64,
     /// The int8 x the integer path reads (made with the graph; without
     /// it, as in most kernel tests, every product takes the f32 path).
     pub int_x: Option<super::ops::IntX>,
@@ -770,6 +772,7 @@ impl Kernels {
             vector_x: tuning.vector_x,
             storage_buffers: gpu.limits.max_storage_buffers_per_shader_stage,
             int_dot: tuning.int_dot && gpu.int_dot,
+            int_min_bytes: tuning.int_min_bytes,
             int_x: None,
             quantize_x: Lazy::new(),
             embed: HashMap::new(),

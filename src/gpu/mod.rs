@@ -128,7 +128,18 @@ pub struct GpuTuning {
     /// as llama.cpp does, where every format of the product has an integer
     /// decoder; else (and for float weights, and the tiled prefill) f32.
     pub int_dot: bool,
+    /// The integer path only for products of at least this many weight
+    /// bytes (a fused group counts whole): each costs one more dispatch
+    /// (quantize_x), which a small product's saving does not repay.
+    pub int_min_bytes: u64,
 }
+
+/// `GpuTuning::int_min_bytes`'s default: measured on the H100 (BENCHMARKS.md,
+/// the integer decode path), 8 MiB still lost 2.6% on TinyLlama Q8_0 (its
+/// 24.5 MB gate/up then integer), 24 MiB lost nothing on SmolLM2 and
+/// TinyLlama and kept the whole gain on the 8B (whose products are 32-117
+/// MB).
+pub const INT_MIN_BYTES: u64 = 24 << 20;
 
 impl Default for GpuTuning {
     fn default() -> Self {
@@ -143,6 +154,7 @@ impl Default for GpuTuning {
             vector_x: true,
             large_tile: false,
             int_dot: true,
+            int_min_bytes: INT_MIN_BYTES,
         }
     }
 }

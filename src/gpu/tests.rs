@@ -11,6 +11,16 @@ use crate::error::Error;
 use crate::quant::{self, GgmlType};
 use crate::sampler::{Rng, Sampler, SamplerParams};
 
+/// The default tuning, except that the integer path takes any product:
+/// the test matrices are far below `INT_MIN_BYTES`, and the tests that
+/// compare both paths must get the integer one when they ask for it.
+fn tuning() -> GpuTuning {
+    GpuTuning {
+        int_min_bytes: 0,
+        ..GpuTuning::default()
+    }
+}
+
 fn gpu() -> Option<Gpu> {
     match pollster::block_on(Gpu::new()) {
         Ok(g) => Some(g),
@@ -146,7 +156,7 @@ fn gpu_matvec(
 #[test]
 fn matvec_every_format_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g, &GpuTuning::default());
+    let mut k = Kernels::new(&g, &tuning());
     let mut rng = Rng::new(7);
     // 3 blocks per row for the 32-element formats (rows start at odd
     // multiples of 2 bytes), 2 and 3 super-blocks for the K-quants (64 and
@@ -204,7 +214,7 @@ fn matvec_every_format_matches_cpu() {
 #[test]
 fn row_split_matches_unsplit() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g, &GpuTuning::default());
+    let mut k = Kernels::new(&g, &tuning());
     let mut rng = Rng::new(11);
     for ty in [GgmlType::Q4_0, GgmlType::F32, GgmlType::Q6_K] {
         let cols = ty.block_len().max(32) * 2;
@@ -266,7 +276,7 @@ fn gpu_embed(g: &Gpu, k: &mut Kernels, m: &GpuMatrix, toks: &[u32], scale: f32) 
 #[test]
 fn embed_every_format_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g, &GpuTuning::default());
+    let mut k = Kernels::new(&g, &tuning());
     let mut rng = Rng::new(3);
     for ty in BLOCK_TYPES {
         let cols = ty.block_len().max(2) * 3;
@@ -340,7 +350,7 @@ fn attention_bound(peak: f32, total: f32, want: f64) -> f64 {
 #[test]
 fn rmsnorm_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let k = Kernels::new(&g, &GpuTuning::default());
+    let k = Kernels::new(&g, &tuning());
     let mut rng = Rng::new(5);
     let (dim, n, eps) = (100usize, 3usize, 1e-5f32);
     let x = randn(&mut rng, n * dim);
@@ -400,7 +410,7 @@ fn norm_rows_f64(x: &[f32], gains: &[f32], eps: f32) -> Vec<f64> {
 #[test]
 fn rmsnorm_per_head_in_place_and_add_match_cpu() {
     let Some(g) = gpu() else { return };
-    let k = Kernels::new(&g, &GpuTuning::default());
+    let k = Kernels::new(&g, &tuning());
     let mut rng = Rng::new(47);
     let (heads, hd, n, eps) = (3usize, 72usize, 5usize, 1e-6f32);
     let s = step(&g, 0, n as u32);
@@ -480,7 +490,7 @@ fn rmsnorm_per_head_in_place_and_add_match_cpu() {
 #[test]
 fn rope_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let k = Kernels::new(&g, &GpuTuning::default());
+    let k = Kernels::new(&g, &tuning());
     let mut rng = Rng::new(9);
     let (heads, hd, rd, n, pos) = (3usize, 10usize, 8usize, 2usize, 5usize);
     let ff: Vec<f32> = (0..rd / 2).map(|i| 1.0 + i as f32 * 0.5).collect();
@@ -553,7 +563,7 @@ fn rope_matches_cpu() {
 #[test]
 fn split_attention_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g, &GpuTuning::default());
+    let mut k = Kernels::new(&g, &tuning());
     let mut rng = Rng::new(17);
     let ls = kernels::SPLIT_KEYS;
     let f16r = |v: f32| half::f16::from_f32(v).to_f32();
@@ -727,7 +737,7 @@ fn split_attention_matches_cpu() {
 #[test]
 fn attention_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g, &GpuTuning::default());
+    let mut k = Kernels::new(&g, &tuning());
     let mut rng = Rng::new(13);
     for (hd, chunked, heads, kvh, window) in [
         (6usize, false, 4usize, 2usize, 8usize),
@@ -880,7 +890,7 @@ fn check_attention(
 #[test]
 fn elementwise_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let k = Kernels::new(&g, &GpuTuning::default());
+    let k = Kernels::new(&g, &tuning());
     let mut rng = Rng::new(17);
     let (width, n) = (70usize, 3usize);
     let a = randn(&mut rng, n * width);
@@ -965,7 +975,7 @@ fn geglu_tolerance(gate: f32, up: f32) -> f64 {
 #[test]
 fn gelu_mul_matches_llama_cpp() {
     let Some(g) = gpu() else { return };
-    let k = Kernels::new(&g, &GpuTuning::default());
+    let k = Kernels::new(&g, &tuning());
     let mut rng = Rng::new(53);
     let (width, n) = (1001usize, 3usize);
     let mut a: Vec<f32> = randn(&mut rng, n * width)
@@ -1019,7 +1029,7 @@ fn gelu_mul_matches_llama_cpp() {
 #[test]
 fn argmax_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let k = Kernels::new(&g, &GpuTuning::default());
+    let k = Kernels::new(&g, &tuning());
     let mut rng = Rng::new(19);
     for n in [1usize, 300, 1001] {
         let mut l = randn(&mut rng, n);
@@ -1146,7 +1156,7 @@ fn matvec_row_groups_norm_and_last_token() {
     ];
     let int_cases = cases.into_iter().flat_map(|c| [(c, false), (c, true)]);
     for (i, ((ty, cols, r, wg, sub), int)) in int_cases.enumerate() {
-        let mut k = Kernels::new(&g, &GpuTuning::default());
+        let mut k = Kernels::new(&g, &tuning());
         // The integer path (quantize_x.wgsl with the norm, LAST) where
         // the format has an int decoder.
         let int = int && k.int_dot && kernels::int_decoder(ty).is_some();
@@ -1212,7 +1222,7 @@ fn matvec_row_groups_norm_and_last_token() {
 #[test]
 fn gate_up_fused_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g, &GpuTuning::default());
+    let mut k = Kernels::new(&g, &tuning());
     let mut rng = Rng::new(29);
     let (ff, n, eps) = (37usize, 2usize, 1e-5f32);
     use GgmlType::*;
@@ -1367,7 +1377,7 @@ fn rope_f64(
 #[test]
 fn qkv_fused_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g, &GpuTuning::default());
+    let mut k = Kernels::new(&g, &tuning());
     let mut rng = Rng::new(31);
     let (heads, kvh, hd, n, pos, ctx, eps) =
         (3usize, 1usize, 8usize, 2usize, 5usize, 9usize, 1e-5f32);
@@ -1578,7 +1588,7 @@ fn qkv_fused_matches_cpu() {
 #[test]
 fn sampling_matches_cpu_sampler() {
     let Some(g) = gpu() else { return };
-    let k = Kernels::new(&g, &GpuTuning::default());
+    let k = Kernels::new(&g, &tuning());
     let mut rng = Rng::new(37);
     let base = SamplerParams {
         temperature: 0.8,
@@ -1695,7 +1705,7 @@ fn sampling_matches_cpu_sampler() {
 #[test]
 fn masked_picks_match_cpu_sampler() {
     let Some(g) = gpu() else { return };
-    let k = Kernels::new(&g, &GpuTuning::default());
+    let k = Kernels::new(&g, &tuning());
     let mut rng = Rng::new(53);
     let greedy = SamplerParams {
         temperature: 0.0,
@@ -1833,7 +1843,7 @@ fn masked_picks_match_cpu_sampler() {
 #[test]
 fn matmul_every_format_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g, &GpuTuning::default());
+    let mut k = Kernels::new(&g, &tuning());
     let mut rng = Rng::new(41);
     let (rows, n, r0) = (150usize, 67usize, 3usize);
     let tiles = [kernels::Tile::SMALL, kernels::Tile::LARGE];
@@ -1891,7 +1901,7 @@ fn matmul_every_format_matches_cpu() {
 #[test]
 fn head_argmax_matches_logits() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g, &GpuTuning::default());
+    let mut k = Kernels::new(&g, &tuning());
     let mut rng = Rng::new(43);
     let (rows, cols) = (1003usize, 64usize);
     let mut w = randn(&mut rng, rows * cols);
@@ -2084,7 +2094,7 @@ fn int_err(w: &[f32], x: &[f64]) -> f64 {
 #[test]
 fn quantize_x_matches_cpu() {
     let Some(g) = gpu() else { return };
-    let k = Kernels::new(&g, &GpuTuning::default());
+    let k = Kernels::new(&g, &tuning());
     let mut rng = Rng::new(41);
     let eps = 1e-5f32;
     for (cols, norm, last) in [
@@ -2203,7 +2213,7 @@ const INT_TYPES: [GgmlType; 10] = [
 #[test]
 fn int_matvec_matches_integer_twin() {
     let Some(g) = gpu() else { return };
-    let mut k = Kernels::new(&g, &GpuTuning::default());
+    let mut k = Kernels::new(&g, &tuning());
     if !k.int_dot {
         eprintln!("SKIPPED: no dot4I8Packed on this device");
         return;

@@ -108,11 +108,16 @@ pub fn gpu_engine_on(gpu: webgguf::gpu::Gpu, path: &std::path::Path, upcast_f16:
         load: LoadOptions { upcast_f16 },
         ..EngineOptions::default()
     };
+    // The test models are far smaller than the integer path's default
+    // threshold (`gpu::INT_MIN_BYTES`): take it for every product, so that
+    // the oracle checks cover it (float weights never take it).
+    let mut gpu_opts = webgguf::gpu::GpuOptions::default();
+    gpu_opts.tuning.int_min_bytes = 0;
     pollster::block_on(webgguf::gpu::load_engine(
         gpu,
         bytes,
         opts,
-        webgguf::gpu::GpuOptions::default(),
+        gpu_opts,
         now_ms,
         &|_| {},
     ))

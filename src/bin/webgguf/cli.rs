@@ -92,6 +92,8 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 /// - `WEBGGUF_GPU_VX=0`: scalar instead of vec4 loads of x and the gains.
 /// - `WEBGGUF_GPU_INT=0`: f32 decode products instead of int8 x and
 ///   integer dot products.
+/// - `WEBGGUF_GPU_INT_MIN_MIB=M`: the integer path only for products of at
+///   least M MiB of weights.
 /// - `WEBGGUF_GPU_TILE=large`: the 128x64 prefill tile where the device's
 ///   workgroup memory allows.
 fn gpu_options_from_env() -> gpu::GpuOptions {
@@ -113,6 +115,9 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
             vector_x: !off("WEBGGUF_GPU_VX"),
             large_tile: var("WEBGGUF_GPU_TILE").as_deref() == Some("large"),
             int_dot: !off("WEBGGUF_GPU_INT"),
+            int_min_bytes: var("WEBGGUF_GPU_INT_MIN_MIB")
+                .and_then(|v| v.parse::<f64>().ok())
+                .map_or(gpu::INT_MIN_BYTES, |m| (m * 1048576.0) as u64),
         },
         ..d
     }
