@@ -226,6 +226,26 @@ const G_SCALAR: &str = "fn gv4(k: u32) -> vec4<f32> {
 }
 ";
 
+/// The end of a `dot_rows` iteration, shared by the float and integer
+/// bodies: row j's unit sums d{j}_{i} added to acc[j], the units past the
+/// row's end (not ok{i}) as 0.
+fn acc_sums(r: u32, per: usize) -> String {
+    let mut s = String::new();
+    for j in 0..r {
+        let terms: Vec<String> = (0..per)
+            .map(|i| {
+                if i == 0 {
+                    format!("d{j}_0")
+                } else {
+                    format!("select(0.0, d{j}_{i}, ok{i})")
+                }
+            })
+            .collect();
+        s += &format!("        acc[{j}] += {};\n", terms.join(" + "));
+    }
+    s
+}
+
 /// One `dot_rows` body for `r` rows, row j decoded by `decs[j]` (a unit
 /// decoder and its grouping, `unit_decoder`), named `name`: the row loop
 /// and the units of an iteration written out (see matvec.wgsl): two units
@@ -287,18 +307,7 @@ fn dot_rows_body(name: &str, r: u32, decs: &[(&'static str, &'static str)]) -> S
             );
         }
     }
-    for j in 0..r {
-        let terms: Vec<String> = (0..per)
-            .map(|i| {
-                if i == 0 {
-                    format!("d{j}_0")
-                } else {
-                    format!("select(0.0, d{j}_{i}, ok{i})")
-                }
-            })
-            .collect();
-        s += &format!("        acc[{j}] += {};\n", terms.join(" + "));
-    }
+    s += &acc_sums(r, per);
     s += "    }
     // Float formats whose rows are not whole units (never in mixed groups).
     for (var k = units * 8u + lid; k < P.cols; k += WG) {
@@ -390,18 +399,7 @@ fn dot_rows_int_body(name: &str, r: u32, decs: &[(&'static str, &'static str)]) 
             );
         }
     }
-    for j in 0..r {
-        let terms: Vec<String> = (0..per)
-            .map(|i| {
-                if i == 0 {
-                    format!("d{j}_0")
-                } else {
-                    format!("select(0.0, d{j}_{i}, ok{i})")
-                }
-            })
-            .collect();
-        s += &format!("        acc[{j}] += {};\n", terms.join(" + "));
-    }
+    s += &acc_sums(r, per);
     s + "    }\n    return acc;\n}\n"
 }
 
