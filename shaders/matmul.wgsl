@@ -17,30 +17,15 @@
 //   The host prepends TM, TN, WGS, UPT (units staged per thread, TM * 4 /
 //   WGS) and XPT (8-value x groups per thread, TN * 4 / WGS), and appends
 //   the generated entry `main` (its per-thread accumulators written out),
-//   matrix.wgsl, dequant.wgsl, units.wgsl, `w_sec`, the decoders
-//   `tile_cols(sec, u)` and `tile_w(sec, rb, u)` (units.wgsl's unit_cols
+//   tile.wgsl (the staging reads, and KS), matrix.wgsl, dequant.wgsl,
+//   units.wgsl, `w_sec`, the decoders `tile_cols(sec, u)` and `tile_w(sec, rb, u)` (units.wgsl's unit_cols
 //   and unit_w of the matrix's format, or of section sec's in a mixed
 //   group), and `xv4(i)` (X[i .. i + 4]: one vec4 load through
 //   binding 11, X again, or four scalar loads with WEBGGUF_GPU_VX=0).
 
-const KS: u32 = 32u;
-
 // [KS][TM / 4] and [KS][TN / 4]: element k of rows (tokens) 4i .. 4i + 3.
 var<workgroup> Ws: array<vec4<f32>, KS * TM / 4u>;
 var<workgroup> Xs: array<vec4<f32>, KS * TN / 4u>;
-
-// The weight row of the tile's row r.
-fn tile_row(r0: u32, r: u32) -> u32 {
-    return phys_row(min(r0 + r, P.rows - 1u));
-}
-
-// Weight unit `i` of this thread's share of the step at k0, decoded in its
-// row's format (`tile_w`: the matrix's, or its section's in a mixed group).
-fn wfetch(r0: u32, k0: u32, lid: u32, i: u32) -> mat2x4<f32> {
-    let ui = lid + i * WGS;
-    let w = tile_row(r0, ui / 4u);
-    return tile_w(w_sec(w), row_byte(w), k0 / 8u + ui % 4u);
-}
 
 fn wstore(r0: u32, lid: u32, i: u32, w: mat2x4<f32>) {
     let ui = lid + i * WGS;
@@ -50,17 +35,6 @@ fn wstore(r0: u32, lid: u32, i: u32, w: mat2x4<f32>) {
         Ws[(kc.x + e) * (TM / 4u) + r / 4u][r % 4u] = w[0][e];
         Ws[(kc.y + e) * (TM / 4u) + r / 4u][r % 4u] = w[1][e];
     }
-}
-
-// x group `i` of this thread's share: 8 values of one token.
-fn xfetch(t0: u32, k0: u32, lid: u32, i: u32) -> mat2x4<f32> {
-    let gi = lid + i * WGS;
-    let tok = t0 + gi / 4u;
-    let xb = min(tok, S.n - 1u) * P.cols + k0 + 8u * (gi % 4u);
-    let a = xv4(xb);
-    let b = xv4(xb + 4u);
-    let ok = tok < S.n;
-    return mat2x4<f32>(select(vec4<f32>(0.0), a, ok), select(vec4<f32>(0.0), b, ok));
 }
 
 fn xstore(lid: u32, i: u32, x: mat2x4<f32>) {

@@ -26,7 +26,7 @@ fn row_byte(w: u32) -> u32 {
 //   the quad's head dim e, so that rope pairs lie in one quad.
 // Bindings: 0 W (array<u32>), 1 X (f32, [tokens][cols]), 2 Y (f32), 3 P
 //   (Params), 4 G (norm gains), 5 S (Step); q/k/v also 6 KC, 7 VC (u32),
-//   8 B (bias, like the concatenated rows), 9 FF (rope frequency divisors);
+//   8 BIAS (like the concatenated rows), 9 FF (rope frequency divisors);
 //   the LM head's argmax partials 10 Part (vec2<u32>: logit bits, row).
 // Dispatch: none (a library). Users append f16.wgsl and rope_pair.wgsl,
 //   `fn act(gate: f32, up: f32) -> f32`, the gated activation picked
@@ -86,7 +86,7 @@ const F_FF: u32 = 32u;
 @group(0) @binding(5) var<uniform> S: Step;
 @group(0) @binding(6) var<storage, read_write> KC: array<u32>;
 @group(0) @binding(7) var<storage, read_write> VC: array<u32>;
-@group(0) @binding(8) var<storage, read> B: array<f32>;
+@group(0) @binding(8) var<storage, read> BIAS: array<f32>;
 @group(0) @binding(9) var<storage, read> FF: array<f32>;
 @group(0) @binding(10) var<storage, read_write> Part: array<vec2<u32>>;
 
@@ -169,7 +169,7 @@ fn store_qkv(t: u32, l0: u32, vin: vec4<f32>) {
     let rbb = q.base + q.b;
     var v = vin;
     if (P.flags & F_BIAS) != 0u {
-        v += vec4<f32>(B[ra], B[ra + 1u], B[rbb], B[rbb + 1u]);
+        v += vec4<f32>(BIAS[ra], BIAS[ra + 1u], BIAS[rbb], BIAS[rbb + 1u]);
     }
     let pos = S.pos + t;
     if q.sec < 2u && q.e < P.rope_dim {

@@ -37,6 +37,12 @@ pub struct Gpu {
     /// emits the integer dot instruction where the device has it and an
     /// exact polyfill elsewhere); in a browser where it says so.
     pub int_dot: bool,
+    /// matmul_coop.wgsl runs here: wgpu's experimental cooperative
+    /// matrices (enabled on this device) with 16 x 16 x 16 f16 x f16 -> f32
+    /// products, f16, and subgroups of exactly 32 (the kernel shares out
+    /// its tiles and drains its blocks per 32 lanes). Native only: browsers
+    /// have no cooperative matrices yet.
+    pub coop: bool,
     status: Arc<Mutex<Status>>,
     /// Every buffer created through this handle (and its clones) since
     /// `tracking()`, so that the owner can destroy them all: in the browser a
@@ -99,15 +105,41 @@ impl Gpu {
             })
             .await
             .map_err(|e| Error::Gpu(format!("no GPU adapter found: {e}")))?;
-        let wanted =
+        let info = adapter.get_info();
+        let coop_needs = wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
+            | wgpu::Features::SHADER_F16
+            | wgpu::Features::SUBGROUP;
+        let coop = adapter.features().contains(coop_needs)
+            && info.subgroup_min_size == 32
+            && info.subgroup_max_size == 32
+            && adapter.cooperative_matrix_properties().iter().any(|p| {
+                (p.m_size, p.n_size, p.k_size) == (16, 16, 16)
+                    && p.ab_type == wgpu::CooperativeScalarType::F16
+                    && p.cr_type == wgpu::CooperativeScalarType::F32
+            });
+        let mut wanted =
             wgpu::Features::SHADER_F16 | wgpu::Features::SUBGROUP | wgpu::Features::TIMESTAMP_QUERY;
+        if coop {
+            wanted |= wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
+        }
         let features = adapter.features() & wanted;
         let limits = adapter.limits();
+        let experimental_features = if coop {
+            // SAFETY: wgpu asks callers of its experimental features to
+            // accept that its implementation may still have bugs. Only
+            // matmul_coop.wgsl uses the feature; it is tested against its CPU
+            // twin on such a device (src/gpu/tests.rs), and
+            // `GpuTuning::coop_matrix` turns its use off.
+            unsafe { wgpu::ExperimentalFeatures::enabled() }
+        } else {
+            wgpu::ExperimentalFeatures::disabled()
+        };
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("webgguf"),
                 required_features: features,
                 required_limits: limits.clone(),
+                experimental_features,
                 ..Default::default()
             })
             .await
@@ -127,10 +159,11 @@ impl Gpu {
         Ok(Gpu {
             device,
             queue,
-            adapter: adapter.get_info(),
+            adapter: info,
             limits,
             features,
             int_dot,
+            coop,
             status,
             owned: None,
             kind: MemKind::Scratch,
@@ -152,8 +185,8 @@ impl Gpu {
             "{} ({:?}, {:?}, driver {} {}); max_storage_buffer_binding_size {} MiB, \
              max_buffer_size {} MiB, max_compute_workgroup_storage_size {} B, \
              max_compute_invocations_per_workgroup {}, max_compute_workgroups_per_dimension {}, \
-             max_storage_buffers_per_shader_stage {}; \
-             features: {:?}",
+             max_storage_buffers_per_shader_stage {}; cooperative matrices (16x16 f16->f32, \
+             subgroups of 32): {}; features: {:?}",
             self.adapter.name,
             self.adapter.backend,
             self.adapter.device_type,
@@ -165,6 +198,7 @@ impl Gpu {
             l.max_compute_invocations_per_workgroup,
             l.max_compute_workgroups_per_dimension,
             l.max_storage_buffers_per_shader_stage,
+            self.coop,
             self.features
         )
     }

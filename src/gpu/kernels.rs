@@ -16,6 +16,8 @@ const UNITS: &str = include_str!("../../shaders/units.wgsl");
 const MATRIX: &str = include_str!("../../shaders/matrix.wgsl");
 const MATVEC: &str = include_str!("../../shaders/matvec.wgsl");
 const MATMUL: &str = include_str!("../../shaders/matmul.wgsl");
+const MATMUL_COOP: &str = include_str!("../../shaders/matmul_coop.wgsl");
+const TILE: &str = include_str!("../../shaders/tile.wgsl");
 const REDUCE: &str = include_str!("../../shaders/reduce.wgsl");
 const REDUCE_SUBGROUP: &str = include_str!("../../shaders/reduce_subgroup.wgsl");
 const EMBED: &str = include_str!("../../shaders/embed.wgsl");
@@ -510,14 +512,17 @@ fn tile_src(f: Fmts) -> String {
     cols + &w
 }
 
-/// matmul.wgsl's tile shape: rows, tokens, and per thread 4 * rv rows and
-/// 4 * xv tokens.
+/// The prefill tile: rows and tokens per workgroup and how they are shared
+/// out. matmul.wgsl: each thread 4 * rv rows and 4 * xv tokens.
+/// matmul_coop.wgsl (`coop`): each subgroup of 32 threads rv x xv blocks
+/// of 16 x 16 outputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Tile {
     pub rows: u32,
     pub tokens: u32,
     pub rv: u32,
     pub xv: u32,
+    pub coop: bool,
 }
 
 impl Tile {
@@ -528,6 +533,7 @@ impl Tile {
         tokens: 64,
         rv: 1,
         xv: 1,
+        coop: false,
     };
     /// 128 x 64, 8 x 8 per thread: 24 KiB; half the shared-memory reads
     /// per multiply-add.
@@ -536,10 +542,39 @@ impl Tile {
         tokens: 64,
         rv: 2,
         xv: 2,
+        coop: false,
+    };
+    /// 128 x 64 on cooperative matrices: 8 subgroups of 32 x 32 outputs
+    /// (2 x 2 blocks), 23 KiB.
+    pub const COOP: Tile = Tile {
+        rows: 128,
+        tokens: 64,
+        rv: 2,
+        xv: 2,
+        coop: true,
     };
 
     fn threads(self) -> u32 {
-        (self.rows / (4 * self.rv)) * (self.tokens / (4 * self.xv))
+        if self.coop {
+            self.subgroup_rows() * (self.tokens / (16 * self.xv)) * 32
+        } else {
+            (self.rows / (4 * self.rv)) * (self.tokens / (4 * self.xv))
+        }
+    }
+
+    /// matmul_coop.wgsl's subgroups along the rows.
+    fn subgroup_rows(self) -> u32 {
+        self.rows / (16 * self.rv)
+    }
+
+    /// Bytes of workgroup memory the tile's kernel declares.
+    pub fn shared_bytes(self) -> u32 {
+        if self.coop {
+            // Wh and Xh in f16 with 40-element rows, 1 KiB of Cs per subgroup.
+            (self.rows + self.tokens) * 80 + self.threads() / 32 * 1024
+        } else {
+            32 * (self.rows + self.tokens) * 4
+        }
     }
 }
 
@@ -626,6 +661,91 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     s + "}\n"
 }
 
+/// matmul_coop.wgsl's directives, constants and generated entry point for
+/// `t` (a `coop` tile): each subgroup's accumulators and its loads and
+/// products per 16-column half written out.
+fn matmul_coop_src(t: Tile) -> String {
+    let wgs = t.threads();
+    let (upt, xpt) = (t.rows * 4 / wgs, t.tokens * 4 / wgs);
+    let (mr, mt) = (t.rv, t.xv);
+    let mut s = format!(
+        "enable f16;\nenable wgpu_cooperative_matrix;\n\
+         const TM: u32 = {}u;\nconst TN: u32 = {}u;\nconst WGS: u32 = {wgs}u;\n\
+         const UPT: u32 = {upt}u;\nconst XPT: u32 = {xpt}u;\nconst SR: u32 = {}u;\n{MATMUL_COOP}\n",
+        t.rows,
+        t.tokens,
+        t.subgroup_rows()
+    );
+    s += "@compute @workgroup_size(WGS)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32,
+        @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) sl: u32) {
+    let r0 = wid.x * TM;
+    let t0 = wid.y * TN;
+";
+    s += &format!(
+        "    let rs = (sg % SR) * {}u;\n    let ts = (sg / SR) * {}u;\n",
+        16 * mr,
+        16 * mt
+    );
+    for m in 0..mr {
+        for n in 0..mt {
+            s += &format!("    var c{m}_{n}: coop_mat16x16<f32, C>;\n");
+        }
+    }
+    for i in 0..upt {
+        s += &format!("    var w{i} = wfetch(r0, 0u, lid, {i}u);\n");
+    }
+    for i in 0..xpt {
+        s += &format!("    var x{i} = xfetch(t0, 0u, lid, {i}u);\n");
+    }
+    s += "    for (var k0 = 0u; k0 < P.cols; k0 += KS) {\n";
+    for i in 0..upt {
+        s += &format!("        wstore(r0, lid, {i}u, w{i});\n");
+    }
+    for i in 0..xpt {
+        s += &format!("        xstore(lid, {i}u, x{i});\n");
+    }
+    s += "        workgroupBarrier();\n        if k0 + KS < P.cols {\n";
+    for i in 0..upt {
+        s += &format!("            w{i} = wfetch(r0, k0 + KS, lid, {i}u);\n");
+    }
+    for i in 0..xpt {
+        s += &format!("            x{i} = xfetch(t0, k0 + KS, lid, {i}u);\n");
+    }
+    s += "        }\n";
+    for kk in [0, 16] {
+        for m in 0..mr {
+            s += &format!(
+                "        let a{m}_{kk} = coopLoadT<coop_mat16x16<f16, A>>(&Wh[(rs + {}u) * KSP + {kk}u], KSP);\n",
+                16 * m
+            );
+        }
+        for n in 0..mt {
+            s += &format!(
+                "        let b{n}_{kk} = coopLoad<coop_mat16x16<f16, B>>(&Xh[(ts + {}u) * KSP + {kk}u], KSP);\n",
+                16 * n
+            );
+        }
+        for m in 0..mr {
+            for n in 0..mt {
+                s += &format!("        c{m}_{n} = coopMultiplyAdd(a{m}_{kk}, b{n}_{kk}, c{m}_{n});\n");
+            }
+        }
+    }
+    s += "        workgroupBarrier();\n    }\n    let cb = sg * 256u;\n";
+    for m in 0..mr {
+        for n in 0..mt {
+            s += &format!(
+                "    coopStore(c{m}_{n}, &Cs[cb], 16u);\n    workgroupBarrier();\n    \
+                 drain(cb, sl, r0 + rs + {}u, t0 + ts + {}u);\n    workgroupBarrier();\n",
+                16 * m,
+                16 * n
+            );
+        }
+    }
+    s + "}\n"
+}
+
 /// What a matvec pipeline is specialised for: formats, entry, rows per
 /// workgroup, workgroup size, unit decoder (of the first format), folded
 /// norm, vec4 x, integer path.
@@ -664,8 +784,11 @@ pub struct Kernels {
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
     chunked: HashMap<((u32, u32), &'static str), Rc<wgpu::ComputePipeline>>,
     matmul: HashMap<(Fmts, Mv, Tile, bool), Rc<wgpu::ComputePipeline>>,
-    /// The prefill tile.
+    /// The prefill tile (matmul.wgsl).
     pub tile: Tile,
+    /// The cooperative-matrix prefill tile, where the device has what
+    /// matmul_coop.wgsl needs and `GpuTuning::coop_matrix` allows it.
+    pub coop_tile: Option<Tile>,
     // The format-independent pipelines, each built by its getter on first
     // use, so that a load compiles only what its op lists use.
     rmsnorm: Lazy,
@@ -683,6 +806,64 @@ pub struct Kernels {
     sample_first: Lazy,
     sample_merge: Lazy,
     sample_last: Lazy,
+}
+
+/// The tiled kernel's whole source for formats `f`, entry `mv` (not the
+/// LM head), tile `tile` (matmul_coop.wgsl for a `coop` one), vec4 x `vx`.
+pub fn matmul_source(f: Fmts, mv: Mv, tile: Tile, vx: bool) -> String {
+    let mut src = if tile.coop {
+        matmul_coop_src(tile)
+    } else {
+        matmul_src(tile)
+    };
+    src.push_str(TILE);
+    src.push_str(MATRIX);
+    src.push_str(&compose("", f[0]));
+    src.push_str(UNITS);
+    // Tiles need cols % 32 == 0, so every fast decoder's alignment holds;
+    // tile rows start at multiples of 32 columns.
+    src.push_str(if vx { X_VEC4 } else { X_SCALAR });
+    src.push_str(&tile_src(f));
+    src.push_str(w_sec_src(f, mv));
+    src.push_str(match mv {
+        Mv::Main | Mv::Head => {
+            "fn phys_row(l: u32) -> u32 {
+    return l;
+}
+fn epilogue(t: u32, l0: u32, v: vec4<f32>) {
+    for (var i = 0u; i < 4u; i++) {
+        if l0 + i < P.rows {
+            store_row(t, l0 + i, v[i]);
+        }
+    }
+}
+"
+        }
+        // The activation is `act` (matrix_tail).
+        Mv::Silu | Mv::Gelu => {
+            "fn phys_row(l: u32) -> u32 {
+    return glu_row(l);
+}
+fn epilogue(t: u32, l0: u32, v: vec4<f32>) {
+    store_glu(t, l0, v.x, v.y);
+    if l0 + 2u < P.rows {
+        store_glu(t, l0 + 2u, v.z, v.w);
+    }
+}
+"
+        }
+        Mv::Qkv => {
+            "fn phys_row(l: u32) -> u32 {
+    return qkv_row(l);
+}
+fn epilogue(t: u32, l0: u32, v: vec4<f32>) {
+    store_qkv(t, l0, v);
+}
+"
+        }
+    });
+    src.push_str(&matrix_tail(mv));
+    src
 }
 
 pub fn pipeline(gpu: &Gpu, label: &str, src: &str, entry: &str) -> Rc<wgpu::ComputePipeline> {
@@ -784,6 +965,10 @@ impl Kernels {
             } else {
                 Tile::SMALL
             },
+            coop_tile: (tuning.coop_matrix
+                && gpu.coop
+                && gpu.limits.max_compute_workgroup_storage_size >= Tile::COOP.shared_bytes())
+            .then_some(Tile::COOP),
             rmsnorm: Lazy::new(),
             rmsnorm_in_place: Lazy::new(),
             rmsnorm_add: Lazy::new(),
@@ -1043,68 +1228,32 @@ impl Kernels {
             .clone()
     }
 
-    /// The tiled (prefill) pipeline of matmul.wgsl for formats `f`
-    /// (`Fmts`), entry `mv`.
+    /// The prefill tile for formats `f`: the cooperative-matrix one where
+    /// the device has it, except for F32 and BF16 weights (f16 would round
+    /// F32 weights, whose references must match exactly, and clip BF16's
+    /// range), else `tile`.
+    pub fn tile_for(&self, f: Fmts) -> Tile {
+        match self.coop_tile {
+            Some(t) if !f.iter().any(|ty| matches!(ty, GgmlType::F32 | GgmlType::BF16)) => t,
+            _ => self.tile,
+        }
+    }
+
+    /// The tiled (prefill) pipeline for formats `f` (`Fmts`), entry `mv`:
+    /// matmul.wgsl, or matmul_coop.wgsl where `tile_for` says.
     pub fn matmul(&mut self, gpu: &Gpu, f: Fmts, mv: Mv) -> Result<Rc<wgpu::ComputePipeline>> {
         if let Some(&bad) = f.iter().find(|&&t| !supported(t)) {
             return Err(Self::unsupported(bad));
         }
-        let tile = self.tile;
+        if mv == Mv::Head {
+            return Err(Error::Gpu("the LM head is never tiled".into()));
+        }
+        let tile = self.tile_for(f);
         let vx = self.vector_x;
         Ok(self
             .matmul
             .entry((f, mv, tile, vx))
-            .or_insert_with(|| {
-                let mut src = String::from(MATRIX);
-                src.push_str(&compose(&matmul_src(tile), f[0]));
-                src.push_str(UNITS);
-                // Tiles need cols % 32 == 0, so every fast decoder's
-                // alignment holds; tile rows start at multiples of 32
-                // columns.
-                src.push_str(if vx { X_VEC4 } else { X_SCALAR });
-                src.push_str(&tile_src(f));
-                src.push_str(w_sec_src(f, mv));
-                src.push_str(match mv {
-                    Mv::Main => {
-                        "fn phys_row(l: u32) -> u32 {
-    return l;
-}
-fn epilogue(t: u32, l0: u32, v: vec4<f32>) {
-    for (var i = 0u; i < 4u; i++) {
-        if l0 + i < P.rows {
-            store_row(t, l0 + i, v[i]);
-        }
-    }
-}
-"
-                    }
-                    // The activation is `act` (matrix_tail).
-                    Mv::Silu | Mv::Gelu => {
-                        "fn phys_row(l: u32) -> u32 {
-    return glu_row(l);
-}
-fn epilogue(t: u32, l0: u32, v: vec4<f32>) {
-    store_glu(t, l0, v.x, v.y);
-    if l0 + 2u < P.rows {
-        store_glu(t, l0 + 2u, v.z, v.w);
-    }
-}
-"
-                    }
-                    Mv::Head => unreachable!("the LM head is never tiled"),
-                    Mv::Qkv => {
-                        "fn phys_row(l: u32) -> u32 {
-    return qkv_row(l);
-}
-fn epilogue(t: u32, l0: u32, v: vec4<f32>) {
-    store_qkv(t, l0, v);
-}
-"
-                    }
-                });
-                src.push_str(&matrix_tail(mv));
-                pipeline(gpu, "matmul", &src, "main")
-            })
+            .or_insert_with(|| pipeline(gpu, "matmul", &matmul_source(f, mv, tile, vx), "main"))
             .clone())
     }
 

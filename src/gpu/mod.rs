@@ -132,6 +132,11 @@ pub struct GpuTuning {
     /// bytes (a fused group counts whole): each costs one more dispatch
     /// (quantize_x), which a small product's saving does not repay.
     pub int_min_bytes: u64,
+    /// Prefill on cooperative matrices (tensor cores; matmul_coop.wgsl)
+    /// where the device has wgpu's experimental feature with 16 x 16 f16
+    /// products (`Gpu::coop`; native Vulkan on recent NVIDIA and AMD),
+    /// weights and x rounded to f16 (not for F32 and BF16 weights).
+    pub coop_matrix: bool,
 }
 
 /// `GpuTuning::int_min_bytes`'s default: measured on the H100 (BENCHMARKS.md,
@@ -155,6 +160,7 @@ impl Default for GpuTuning {
             large_tile: false,
             int_dot: true,
             int_min_bytes: INT_MIN_BYTES,
+            coop_matrix: true,
         }
     }
 }

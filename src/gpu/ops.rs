@@ -319,7 +319,7 @@ pub fn matvec_ops(
         }
         let bind = kernels::bind(gpu, &pipeline, &entries);
         let shape = if tiled {
-            Shape::TokenTiles(n.div_ceil(k.tile.rows), k.tile.tokens)
+            Shape::TokenTiles(n.div_ceil(k.tile_for(fmts).rows), k.tile_for(fmts).tokens)
         } else if a.last {
             Shape::Fixed([nx, ny, 1])
         } else {

@@ -14,9 +14,13 @@ use crate::sampler::{Rng, Sampler, SamplerParams};
 /// The default tuning, except that the integer path takes any product:
 /// the test matrices are far below `INT_MIN_BYTES`, and the tests that
 /// compare both paths must get the integer one when they ask for it.
+/// The cooperative-matrix prefill is off here: the tests below hold the
+/// f32 tiled kernel to f32 bounds, and `matmul_coop_matches_cpu` holds
+/// matmul_coop.wgsl to its own.
 fn tuning() -> GpuTuning {
     GpuTuning {
         int_min_bytes: 0,
+        coop_matrix: false,
         ..GpuTuning::default()
     }
 }
@@ -2258,6 +2262,149 @@ fn int_matvec_matches_integer_twin() {
                     "{ty} x {cols} norm {norm} row {r} token {t}: gpu {o} vs twin {want} (scale {mag})"
                 );
             }
+        }
+    }
+}
+
+/// matmul_coop.wgsl (cooperative matrices), where the device has them: every
+/// format it takes, plain (accumulating onto random values, a row range
+/// that starts mid-matrix) and gate/up with silu in a mixed Q6_K/Q4_K
+/// group (the epilogue's pairs), vs dequantize_row + an f64 dot; 150 rows
+/// and 67 tokens, so tiles are ragged both ways. F32 and BF16 weights must
+/// fall back to matmul.wgsl (`Kernels::tile_for`).
+/// Bound: rounding w and x to f16 errs by at most 2^-11 relative (normal
+/// range) or 2^-25 absolute (subnormal) per factor, so each product by
+/// (2^-10 + 2^-22) |w x| + 2^-25 (|w| + |x|) (|w|, |x| <= 1 here);
+/// accumulating in f32 in the hardware's order adds at most 1e-4 sum |w x|
+/// for these <= 512-term sums (n 2^-24 with n = 512 is 3e-5; the
+/// tensor cores' adders may truncate, so 3x that). With silu(g) * u the two
+/// product errors carry as in `gate_up_fused_matches_cpu`.
+#[test]
+fn matmul_coop_matches_cpu() {
+    let Some(g) = gpu() else { return };
+    if !g.coop {
+        eprintln!("SKIPPED: no cooperative matrices with 16x16 f16 products on this adapter");
+        return;
+    }
+    let mut k = Kernels::new(&g, &tuning());
+    k.coop_tile = Some(kernels::Tile::COOP);
+    assert!(!k.tile_for([GgmlType::F32; 3]).coop);
+    assert!(!k.tile_for([GgmlType::BF16; 3]).coop);
+    let mut rng = Rng::new(43);
+    let (rows, n, r0) = (150usize, 67usize, 3usize);
+    let err = |w: &[f32], x: &[f64]| -> f64 {
+        let (_, mag) = dot_mag(w, x);
+        let abs: f64 = w.iter().zip(x).map(|(&a, &b)| a.abs() as f64 + b.abs()).sum();
+        (2f64.powi(-10) + 2f64.powi(-22) + 1e-4) * mag + 2f64.powi(-25) * abs
+    };
+    for ty in BLOCK_TYPES {
+        if matches!(ty, GgmlType::F32 | GgmlType::BF16) {
+            continue;
+        }
+        let cols = match ty.block_len() {
+            1 => 96,
+            32 => 64,
+            b => 2 * b,
+        };
+        let data = random_matrix(&mut rng, ty, rows, cols);
+        let m = GpuMatrix::upload(&g, "w", ty, rows, cols, &data, u64::MAX).unwrap();
+        let w = rows_f32(ty, &data, rows, cols);
+        let x = randn(&mut rng, n * cols);
+        let init = randn(&mut rng, n * (rows - r0));
+        let (xb, yb) = (g.upload_f32("x", &x), g.upload_f32("y", &init));
+        let s = step(&g, 0, n as u32);
+        let a = MatvecArgs {
+            tiled: true,
+            ..MatvecArgs::plain(&xb, &yb, &s, rows - r0, true)
+        };
+        let ops = matvec_ops(&g, &mut k, &m, r0..rows, &a).unwrap();
+        assert_eq!(ops[0].label, "matmul");
+        g.run(&[&ops], n as u32, &[]);
+        let got = read_f32(&g, &yb, n * (rows - r0));
+        for t in 0..n {
+            let xt: Vec<f64> = x[t * cols..(t + 1) * cols]
+                .iter()
+                .map(|&v| v as f64)
+                .collect();
+            for (r, wr) in w.iter().enumerate().skip(r0) {
+                let (d, _) = dot_mag(wr, &xt);
+                let i = t * (rows - r0) + r - r0;
+                let want = d + init[i] as f64;
+                let o = got[i] as f64;
+                assert!(
+                    (o - want).abs() <= err(wr, &xt) + 1e-6 * want.abs() + 1e-7,
+                    "coop {ty} token {t} row {r}: {o} vs {want}"
+                );
+            }
+        }
+    }
+    // Gate/up with silu, a mixed group, 37 rows each.
+    let ff = 37;
+    let cols = 512;
+    let (grp, w) = random_group(&g, &mut rng, &[GgmlType::Q6_K, GgmlType::Q4_K], &[ff, ff], cols);
+    let m = grp.fused().unwrap();
+    let x = randn(&mut rng, n * cols);
+    let (xb, y) = (g.upload_f32("x", &x), poisoned(&g, n * ff));
+    let s = step(&g, 0, n as u32);
+    let a = MatvecArgs {
+        mv: Mv::Silu,
+        split: ff,
+        rows_per_group: 4,
+        tiled: true,
+        ..MatvecArgs::plain(&xb, &y, &s, ff, false)
+    };
+    let ops = matvec_ops(&g, &mut k, m, 0..2 * ff, &a).unwrap();
+    assert_eq!(ops[0].label, "matmul");
+    g.run(&[&ops], n as u32, &[]);
+    let got = read_f32(&g, &y, n * ff);
+    for t in 0..n {
+        let xt: Vec<f64> = x[t * cols..(t + 1) * cols]
+            .iter()
+            .map(|&v| v as f64)
+            .collect();
+        for r in 0..ff {
+            let (gt, _) = dot_mag(&w[r], &xt);
+            let (up, _) = dot_mag(&w[ff + r], &xt);
+            let (eg, eu) = (err(&w[r], &xt), err(&w[ff + r], &xt));
+            let silu = gt / (1.0 + (-gt).exp());
+            let want = silu * up;
+            let tol = 1.1 * eg * (up.abs() + eu) + eu * silu.abs() + 1e-6 * want.abs() + 1e-7;
+            let o = got[t * ff + r] as f64;
+            assert!(
+                (o - want).abs() <= tol,
+                "coop silu token {t} row {r}: {o} vs {want}"
+            );
+        }
+    }
+}
+
+/// matmul_coop.wgsl's generated sources parse, validate and translate to
+/// SPIR-V with naga, for every entry and a mixed group: lavapipe has no
+/// cooperative matrices, so this is what CI can check of the kernel
+/// without such a device (`matmul_coop_matches_cpu` runs it on one).
+#[test]
+fn matmul_coop_source_compiles() {
+    use wgpu::naga;
+    use GgmlType::*;
+    for (f, mv) in [
+        ([Q4_K; 3], Mv::Main),
+        ([Q6_K, Q4_K, Q4_K], Mv::Silu),
+        ([F16; 3], Mv::Gelu),
+        ([Q4_K, Q4_K, Q6_K], Mv::Qkv),
+        ([Q8_0; 3], Mv::Qkv),
+    ] {
+        for vx in [false, true] {
+            let src = kernels::matmul_source(f, mv, kernels::Tile::COOP, vx);
+            let module = naga::front::wgsl::parse_str(&src)
+                .unwrap_or_else(|e| panic!("{f:?} {mv:?}: {}", e.emit_to_string(&src)));
+            let info = naga::valid::Validator::new(
+                naga::valid::ValidationFlags::all(),
+                naga::valid::Capabilities::all(),
+            )
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{f:?} {mv:?}: {}", e.emit_to_string(&src)));
+            naga::back::spv::write_vec(&module, &info, &naga::back::spv::Options::default(), None)
+                .unwrap_or_else(|e| panic!("{f:?} {mv:?}: {e}"));
         }
     }
 }

@@ -96,6 +96,7 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   least M MiB of weights.
 /// - `WEBGGUF_GPU_TILE=large`: the 128x64 prefill tile where the device's
 ///   workgroup memory allows.
+/// - `WEBGGUF_GPU_COOP=0`: no cooperative-matrix (tensor core) prefill.
 fn gpu_options_from_env() -> gpu::GpuOptions {
     let var = |name: &str| std::env::var(name).ok();
     let off = |name: &str| var(name).as_deref() == Some("0");
@@ -118,6 +119,7 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
             int_min_bytes: var("WEBGGUF_GPU_INT_MIN_MIB")
                 .and_then(|v| v.parse::<f64>().ok())
                 .map_or(gpu::INT_MIN_BYTES, |m| (m * 1048576.0) as u64),
+            coop_matrix: !off("WEBGGUF_GPU_COOP"),
         },
         ..d
     }

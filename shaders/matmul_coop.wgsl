@@ -1,0 +1,70 @@
+// Tiled matrix products for prefill on cooperative matrices (tensor cores):
+// Y[t][L] = sum_k W[phys(L)][k] x[t][k], as matmul.wgsl computes it, for
+// a tile of TM logical rows x TN tokens per workgroup of WGS threads in
+// subgroups of 32. Only where the device has wgpu's experimental
+// cooperative matrices with 16 x 16 x 16 f16 x f16 -> f32 products, f16
+// and subgroups of exactly 32 (the host checks; everything else takes
+// matmul.wgsl).
+// Per step of KS = 32 columns the threads decode the tile's weights and
+// stage the tokens' x into shared memory as f16 (tile.wgsl's reads, the
+// next step's fetched while this one multiplies); each subgroup then
+// multiplies its MR x MT blocks of 16 x 16 outputs (rows RS .. of the
+// tile, tokens TS ..) in f32 accumulators, two 16-column halves per step.
+// Rounding the weights and x to f16 is the one numerical difference from
+// matmul.wgsl (the products and sums stay f32): at most 2^-11 relative per
+// factor, and |x| must stay under f16's 65504 (llama.cpp's f16 and int8
+// prefill paths make the same assumption about activations).
+// After the last step each 16 x 16 block goes through the subgroup's 1 KiB
+// of Cs to matrix.wgsl's epilogue, which needs single elements.
+// Bindings: matrix.wgsl's (those the epilogue uses).
+// Dispatch: (ceil(rows / TM), ceil(S.n / TN), 1) workgroups of WGS threads.
+//   The host prepends `enable f16; enable wgpu_cooperative_matrix;`, TM,
+//   TN, WGS, UPT and XPT (as matmul.wgsl's), SR (subgroups along the rows;
+//   WGS / 32 / SR along the tokens), and appends the generated entry `main`
+//   and what matmul.wgsl's host appends after it.
+
+// Row stride of Wh and Xh in f16: 32 columns plus 8 of padding, so that
+// the 8 rows a tensor-core load reads at once fall in distinct banks (a
+// stride of 64 bytes would put every other row on the same banks).
+const KSP: u32 = 40u;
+
+// [TM][KSP] weights and [TN][KSP] x of this step: A row-major, B column-
+// major (token t's 32 values contiguous).
+var<workgroup> Wh: array<f16, TM * KSP>;
+var<workgroup> Xh: array<f16, TN * KSP>;
+// One 16 x 16 f32 block per subgroup, column-major (token-major), on its
+// way to the epilogue.
+var<workgroup> Cs: array<f32, WGS / 32u * 256u>;
+
+fn wstore(r0: u32, lid: u32, i: u32, w: mat2x4<f32>) {
+    let ui = lid + i * WGS;
+    let r = ui / 4u;
+    let kc = tile_cols(w_sec(tile_row(r0, r)), ui % 4u);
+    for (var e = 0u; e < 4u; e++) {
+        Wh[r * KSP + kc.x + e] = f16(w[0][e]);
+        Wh[r * KSP + kc.y + e] = f16(w[1][e]);
+    }
+}
+
+fn xstore(lid: u32, i: u32, x: mat2x4<f32>) {
+    let gi = lid + i * WGS;
+    let b = (gi / 4u) * KSP + 8u * (gi % 4u);
+    for (var e = 0u; e < 4u; e++) {
+        Xh[b + e] = f16(x[0][e]);
+        Xh[b + 4u + e] = f16(x[1][e]);
+    }
+}
+
+// Lane sl's share of the subgroup's block in Cs (rows l0 .. l0 + 15 of
+// tokens tb .. tb + 15): two quads of rows of one token each.
+fn drain(cb: u32, sl: u32, l0: u32, tb: u32) {
+    for (var e = sl; e < 64u; e += 32u) {
+        let tt = e / 4u;
+        let rq = 4u * (e % 4u);
+        let i = cb + tt * 16u + rq;
+        let t = tb + tt;
+        if t < S.n && l0 + rq < P.rows {
+            epilogue(t, l0 + rq, vec4<f32>(Cs[i], Cs[i + 1u], Cs[i + 2u], Cs[i + 3u]));
+        }
+    }
+}
