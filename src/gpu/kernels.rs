@@ -544,15 +544,39 @@ impl Tile {
         xv: 2,
         coop: false,
     };
-    /// 128 x 64 on cooperative matrices: 8 subgroups of 32 x 32 outputs
-    /// (2 x 2 blocks), 23 KiB.
-    pub const COOP: Tile = Tile {
-        rows: 128,
-        tokens: 64,
-        rv: 2,
-        xv: 2,
-        coop: true,
-    };
+    /// The most workgroup memory a cooperative-matrix tile that
+    /// `coop_for_rows` picks declares (128 x 128: 28 KiB).
+    pub const COOP_MAX_SHARED: u32 = 28 << 10;
+
+    /// The cooperative-matrix tile for a product of `rows` rows: the
+    /// largest whose workgroups still fill the GPU for a full 512-token
+    /// batch. Measured on the H100 (BENCHMARKS.md), one shape for every
+    /// product: the 8B's prefill was fastest with 128 x 128 (its gate/up
+    /// has 28672 rows), TinyLlama's with 128 x 64 (11264) and SmolLM2's
+    /// with 64 x 64 (3072); larger tiles decode each weight for more tokens
+    /// but launch fewer workgroups.
+    pub fn coop_for_rows(rows: usize) -> Tile {
+        let (r, t) = match rows {
+            16384.. => (128, 128),
+            8192.. => (128, 64),
+            _ => (64, 64),
+        };
+        Tile::coop(r, t).expect("a shape Tile::coop takes")
+    }
+
+    /// A cooperative-matrix tile of `rows` x `tokens` (`GpuTuning::
+    /// coop_shape`) for 256 threads, subgroups 4 x 2 over it: rows 64, 128
+    /// or 256 and tokens 64 or 128 (every thread then stages at least one
+    /// weight unit and one x group per step); None for other shapes.
+    pub fn coop(rows: u32, tokens: u32) -> Option<Tile> {
+        (matches!(rows, 64 | 128 | 256) && matches!(tokens, 64 | 128)).then_some(Tile {
+            rows,
+            tokens,
+            rv: rows / 64,
+            xv: tokens / 32,
+            coop: true,
+        })
+    }
 
     fn threads(self) -> u32 {
         if self.coop {
@@ -786,9 +810,12 @@ pub struct Kernels {
     matmul: HashMap<(Fmts, Mv, Tile, bool), Rc<wgpu::ComputePipeline>>,
     /// The prefill tile (matmul.wgsl).
     pub tile: Tile,
-    /// The cooperative-matrix prefill tile, where the device has what
-    /// matmul_coop.wgsl needs and `GpuTuning::coop_matrix` allows it.
-    pub coop_tile: Option<Tile>,
+    /// Prefill on matmul_coop.wgsl: the device has what it needs and
+    /// `GpuTuning::coop_matrix` allows it.
+    pub coop: bool,
+    /// Its tile shape for every product (`GpuTuning::coop_shape`), else
+    /// picked by the product's rows (`Tile::coop_for_rows`).
+    pub coop_fixed: Option<Tile>,
     // The format-independent pipelines, each built by its getter on first
     // use, so that a load compiles only what its op lists use.
     rmsnorm: Lazy,
@@ -965,10 +992,13 @@ impl Kernels {
             } else {
                 Tile::SMALL
             },
-            coop_tile: (tuning.coop_matrix
+            coop: tuning.coop_matrix
                 && gpu.coop
-                && gpu.limits.max_compute_workgroup_storage_size >= Tile::COOP.shared_bytes())
-            .then_some(Tile::COOP),
+                && gpu.limits.max_compute_workgroup_storage_size >= Tile::COOP_MAX_SHARED,
+            coop_fixed: tuning
+                .coop_shape
+                .and_then(|(r, t)| Tile::coop(r, t))
+                .filter(|t| t.shared_bytes() <= gpu.limits.max_compute_workgroup_storage_size),
             rmsnorm: Lazy::new(),
             rmsnorm_in_place: Lazy::new(),
             rmsnorm_add: Lazy::new(),
@@ -1228,27 +1258,33 @@ impl Kernels {
             .clone()
     }
 
-    /// The prefill tile for formats `f`: the cooperative-matrix one where
+    /// The prefill tile for `rows` rows of formats `f`: a cooperative-matrix one where
     /// the device has it, except for F32 and BF16 weights (f16 would round
     /// F32 weights, whose references must match exactly, and clip BF16's
     /// range), else `tile`.
-    pub fn tile_for(&self, f: Fmts) -> Tile {
-        match self.coop_tile {
-            Some(t) if !f.iter().any(|ty| matches!(ty, GgmlType::F32 | GgmlType::BF16)) => t,
-            _ => self.tile,
+    pub fn tile_for(&self, f: Fmts, rows: usize) -> Tile {
+        if !self.coop || f.iter().any(|ty| matches!(ty, GgmlType::F32 | GgmlType::BF16)) {
+            return self.tile;
         }
+        self.coop_fixed.unwrap_or_else(|| Tile::coop_for_rows(rows))
     }
 
     /// The tiled (prefill) pipeline for formats `f` (`Fmts`), entry `mv`:
     /// matmul.wgsl, or matmul_coop.wgsl where `tile_for` says.
-    pub fn matmul(&mut self, gpu: &Gpu, f: Fmts, mv: Mv) -> Result<Rc<wgpu::ComputePipeline>> {
+    pub fn matmul(
+        &mut self,
+        gpu: &Gpu,
+        f: Fmts,
+        mv: Mv,
+        rows: usize,
+    ) -> Result<Rc<wgpu::ComputePipeline>> {
         if let Some(&bad) = f.iter().find(|&&t| !supported(t)) {
             return Err(Self::unsupported(bad));
         }
         if mv == Mv::Head {
             return Err(Error::Gpu("the LM head is never tiled".into()));
         }
-        let tile = self.tile_for(f);
+        let tile = self.tile_for(f, rows);
         let vx = self.vector_x;
         Ok(self
             .matmul

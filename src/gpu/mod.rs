@@ -137,6 +137,10 @@ pub struct GpuTuning {
     /// products (`Gpu::coop`; native Vulkan on recent NVIDIA and AMD),
     /// weights and x rounded to f16 (not for F32 and BF16 weights).
     pub coop_matrix: bool,
+    /// The cooperative-matrix tile's rows and tokens for every product
+    /// (`Tile::coop`; a shape it does not take is ignored), else (None)
+    /// picked per product by its rows (`Tile::coop_for_rows`).
+    pub coop_shape: Option<(u32, u32)>,
 }
 
 /// `GpuTuning::int_min_bytes`'s default: measured on the H100 (BENCHMARKS.md,
@@ -161,6 +165,7 @@ impl Default for GpuTuning {
             int_dot: true,
             int_min_bytes: INT_MIN_BYTES,
             coop_matrix: true,
+            coop_shape: None,
         }
     }
 }

@@ -213,7 +213,7 @@ pub fn matvec_ops(
             .is_some_and(|x| m.cols.div_ceil(32) <= x.blocks)
         && fmts.iter().all(|&t| kernels::int_decoder(t).is_some());
     let pipeline = if tiled {
-        k.matmul(gpu, fmts, a.mv)?
+        k.matmul(gpu, fmts, a.mv, rows.len())?
     } else {
         k.matvec(gpu, fmts, a.mv, r, m.cols, int)?
     };
@@ -319,7 +319,10 @@ pub fn matvec_ops(
         }
         let bind = kernels::bind(gpu, &pipeline, &entries);
         let shape = if tiled {
-            Shape::TokenTiles(n.div_ceil(k.tile_for(fmts).rows), k.tile_for(fmts).tokens)
+            {
+            let t = k.tile_for(fmts, rows.len());
+            Shape::TokenTiles(n.div_ceil(t.rows), t.tokens)
+        }
         } else if a.last {
             Shape::Fixed([nx, ny, 1])
         } else {

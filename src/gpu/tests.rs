@@ -2270,7 +2270,7 @@ fn int_matvec_matches_integer_twin() {
 /// format it takes, plain (accumulating onto random values, a row range
 /// that starts mid-matrix) and gate/up with silu in a mixed Q6_K/Q4_K
 /// group (the epilogue's pairs), vs dequantize_row + an f64 dot; 150 rows
-/// and 67 tokens, so tiles are ragged both ways. F32 and BF16 weights must
+/// and 67 tokens, so tiles are ragged both ways; each tile shape. F32 and BF16 weights must
 /// fall back to matmul.wgsl (`Kernels::tile_for`).
 /// Bound: rounding w and x to f16 errs by at most 2^-11 relative (normal
 /// range) or 2^-25 absolute (subnormal) per factor, so each product by
@@ -2287,9 +2287,10 @@ fn matmul_coop_matches_cpu() {
         return;
     }
     let mut k = Kernels::new(&g, &tuning());
-    k.coop_tile = Some(kernels::Tile::COOP);
-    assert!(!k.tile_for([GgmlType::F32; 3]).coop);
-    assert!(!k.tile_for([GgmlType::BF16; 3]).coop);
+    let shapes = [(128, 64), (128, 128), (256, 64), (64, 64)];
+    k.coop = true;
+    assert!(!k.tile_for([GgmlType::F32; 3], 150).coop);
+    assert!(!k.tile_for([GgmlType::BF16; 3], 150).coop);
     let mut rng = Rng::new(43);
     let (rows, n, r0) = (150usize, 67usize, 3usize);
     let err = |w: &[f32], x: &[f64]| -> f64 {
@@ -2297,10 +2298,13 @@ fn matmul_coop_matches_cpu() {
         let abs: f64 = w.iter().zip(x).map(|(&a, &b)| a.abs() as f64 + b.abs()).sum();
         (2f64.powi(-10) + 2f64.powi(-22) + 1e-4) * mag + 2f64.powi(-25) * abs
     };
-    for ty in BLOCK_TYPES {
+    for (i, ty) in BLOCK_TYPES.into_iter().enumerate() {
         if matches!(ty, GgmlType::F32 | GgmlType::BF16) {
             continue;
         }
+        // Every tile shape, alternating over the formats.
+        let (tr, tt) = shapes[i % shapes.len()];
+        k.coop_fixed = kernels::Tile::coop(tr, tt);
         let cols = match ty.block_len() {
             1 => 96,
             32 => 64,
@@ -2333,7 +2337,7 @@ fn matmul_coop_matches_cpu() {
                 let o = got[i] as f64;
                 assert!(
                     (o - want).abs() <= err(wr, &xt) + 1e-6 * want.abs() + 1e-7,
-                    "coop {ty} token {t} row {r}: {o} vs {want}"
+                    "coop {ty} {tr}x{tt} token {t} row {r}: {o} vs {want}"
                 );
             }
         }
@@ -2393,8 +2397,9 @@ fn matmul_coop_source_compiles() {
         ([Q4_K, Q4_K, Q6_K], Mv::Qkv),
         ([Q8_0; 3], Mv::Qkv),
     ] {
-        for vx in [false, true] {
-            let src = kernels::matmul_source(f, mv, kernels::Tile::COOP, vx);
+        for (vx, (tr, tt)) in [(false, (128, 64)), (true, (128, 128)), (true, (256, 64))] {
+            let tile = kernels::Tile::coop(tr, tt).unwrap();
+            let src = kernels::matmul_source(f, mv, tile, vx);
             let module = naga::front::wgsl::parse_str(&src)
                 .unwrap_or_else(|e| panic!("{f:?} {mv:?}: {}", e.emit_to_string(&src)));
             let info = naga::valid::Validator::new(

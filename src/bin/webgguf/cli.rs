@@ -96,7 +96,9 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   least M MiB of weights.
 /// - `WEBGGUF_GPU_TILE=large`: the 128x64 prefill tile where the device's
 ///   workgroup memory allows.
-/// - `WEBGGUF_GPU_COOP=0`: no cooperative-matrix (tensor core) prefill.
+/// - `WEBGGUF_GPU_COOP=0`: no cooperative-matrix (tensor core) prefill;
+///   `WEBGGUF_GPU_COOP=RxT`: one tile shape for every product (rows x
+///   tokens, `Tile::coop`) instead of one picked by the product's rows.
 fn gpu_options_from_env() -> gpu::GpuOptions {
     let var = |name: &str| std::env::var(name).ok();
     let off = |name: &str| var(name).as_deref() == Some("0");
@@ -120,6 +122,12 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
                 .and_then(|v| v.parse::<f64>().ok())
                 .map_or(gpu::INT_MIN_BYTES, |m| (m * 1048576.0) as u64),
             coop_matrix: !off("WEBGGUF_GPU_COOP"),
+            coop_shape: var("WEBGGUF_GPU_COOP")
+                .and_then(|v| {
+                    let (r, t) = v.split_once('x')?;
+                    Some((r.parse().ok()?, t.parse().ok()?))
+                })
+                .or(d.tuning.coop_shape),
         },
         ..d
     }
