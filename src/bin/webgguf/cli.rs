@@ -94,6 +94,8 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   integer dot products.
 /// - `WEBGGUF_GPU_INT_MIN_MIB=M`: the integer path only for products of at
 ///   least M MiB of weights.
+/// - `WEBGGUF_GPU_WIDE=0`: the integer path decodes 8 elements per call
+///   (per-unit decoders) instead of 32 (the wide decoders).
 /// - `WEBGGUF_GPU_TILE=large`: the 128x64 prefill tile where the device's
 ///   workgroup memory allows.
 fn gpu_options_from_env() -> gpu::GpuOptions {
@@ -118,6 +120,7 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
             int_min_bytes: var("WEBGGUF_GPU_INT_MIN_MIB")
                 .and_then(|v| v.parse::<f64>().ok())
                 .map_or(gpu::INT_MIN_BYTES, |m| (m * 1048576.0) as u64),
+            wide_int: !off("WEBGGUF_GPU_WIDE"),
         },
         ..d
     }
