@@ -170,14 +170,46 @@ fn wide_idot_q8_0(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f3
     return d * da * f32(idot16(a, xa) + idot16(c, xc));
 }
 
+// IQ4_NL's code book by byte, for the wide IQ4_XS decoder: entry b holds
+// the int8 values of b's low nibble (bits 0..7) and high nibble (bits
+// 16..23). Why: iq4_bytes (selects per nibble) costs ~50 operations per 4
+// elements, which held IQ4_XS matvecs far below the memory bandwidth
+// (compute-bound: ~3 quant words per SM clock arrive at full bandwidth on
+// an H100, which leaves ~40 operations per word); a table lookup per byte
+// is 4 shared-memory reads and ~16 operations per word (8 elements).
+// Filled by each workgroup that uses it (iq4_lut_fill); a workgroup
+// variable that an entry point does not use takes no memory there.
+var<workgroup> IQ4L: array<u32, 256>;
+
+// Every thread fills its share of IQ4L, then the workgroup waits for all
+// of it. Call in uniform control flow, before the first lookup.
+fn iq4_lut_fill(lid: u32) {
+    for (var b = lid; b < 256u; b += WG) {
+        IQ4L[b] = (iq4_bytes(b) & 0xffu) | ((iq4_bytes(b >> 4u) & 0xffu) << 16u);
+    }
+    workgroupBarrier();
+}
+
+// The IQ4_NL values of the 4 low nibbles (.x) and the 4 high nibbles (.y)
+// of q as packed int8: bytes (L0, L1, H0, H1) and (L2, L3, H2, H3) from two
+// pairs of lookups, then regrouped.
+fn iq4_lut2(q: u32) -> vec2<u32> {
+    let p01 = IQ4L[q & 255u] | (IQ4L[(q >> 8u) & 255u] << 8u);
+    let p23 = IQ4L[(q >> 16u) & 255u] | (IQ4L[q >> 24u] << 8u);
+    return vec2<u32>((p01 & 0xffffu) | (p23 << 16u), (p01 >> 16u) | (p23 & 0xffff0000u));
+}
+
 // IQ4_XS: wide unit v is sub-block v % 8 of block v / 8 (16 bytes of
-// nibbles at word 2 + 4 (v % 8), laid out as IQ4_NL's), one scale.
+// nibbles at word 2 + 4 (v % 8), laid out as IQ4_NL's), one scale. Needs
+// IQ4L filled (the host's loop calls iq4_lut_fill first).
 fn wide_idot_iq4_xs(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f32, sa: i32, sc: i32) -> f32 {
     let bw = (rb >> 2u) + (v >> 3u) * 34u;
     let qw = bw + 2u + 4u * (v & 7u);
-    let q = vec4<u32>(W[qw], W[qw + 1u], W[qw + 2u], W[qw + 3u]);
-    let a = vec4<u32>(iq4_bytes(q.x), iq4_bytes(q.y), iq4_bytes(q.z), iq4_bytes(q.w));
-    let qc = q >> vec4<u32>(4u);
-    let c = vec4<u32>(iq4_bytes(qc.x), iq4_bytes(qc.y), iq4_bytes(qc.z), iq4_bytes(qc.w));
+    let q0 = iq4_lut2(W[qw]);
+    let q1 = iq4_lut2(W[qw + 1u]);
+    let q2 = iq4_lut2(W[qw + 2u]);
+    let q3 = iq4_lut2(W[qw + 3u]);
+    let a = vec4<u32>(q0.x, q1.x, q2.x, q3.x);
+    let c = vec4<u32>(q0.y, q1.y, q2.y, q3.y);
     return iq4_xs_scale(bw, 4u * v) * da * f32(idot16(a, xa) + idot16(c, xc));
 }

@@ -503,9 +503,15 @@ fn dot_rows_wide_body(name: &str, decs: &[(&'static str, &'static str)]) -> Stri
         }
     }
     let sums = decs.iter().any(|&(d, _)| matches!(d, "q4_k" | "q5_k"));
+    // IQ4_XS looks its code book up in workgroup memory (wide.wgsl).
+    let lut = if decs.iter().any(|&(d, _)| d == "iq4_xs") {
+        "    iq4_lut_fill(lid);\n"
+    } else {
+        ""
+    };
     let mut s = format!(
         "fn {name}(lid: u32, t: u32, rb: array<u32, R>) -> array<f32, RN> {{
-    var acc: array<f32, RN>;
+{lut}    var acc: array<f32, RN>;
     let nw = P.cols / 32u;
     let qb = t * nw * 2u;
     let db = t * nw;
