@@ -213,7 +213,7 @@ pub fn wide_decoder(ty: GgmlType) -> Option<(&'static str, &'static str)> {
 /// Whether `ty`'s wide decoder reads its blocks through `wq4` (16-byte
 /// words: Q4_K's and Q5_K's blocks are 16-byte multiples) and needs the
 /// sums of x (their mins).
-fn wide_vec(ty: GgmlType) -> bool {
+pub fn wide_vec(ty: GgmlType) -> bool {
     matches!(ty, GgmlType::Q4_K | GgmlType::Q5_K)
 }
 
@@ -502,7 +502,6 @@ fn dot_rows_wide_body(name: &str, decs: &[(&'static str, &'static str)]) -> Stri
             groups.push(g);
         }
     }
-    let sums = decs.iter().any(|&(d, _)| matches!(d, "q4_k" | "q5_k"));
     // IQ4_XS looks its code book up in workgroup memory (wide.wgsl).
     let lut = if decs.iter().any(|&(d, _)| d == "iq4_xs") {
         "    iq4_lut_fill(lid);\n"
@@ -533,7 +532,11 @@ fn dot_rows_wide_body(name: &str, decs: &[(&'static str, &'static str)]) -> Stri
         let dc_{gi} = {dc};
 "
         );
-        if sums {
+        // Only the mins' formats (Q4_K, Q5_K: grouping k64) use the sums.
+        if decs
+            .iter()
+            .any(|&(d, h)| h == *g && matches!(d, "q4_k" | "q5_k"))
+        {
             s += &format!(
                 "        let sa_{gi} = xsum4(xa_{gi});
         let sc_{gi} = xsum4(xc_{gi});
@@ -543,7 +546,7 @@ fn dot_rows_wide_body(name: &str, decs: &[(&'static str, &'static str)]) -> Stri
     }
     for (j, &(dec, g)) in decs.iter().enumerate() {
         let gi = groups.iter().position(|&h| h == g).unwrap_or(0);
-        let (sa, sc) = if sums && matches!(dec, "q4_k" | "q5_k") {
+        let (sa, sc) = if matches!(dec, "q4_k" | "q5_k") {
             (format!("sa_{gi}"), format!("sc_{gi}"))
         } else {
             ("0".to_string(), "0".to_string())

@@ -212,13 +212,15 @@ pub fn matvec_ops(
             .as_ref()
             .is_some_and(|x| m.cols.div_ceil(32) <= x.blocks)
         && fmts.iter().all(|&t| kernels::int_decoder(t).is_some());
-    // The wide path's vec4 alias of W needs every row on a 16-byte
-    // boundary: each part's buffer starts at a row, and a group's members
-    // are padded to 16 bytes (upload::member_bytes).
-    let aligned = [row_bytes, byte0]
-        .into_iter()
-        .chain(secs.iter().flat_map(|&(b, rb)| [b as usize, rb as usize]))
-        .all(|b| b.is_multiple_of(16));
+    // The wide path's vec4 alias of W needs the rows of the sections
+    // whose format reads through it on 16-byte boundaries: each part's
+    // buffer starts at a row, and a group's members are padded to 16 bytes
+    // (upload::member_bytes), so only the row sizes could break it.
+    let [(b1, rb1), (b2, rb2)] = secs.map(|(b, rb)| (b as usize, rb as usize));
+    let starts = [(byte0, row_bytes), (b1, rb1), (b2, rb2)];
+    let aligned = fmts.iter().zip(starts).all(|(&t, (b, rb))| {
+        !kernels::wide_vec(t) || (b.is_multiple_of(16) && rb.is_multiple_of(16))
+    });
     let path = if int {
         k.int_path(fmts, a.mv, aligned)
     } else {

@@ -2394,6 +2394,11 @@ fn wide_int_matvec_matches_integer_twin() {
                     MvPath::Int
                 };
                 assert_eq!(k.int_path([ty; 3], Mv::Main, true), want_path, "{ty}");
+                // Rows off 16-byte boundaries never get the alias.
+                if wide {
+                    let p = k.int_path([ty; 3], Mv::Main, false);
+                    assert_eq!(p, MvPath::Wide { wq: false }, "{ty}");
+                }
                 // Flags by case number, mixed across formats and paths.
                 let (norm, last) = (matches!(case % 4, 1 | 2), case % 3 == 2);
                 let lo = if case % 4 < 2 { 3 } else { 0 };

@@ -68,7 +68,7 @@ common options:
                     IQ4_XS as random bits)
 
 environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
-  WEBGGUF_GPU_{FUSE,TILED,SPLIT,PIPELINE,FEED,SUBGROUPS,VX,INT}=0,
+  WEBGGUF_GPU_{FUSE,TILED,SPLIT,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE}=0,
   WEBGGUF_GPU_ATTENTION=simple, WEBGGUF_GPU_TILE=large (see README.md)
 ";
 
