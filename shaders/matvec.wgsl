@@ -36,7 +36,10 @@
 //   applied there: the NORM flag (shared with that pass's uniform) is
 //   ignored here, and the host's `xload` is a stub, so that the kernel
 //   binds neither X nor G (q/k/v then binds 8 storage buffers, WebGPU's
-//   guaranteed minimum).
+//   guaranteed minimum). The wide variant (wide.wgsl's decoders, 32
+//   elements per call) views binding 13 as vec4<u32> words (XQ4) and may
+//   read Q4_K/Q5_K weights through a vec4<u32> alias of W at binding 15
+//   (then W itself is bound only where another format reads it).
 
 var<workgroup> red: array<f32, RW>;
 var<private> SGL: u32;

@@ -83,11 +83,17 @@ fn iq4x4(q: u32) -> vec4<f32> {
 // bytes 8..11 (scale low, min high nibble) and their top 2 bits in the
 // spare top bits of bytes 0..7. A word's four bytes are decoded at once.
 fn k4_scales(s0: u32, s1: u32, s2: u32, c: u32) -> vec4<f32> {
+    return vec4<f32>(k4_scales_u(s0, s1, s2, c));
+}
+
+// The same as integers (the wide integer decoders multiply them into
+// their i32 sums).
+fn k4_scales_u(s0: u32, s1: u32, s2: u32, c: u32) -> vec4<u32> {
     let hi = c >= 2u;
     let sc = select(s0 & 0x3f3f3f3fu, (s2 & 0x0f0f0f0fu) | ((s0 >> 2u) & 0x30303030u), hi);
     let mn = select(s1 & 0x3f3f3f3fu, ((s2 >> 4u) & 0x0f0f0f0fu) | ((s1 >> 2u) & 0x30303030u), hi);
     let sh = 16u * (c & 1u);
-    return vec4<f32>(vec4<u32>(sc >> sh, sc >> (sh + 8u), mn >> sh, mn >> (sh + 8u)) & vec4<u32>(255u));
+    return vec4<u32>(sc >> sh, sc >> (sh + 8u), mn >> sh, mn >> (sh + 8u)) & vec4<u32>(255u);
 }
 
 // Any format: elements 8u .. 8u + 7, decoded one at a time.

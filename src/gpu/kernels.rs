@@ -28,6 +28,7 @@ const ELEMENTWISE: &str = include_str!("../../shaders/elementwise.wgsl");
 const ARGMAX: &str = include_str!("../../shaders/argmax.wgsl");
 const SAMPLE: &str = include_str!("../../shaders/sample.wgsl");
 const QUANTIZE_X: &str = include_str!("../../shaders/quantize_x.wgsl");
+const WIDE: &str = include_str!("../../shaders/wide.wgsl");
 /// Snippets (no bindings, no entry) appended to the kernels that use them.
 const F16: &str = include_str!("../../shaders/f16.wgsl");
 const ROPE_PAIR: &str = include_str!("../../shaders/rope_pair.wgsl");
@@ -192,6 +193,77 @@ pub fn int_decoder(ty: GgmlType) -> Option<(&'static str, &'static str)> {
     .then(|| unit_decoder(ty, ty.block_len()))
 }
 
+/// The wide integer decoder (wide.wgsl's `wide_idot_<fmt>`) for `ty` and
+/// its x grouping (`wide_cols_<group>`), where one exists: the formats of
+/// most files (Q4_K_M's Q4_K and Q6_K, Q5_K, IQ4_XS, Q8_0, Q4_0); the
+/// other integer formats keep the per-unit decoders. Every one has 32- or
+/// 256-element blocks, so rows (whole blocks) are whole 32-element wide
+/// units and the wide loop has no per-unit tail.
+pub fn wide_decoder(ty: GgmlType) -> Option<(&'static str, &'static str)> {
+    use GgmlType::*;
+    Some(match ty {
+        Q4_K => ("q4_k", "k64"),
+        Q5_K => ("q5_k", "k64"),
+        Q6_K => ("q6_k", "q6k"),
+        IQ4_XS => ("iq4_xs", "b32"),
+        Q8_0 => ("q8_0", "b32"),
+        Q4_0 => ("q4_0", "b32"),
+        _ => return None,
+    })
+}
+
+/// Whether `ty`'s wide decoder reads its blocks through `wq4` (16-byte
+/// words: Q4_K's and Q5_K's blocks are 16-byte multiples) and needs the
+/// sums of x (their mins).
+pub fn wide_vec(ty: GgmlType) -> bool {
+    matches!(ty, GgmlType::Q4_K | GgmlType::Q5_K)
+}
+
+/// How a matvec pipeline reads x and decodes its weights (part of its
+/// cache key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MvPath {
+    /// f32 x, units.wgsl's unit_dot decoders.
+    F32,
+    /// int8 x (quantize_x.wgsl), units.wgsl's unit_idot decoders: one
+    /// 8-element unit per call.
+    Int,
+    /// int8 x, wide.wgsl's wide_idot decoders: 32 elements per call
+    /// (`GpuTuning::wide_int`); `wq`: Q4_K/Q5_K blocks read through the
+    /// vec4<u32> alias of W (binding 15), else 4 scalar loads per 16 bytes.
+    Wide { wq: bool },
+}
+
+impl MvPath {
+    /// x as int8 blocks (quantize_x.wgsl; bindings 13, 14).
+    pub fn int(self) -> bool {
+        self != MvPath::F32
+    }
+
+    /// Whether the pipeline for formats `f` reads W (binding 0): not when
+    /// every format reads through the alias (then W is not in its layout).
+    pub fn binds_w(self, f: Fmts) -> bool {
+        self != (MvPath::Wide { wq: true }) || f.iter().any(|&t| !wide_vec(t))
+    }
+
+    /// Whether it reads the vec4 alias of W (binding 15).
+    pub fn binds_wq(self) -> bool {
+        self == (MvPath::Wide { wq: true })
+    }
+}
+
+/// wide.wgsl's `wq4(i)` (16-byte word i of W): through the alias binding,
+/// or as 4 loads of W.
+const WQ_VEC4: &str = "@group(0) @binding(15) var<storage, read> WQ: array<vec4<u32>>;
+fn wq4(i: u32) -> vec4<u32> {
+    return WQ[i];
+}
+";
+const WQ_SCALAR: &str = "fn wq4(i: u32) -> vec4<u32> {
+    return vec4<u32>(W[4u * i], W[4u * i + 1u], W[4u * i + 2u], W[4u * i + 3u]);
+}
+";
+
 /// The tiled kernel's `unit_w` decoder and grouping for `ty`: the same as
 /// the matvec's except for the K-quants, whose `k64`/`q6k` units span 64
 /// or 128 columns while a tile stages 32 at a time (units.wgsl); their
@@ -339,6 +411,17 @@ fn xload(xb: u32, k: u32) -> f32 {
 }
 ";
 
+/// `INT_X_SRC` for the wide path: the same buffer at binding 13 viewed as
+/// 16-byte words (XQ4), as the wide decoders read x 16 elements at a time
+/// (16-byte aligned: a token's words start at a multiple of 8, groups at
+/// multiples of 4); one binding either way.
+const INT_X_WIDE_SRC: &str = "@group(0) @binding(13) var<storage, read> XQ4: array<vec4<u32>>;
+@group(0) @binding(14) var<storage, read> XD: array<f32>;
+fn xload(xb: u32, k: u32) -> f32 {
+    return 0.0;
+}
+";
+
 /// matvec.wgsl's `xload` for the f32 path: x[k], or 0 past the row's end
 /// (the index is clamped into the row).
 const X_LOAD: &str = "fn xload(xb: u32, k: u32) -> f32 {
@@ -405,6 +488,78 @@ fn dot_rows_int_body(name: &str, r: u32, decs: &[(&'static str, &'static str)]) 
     s + "    }\n    return acc;\n}\n"
 }
 
+/// `dot_rows_int_body` for the wide path: thread `lid` takes the wide units
+/// (32 elements each, wide.wgsl) lid, lid + WG, ... of every row, one per
+/// iteration (a wide unit is 4 per-unit iterations' worth of loads: 16
+/// bytes of quants and more per row), reads each grouping's two 16-element
+/// x groups as vec4<u32> words (XQ4: x's words viewed 16 bytes at a time;
+/// every group starts on a multiple of 16 elements) with their blocks'
+/// scales and, for formats with mins, their sums (once for all rows), and
+/// decodes row j with `decs[j]` (`wide_decoder`). Rows are whole wide units
+/// (`wide_decoder`), so there is no tail.
+fn dot_rows_wide_body(name: &str, decs: &[(&'static str, &'static str)]) -> String {
+    let mut groups: Vec<&str> = Vec::new();
+    for &(_, g) in decs {
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
+    // IQ4_XS looks its code book up in workgroup memory (wide.wgsl).
+    let lut = if decs.iter().any(|&(d, _)| d == "iq4_xs") {
+        "    iq4_lut_fill(lid);\n"
+    } else {
+        ""
+    };
+    let mut s = format!(
+        "fn {name}(lid: u32, t: u32, rb: array<u32, R>) -> array<f32, RN> {{
+{lut}    var acc: array<f32, RN>;
+    let nw = P.cols / 32u;
+    let qb = t * nw * 2u;
+    let db = t * nw;
+    for (var v = lid; v < nw; v += WG) {{
+"
+    );
+    for (gi, g) in groups.iter().enumerate() {
+        // b32 groups lie in one x block.
+        let dc = if *g == "b32" {
+            format!("da_{gi}")
+        } else {
+            format!("XD[db + (c_{gi}.y >> 1u)]")
+        };
+        s += &format!(
+            "        let c_{gi} = wide_cols_{g}(v);
+        let xa_{gi} = XQ4[qb + c_{gi}.x];
+        let xc_{gi} = XQ4[qb + c_{gi}.y];
+        let da_{gi} = XD[db + (c_{gi}.x >> 1u)];
+        let dc_{gi} = {dc};
+"
+        );
+        // Only the mins' formats (Q4_K, Q5_K: grouping k64) use the sums.
+        if decs
+            .iter()
+            .any(|&(d, h)| h == *g && matches!(d, "q4_k" | "q5_k"))
+        {
+            s += &format!(
+                "        let sa_{gi} = xsum4(xa_{gi});
+        let sc_{gi} = xsum4(xc_{gi});
+"
+            );
+        }
+    }
+    for (j, &(dec, g)) in decs.iter().enumerate() {
+        let gi = groups.iter().position(|&h| h == g).unwrap_or(0);
+        let (sa, sc) = if matches!(dec, "q4_k" | "q5_k") {
+            (format!("sa_{gi}"), format!("sc_{gi}"))
+        } else {
+            ("0".to_string(), "0".to_string())
+        };
+        s += &format!(
+            "        acc[{j}] += wide_idot_{dec}(rb[{j}], v, xa_{gi}, xc_{gi}, da_{gi}, dc_{gi}, {sa}, {sc});\n"
+        );
+    }
+    s + "    }\n    return acc;\n}\n"
+}
+
 /// The formats of a matrix's sections for the matrix kernels: q, k, v (or
 /// gate, up, and up again) of a mixed group (`upload::MatGroup`), or one
 /// format three times.
@@ -433,22 +588,24 @@ fn w_sec_src(f: Fmts, mv: Mv) -> &'static str {
 /// and entry `mv`: one body for one format; gate/up rows alternate between
 /// the two members' decoders; a mixed q/k/v group gets one body per
 /// distinct format, picked by the group's section (uniform per workgroup).
-/// `int`: the integer path's bodies (`dot_rows_int_body`, every format
-/// having an `int_decoder`).
-fn dot_rows_src(r: u32, f: Fmts, cols: usize, mv: Mv, int: bool) -> String {
-    let dec = |ty| {
-        if int {
+/// `path`: the integer path's bodies (`dot_rows_int_body`, every format
+/// having an `int_decoder`; `dot_rows_wide_body`, every format having a
+/// `wide_decoder`) or the f32 ones.
+fn dot_rows_src(r: u32, f: Fmts, cols: usize, mv: Mv, path: MvPath) -> String {
+    let int = path.int();
+    let dec = |ty| match path {
+        MvPath::F32 => unit_decoder(ty, cols),
+        MvPath::Int => {
             int_decoder(ty).expect("the integer path only for formats with an int decoder")
-        } else {
-            unit_decoder(ty, cols)
+        }
+        MvPath::Wide { .. } => {
+            wide_decoder(ty).expect("the wide path only for formats with a wide decoder")
         }
     };
-    let body = |name: &str, decs: &[(&'static str, &'static str)]| {
-        if int {
-            dot_rows_int_body(name, r, decs)
-        } else {
-            dot_rows_body(name, r, decs)
-        }
+    let body = |name: &str, decs: &[(&'static str, &'static str)]| match path {
+        MvPath::F32 => dot_rows_body(name, r, decs),
+        MvPath::Int => dot_rows_int_body(name, r, decs),
+        MvPath::Wide { .. } => dot_rows_wide_body(name, decs),
     };
     let call = |name: &str| {
         if int {
@@ -752,7 +909,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
         for m in 0..mr {
             for n in 0..mt {
-                s += &format!("        c{m}_{n} = coopMultiplyAdd(a{m}_{kk}, b{n}_{kk}, c{m}_{n});\n");
+                s += &format!(
+                    "        c{m}_{n} = coopMultiplyAdd(a{m}_{kk}, b{n}_{kk}, c{m}_{n});\n"
+                );
             }
         }
     }
@@ -772,8 +931,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 
 /// What a matvec pipeline is specialised for: formats, entry, rows per
 /// workgroup, workgroup size, unit decoder (of the first format), folded
-/// norm, vec4 x, integer path.
-type MatvecKey = (Fmts, Mv, u32, u32, &'static str, bool, bool, bool);
+/// norm, vec4 x, path (f32, integer, wide integer).
+type MatvecKey = (Fmts, Mv, u32, u32, &'static str, bool, bool, MvPath);
 
 /// A pipeline built on its first use (see the getters on `Kernels`).
 type Lazy = OnceCell<Rc<wgpu::ComputePipeline>>;
@@ -801,6 +960,9 @@ pub struct Kernels {
     pub int_dot: bool,
     /// `GpuTuning::int_min_bytes`.
     pub int_min_bytes: u64,
+    /// `GpuTuning::wide_int`: integer products whose formats all have a
+    /// wide decoder take the wide path (`MvPath::Wide`).
+    pub wide_int: bool,
     /// The int8 x the integer path reads (made with the graph; without
     /// it, as in most kernel tests, every product takes the f32 path).
     pub int_x: Option<super::ops::IntX>,
@@ -979,6 +1141,7 @@ impl Kernels {
             storage_buffers: gpu.limits.max_storage_buffers_per_shader_stage,
             int_dot: tuning.int_dot && gpu.int_dot,
             int_min_bytes: tuning.int_min_bytes,
+            wide_int: tuning.wide_int,
             int_x: None,
             quantize_x: Lazy::new(),
             embed: HashMap::new(),
@@ -1154,6 +1317,31 @@ impl Kernels {
         }
     }
 
+    /// The integer path's variant for formats `f` and entry `mv`: wide
+    /// (`wide_int`, every format with a wide decoder) or per-unit. The
+    /// vec4 alias of W where some format reads through it (`wide_vec`),
+    /// every row of the product starts on a 16-byte boundary (`aligned`)
+    /// and the entry's storage bindings fit the device's limit: besides
+    /// the weights Y, XQ, XD, the head's Part, q/k/v's KC, VC, B, FF
+    /// (WebGPU guarantees only 8; q/k/v binds 8 with W alone, so a mixed
+    /// q/k/v group that also reads W gets the alias only where the device
+    /// allows 9).
+    pub fn int_path(&self, f: Fmts, mv: Mv, aligned: bool) -> MvPath {
+        if !(self.wide_int && f.iter().all(|&t| wide_decoder(t).is_some())) {
+            return MvPath::Int;
+        }
+        let others = match mv {
+            Mv::Qkv => 7,
+            Mv::Head => 4,
+            _ => 3,
+        };
+        let w = f.iter().any(|&t| !wide_vec(t)) as u32;
+        let vec = f.iter().any(|&t| wide_vec(t));
+        MvPath::Wide {
+            wq: vec && aligned && others + w < self.storage_buffers,
+        }
+    }
+
     fn unsupported(ty: GgmlType) -> Error {
         Error::UnsupportedTensorType {
             tensor: "(GPU weight)".into(),
@@ -1162,8 +1350,9 @@ impl Kernels {
     }
 
     /// The matvec pipeline for matrices of formats `f` (`Fmts`) and `cols`
-    /// columns, entry `mv`, `rows` rows per workgroup; `int`: the integer
-    /// path (x from quantize_x.wgsl; every format needs an `int_decoder`).
+    /// columns, entry `mv`, `rows` rows per workgroup; `path`: f32 x, or
+    /// the integer path (x from quantize_x.wgsl; every format needs an
+    /// `int_decoder`, and for `MvPath::Wide` a `wide_decoder`).
     pub fn matvec(
         &mut self,
         gpu: &Gpu,
@@ -1171,8 +1360,9 @@ impl Kernels {
         mv: Mv,
         rows: u32,
         cols: usize,
-        int: bool,
+        path: MvPath,
     ) -> Result<Rc<wgpu::ComputePipeline>> {
+        let int = path.int();
         let ty = f[0];
         if let Some(&bad) = f.iter().find(|&&t| !supported(t)) {
             return Err(Self::unsupported(bad));
@@ -1184,16 +1374,27 @@ impl Kernels {
         }
         let (dec, _) = unit_decoder(ty, cols);
         let sg = self.subgroups;
-        let wg = self.matvec_threads(cols);
+        let wide = matches!(path, MvPath::Wide { .. });
+        // A wide unit is 4 units: below 4096 columns, 128 threads would
+        // leave some without one (2048 columns are 64 wide units).
+        let wg = match self.matvec_wg {
+            0 if wide && cols < 4096 => 64,
+            _ => self.matvec_threads(cols),
+        };
         let fold = self.fold_norm;
         if int && !f.iter().all(|&t| int_decoder(t).is_some()) {
             return Err(Error::Gpu(format!("no integer matrix kernel for {f:?}")));
+        }
+        if wide && !f.iter().all(|&t| wide_decoder(t).is_some()) {
+            return Err(Error::Gpu(format!(
+                "no wide integer matrix kernel for {f:?}"
+            )));
         }
         // The integer path reads no f32 x (bindings 11, 12 unused).
         let vx = self.matvec_vx(cols, mv) && !int;
         Ok(self
             .matvec
-            .entry((f, mv, rows, wg, dec, fold, vx, int))
+            .entry((f, mv, rows, wg, dec, fold, vx, path))
             .or_insert_with(|| {
                 let mut src = String::new();
                 if sg && cfg!(target_arch = "wasm32") {
@@ -1221,8 +1422,16 @@ impl Kernels {
                 src.push_str(&compose(&body, ty));
                 src.push_str(UNITS);
                 src.push_str(if sg { REDUCE_SUBGROUP } else { REDUCE });
-                src.push_str(&dot_rows_src(rows, f, cols, mv, int));
-                src.push_str(if int { INT_X_SRC } else { X_LOAD });
+                src.push_str(&dot_rows_src(rows, f, cols, mv, path));
+                match path {
+                    MvPath::F32 => src.push_str(X_LOAD),
+                    MvPath::Int => src.push_str(INT_X_SRC),
+                    MvPath::Wide { wq } => {
+                        src.push_str(INT_X_WIDE_SRC);
+                        src.push_str(WIDE);
+                        src.push_str(if wq { WQ_VEC4 } else { WQ_SCALAR });
+                    }
+                }
                 src.push_str(w_sec_src(f, mv));
                 src.push_str(if vx { X_VEC4 } else { X_SCALAR });
                 src.push_str(if vx { G_VEC4 } else { G_SCALAR });
@@ -1263,7 +1472,10 @@ impl Kernels {
     /// F32 weights, whose references must match exactly, and clip BF16's
     /// range), else `tile`.
     pub fn tile_for(&self, f: Fmts, rows: usize) -> Tile {
-        if !self.coop || f.iter().any(|ty| matches!(ty, GgmlType::F32 | GgmlType::BF16)) {
+        if !self.coop
+            || f.iter()
+                .any(|ty| matches!(ty, GgmlType::F32 | GgmlType::BF16))
+        {
             return self.tile;
         }
         self.coop_fixed.unwrap_or_else(|| Tile::coop_for_rows(rows))

@@ -52,7 +52,7 @@ use crate::source::{read_header, read_small, Source};
 
 use build::Scratch;
 pub use device::{Copy, Gpu, PendingRead};
-pub use kernels::{Kernels, Mv, Op, Shape};
+pub use kernels::{Kernels, Mv, MvPath, Op, Shape};
 pub use ops::{
     auto_rows, embed_ops, int_x_sizes, matvec_ops, sample_ops, IntX, MatvecArgs, QkvArgs,
     SampleBufs, PEN_CAP,
@@ -141,6 +141,11 @@ pub struct GpuTuning {
     /// (`Tile::coop`; a shape it does not take is ignored), else (None)
     /// picked per product by its rows (`Tile::coop_for_rows`).
     pub coop_shape: Option<(u32, u32)>,
+    /// Integer products whose formats all have a wide decoder (Q4_K, Q5_K,
+    /// Q6_K, IQ4_XS, Q8_0, Q4_0) decode 32 elements per call (wide.wgsl:
+    /// 16-byte quant loads, i32 sums, each scale applied once) instead of
+    /// 8 (units.wgsl's unit_idot decoders).
+    pub wide_int: bool,
 }
 
 /// `GpuTuning::int_min_bytes`'s default: measured on the H100 (BENCHMARKS.md,
@@ -166,6 +171,7 @@ impl Default for GpuTuning {
             int_min_bytes: INT_MIN_BYTES,
             coop_matrix: true,
             coop_shape: None,
+            wide_int: true,
         }
     }
 }

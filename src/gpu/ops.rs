@@ -212,10 +212,24 @@ pub fn matvec_ops(
             .as_ref()
             .is_some_and(|x| m.cols.div_ceil(32) <= x.blocks)
         && fmts.iter().all(|&t| kernels::int_decoder(t).is_some());
+    // The wide path's vec4 alias of W needs the rows of the sections
+    // whose format reads through it on 16-byte boundaries: each part's
+    // buffer starts at a row, and a group's members are padded to 16 bytes
+    // (upload::member_bytes), so only the row sizes could break it.
+    let [(b1, rb1), (b2, rb2)] = secs.map(|(b, rb)| (b as usize, rb as usize));
+    let starts = [(byte0, row_bytes), (b1, rb1), (b2, rb2)];
+    let aligned = fmts.iter().zip(starts).all(|(&t, (b, rb))| {
+        !kernels::wide_vec(t) || (b.is_multiple_of(16) && rb.is_multiple_of(16))
+    });
+    let path = if int {
+        k.int_path(fmts, a.mv, aligned)
+    } else {
+        kernels::MvPath::F32
+    };
     let pipeline = if tiled {
         k.matmul(gpu, fmts, a.mv, rows.len())?
     } else {
-        k.matvec(gpu, fmts, a.mv, r, m.cols, int)?
+        k.matvec(gpu, fmts, a.mv, r, m.cols, path)?
     };
     let mut ops = Vec::new();
     let mut part_base = 0;
@@ -265,7 +279,14 @@ pub fn matvec_ops(
         let g = a.norm.map_or(a.x, |n| n.0);
         // The tiled kernel reads x only through its vec4 alias when it has one.
         let x_binding = if tiled && k.vector_x { 11 } else { 1 };
-        let mut entries = vec![(0, &p.buf), (2, a.y), (3, &params), (5, a.step)];
+        let mut entries = vec![(2, a.y), (3, &params), (5, a.step)];
+        // The wide path may read the weights through their vec4 alias only.
+        if path.binds_w(fmts) {
+            entries.push((0, &p.buf));
+        }
+        if path.binds_wq() {
+            entries.push((15, &p.buf));
+        }
         // The integer kernel reads x from XQ/XD only (13, 14 below).
         if !int {
             entries.push((x_binding, a.x));
@@ -320,9 +341,9 @@ pub fn matvec_ops(
         let bind = kernels::bind(gpu, &pipeline, &entries);
         let shape = if tiled {
             {
-            let t = k.tile_for(fmts, rows.len());
-            Shape::TokenTiles(n.div_ceil(t.rows), t.tokens)
-        }
+                let t = k.tile_for(fmts, rows.len());
+                Shape::TokenTiles(n.div_ceil(t.rows), t.tokens)
+            }
         } else if a.last {
             Shape::Fixed([nx, ny, 1])
         } else {

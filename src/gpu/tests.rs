@@ -2266,6 +2266,447 @@ fn int_matvec_matches_integer_twin() {
     }
 }
 
+/// The formats with a wide integer decoder (wide.wgsl).
+const WIDE_TYPES: [GgmlType; 6] = [
+    GgmlType::Q4_K,
+    GgmlType::Q6_K,
+    GgmlType::Q5_K,
+    GgmlType::IQ4_XS,
+    GgmlType::Q8_0,
+    GgmlType::Q4_0,
+];
+
+/// The integer twin of one row's product: `row` (`ty` bytes) times the int8
+/// x `xq` with scales `xd` (per 32 elements, as quantize_x.wgsl left them).
+/// Per group of `grp` elements (inside one 16-element scale group and one
+/// x block): the integer sums I = sum q_i x_i and S = sum x_i, exact, then
+/// the pieces p = d sc I dx and m = dmin mn S dx in f64 (`int_block`'s
+/// integers and scales). Returns (sum (p - m), sum (|p| + |m|)). The GPU
+/// computes the same integers and multiplies the same scales in f32; its
+/// pieces cover `grp` elements or more, so their magnitudes sum to at most
+/// the twin's (the bound `twin_bound` is relative to it).
+fn int_twin(ty: GgmlType, row: &[u8], xq: &[i8], xd: &[f32], grp: usize) -> (f64, f64) {
+    let (bl, bb) = (ty.block_len(), ty.block_bytes());
+    let (mut val, mut mag) = (0f64, 0f64);
+    for (b, blk) in row.chunks_exact(bb).enumerate() {
+        let (q, sc, mn, d, dmin) = quant::scalar::int_block(ty, blk);
+        for e0 in (0..bl).step_by(grp) {
+            let k0 = b * bl + e0;
+            let (mut i, mut s) = (0i64, 0i64);
+            for e in 0..grp {
+                let xv = xq[k0 + e] as i64;
+                i += q[e0 + e] as i64 * xv;
+                s += xv;
+            }
+            let dx = xd[k0 / 32] as f64;
+            let p = d as f64 * sc[e0 / 16] as f64 * i as f64 * dx;
+            let m = dmin as f64 * mn[e0 / 16] as f64 * s as f64 * dx;
+            val += p - m;
+            mag += p.abs() + m.abs();
+        }
+    }
+    (val, mag)
+}
+
+/// The bound on |gpu - int_twin| for a row of twin magnitude `mag` whose
+/// product the GPU sums as `terms` f32 terms (one per wide unit, cols / 32,
+/// or per unit, cols / 8): each term is made of the twin's exact pieces
+/// (exact integer sums, f16 or f32 scales, the GPU's own x scales) with at
+/// most 5 f32 roundings on any piece's path (scale products, the min's
+/// subtraction, the two groups' addition), and the terms are summed in
+/// some order (per thread, then the workgroup's tree or subgroup sums), in
+/// which no term is rounded more than terms - 1 times. So |gpu - twin| <=
+/// (5 + terms) * 2^-24 * mag to first order; 1% on top covers the rest.
+fn twin_bound(terms: usize, mag: f64) -> f64 {
+    1.01 * (5 + terms) as f64 * 2f64.powi(-24) * mag + 1e-30
+}
+
+/// `int_block` against the CPU's dequantize_row on every element of `row`:
+/// d sc q - dmin mn is the CPU's f32 weight up to its f32 rounding (the
+/// twin decodes what the CPU reference decodes).
+fn check_int_block(ty: GgmlType, row: &[u8], cols: usize) {
+    let mut w = vec![0f32; cols];
+    quant::dequantize_row(ty, row, &mut w);
+    for (b, blk) in row.chunks_exact(ty.block_bytes()).enumerate() {
+        let (q, sc, mn, d, dmin) = quant::scalar::int_block(ty, blk);
+        for (e, &qe) in q.iter().enumerate() {
+            let p = d as f64 * sc[e / 16] as f64 * qe as f64;
+            let m = dmin as f64 * mn[e / 16] as f64;
+            let want = w[b * ty.block_len() + e] as f64;
+            assert!(
+                (p - m - want).abs() <= 4.0 * 2f64.powi(-24) * (p.abs() + m.abs()),
+                "{ty} int_block element {e} of block {b}: {} vs {want}",
+                p - m
+            );
+        }
+    }
+}
+
+/// The integer matvec, wide (wide.wgsl) and per-unit, for every format
+/// with a wide decoder vs `int_twin` on the int8 x the GPU's own quantize
+/// pass left (read back; `quantize_x_matches_cpu` checks that pass). Rows
+/// (37) are ragged for every rows-per-group (1, 2, 4, 8) and the columns
+/// give wide units per row that are no multiple of the threads (3, 67 and
+/// 131 for the 32-element formats, the last with 256 threads; 8, 72 and
+/// 136 for the K-quants: 136 with 128 threads leaves 8 threads a second
+/// wide unit); rows start mid-matrix (3..37) or at 0, the matrix in one
+/// buffer or in parts of 5 rows; the norm folded into the quantize pass or
+/// not; all 3 tokens or LAST (only token 2 read); Q4_K/Q5_K through the
+/// vec4 alias of W or, as on a device with no storage binding to spare,
+/// through 4 scalar loads. Output NaN-poisoned first. Bound: `twin_bound`
+/// (2^-24 * (5 + terms) relative to the twin's magnitude, with terms =
+/// cols / 32 wide or cols / 8 per unit).
+#[test]
+fn wide_int_matvec_matches_integer_twin() {
+    let Some(g) = gpu() else { return };
+    if !Kernels::new(&g, &tuning()).int_dot {
+        eprintln!("SKIPPED: no dot4I8Packed on this device");
+        return;
+    }
+    let mut rng = Rng::new(47);
+    let eps = 1e-5f32;
+    let (rows, n) = (37usize, 3usize);
+    let mut case = 0usize;
+    for &ty in &WIDE_TYPES {
+        // (columns, rows per group, threads: 0 picks)
+        let shapes = if ty.block_len() == 32 {
+            [(96usize, 2u32, 0u32), (2144, 4, 0), (4192, 1, 256)]
+        } else {
+            [(256, 2, 0), (2304, 8, 0), (4352, 4, 0)]
+        };
+        for (cols, r, wg) in shapes {
+            for wide in [true, false] {
+                case += 1;
+                let mut k = Kernels::new(
+                    &g,
+                    &GpuTuning {
+                        wide_int: wide,
+                        ..tuning()
+                    },
+                );
+                k.matvec_wg = wg;
+                // Main binds Y, XQ, XD besides the weights: 3 leaves no
+                // room for the alias.
+                if case % 3 == 1 {
+                    k.storage_buffers = 3;
+                }
+                let want_path = if wide {
+                    MvPath::Wide {
+                        wq: matches!(ty, GgmlType::Q4_K | GgmlType::Q5_K) && case % 3 != 1,
+                    }
+                } else {
+                    MvPath::Int
+                };
+                assert_eq!(k.int_path([ty; 3], Mv::Main, true), want_path, "{ty}");
+                // Rows off 16-byte boundaries never get the alias.
+                if wide {
+                    let p = k.int_path([ty; 3], Mv::Main, false);
+                    assert_eq!(p, MvPath::Wide { wq: false }, "{ty}");
+                }
+                // Flags by case number, mixed across formats and paths.
+                let (norm, last) = (matches!(case % 4, 1 | 2), case % 3 == 2);
+                let lo = if case % 4 < 2 { 3 } else { 0 };
+                let rb = ty.row_bytes(cols).unwrap();
+                let limit = if case % 5 == 3 {
+                    5 * rb as u64
+                } else {
+                    u64::MAX
+                };
+                let data = random_matrix(&mut rng, ty, rows, cols);
+                check_int_block(ty, &data[..rb], cols);
+                let m = GpuMatrix::upload(&g, "w", ty, rows, cols, &data, limit).unwrap();
+                assert_eq!(m.parts.len() > 1, limit != u64::MAX);
+                let ix = IntX::new(&g, cols, n).unwrap();
+                k.int_x = Some(ix.clone());
+                let x = randn(&mut rng, n * cols);
+                let gains = randn(&mut rng, cols);
+                let (xb, gb) = (g.upload_f32("x", &x), g.upload_f32("g", &gains));
+                let s = step(&g, 0, n as u32);
+                let nout = rows - lo;
+                let toks: Vec<usize> = if last { vec![n - 1] } else { (0..n).collect() };
+                let y = poisoned(&g, toks.len() * nout);
+                let a = MatvecArgs {
+                    norm: norm.then_some((&gb, eps)),
+                    last,
+                    rows_per_group: r,
+                    ..MatvecArgs::plain(&xb, &y, &s, nout, false)
+                };
+                let ops = matvec_ops(&g, &mut k, &m, lo..rows, &a).unwrap();
+                assert_eq!(ops[0].label, "quantize_x", "{ty}: not the integer path");
+                g.run(&[&ops], n as u32, &[]);
+                let got = read_f32(&g, &y, toks.len() * nout);
+                let (gq, gd) = read_int_x(&g, &ix, n);
+                let (grp, terms) = if wide { (16, cols / 32) } else { (4, cols / 8) };
+                let what = format!(
+                    "{ty} x {cols} wide {wide} R={r} WG={wg} {want_path:?} norm {norm} last {last} rows {lo}.. parts {}",
+                    m.parts.len()
+                );
+                let mut worst = 0f64;
+                for (ti, &t) in toks.iter().enumerate() {
+                    for row in lo..rows {
+                        let w = &data[row * rb..(row + 1) * rb];
+                        let (want, mag) = int_twin(ty, w, &gq[t], &gd[t], grp);
+                        let o = got[ti * nout + row - lo] as f64;
+                        let bound = twin_bound(terms, mag);
+                        assert!(
+                            (o - want).abs() <= bound,
+                            "{what} token {t} row {row}: gpu {o} vs twin {want} (bound {bound:e})"
+                        );
+                        worst = worst.max((o - want).abs() / bound);
+                    }
+                }
+                eprintln!("{what}: worst error {worst:.3} of the bound");
+            }
+        }
+    }
+}
+
+/// A fused group's rows as `random_group` uploads them, with each row's
+/// bytes and format kept for `int_twin` (members in order).
+fn group_rows_bytes(
+    g: &Gpu,
+    rng: &mut Rng,
+    tys: &[GgmlType],
+    rows: &[usize],
+    cols: usize,
+) -> (MatGroup, Vec<(GgmlType, Vec<u8>)>) {
+    let mut file = Vec::new();
+    let mut mats = Vec::new();
+    let mut out = Vec::new();
+    for (&ty, &n) in tys.iter().zip(rows) {
+        let data = random_matrix(rng, ty, n, cols);
+        let rb = ty.row_bytes(cols).unwrap();
+        out.extend(data.chunks_exact(rb).map(|r| (ty, r.to_vec())));
+        mats.push(crate::model::Matrix {
+            ty,
+            rows: n,
+            cols,
+            offset: file.len() as u64,
+            row_bytes: rb,
+        });
+        file.extend(data);
+    }
+    let members: Vec<(&str, &crate::model::Matrix)> = mats.iter().map(|m| ("m", m)).collect();
+    let grp = MatGroup::upload_from(g, "group", &file, true, &members, u64::MAX, true).unwrap();
+    assert!(grp.fused().is_some(), "{tys:?} not fused");
+    (grp, out)
+}
+
+/// Fused gate/up (silu(gate) * up, the norm folded into the quantize pass)
+/// through the wide and the per-unit integer paths vs `int_twin`, for
+/// mixed groups (gate and up in different formats, one buffer: the second
+/// member starts after 16-byte padding, since 37 Q6_K rows of 2304 columns
+/// are 69930 bytes) and a uniform one; 37 gate and 37 up rows, 4 per
+/// workgroup (the last group ragged), 72 wide units per row (2304
+/// columns) or 67 (2144, the 32-element pair). Output NaN-poisoned first.
+/// Bound: with eg, eu the gate's and up's `twin_bound`s, |silu'| < 1.1
+/// carries eg, so |gpu - silu(G) U| <= 1.1 eg (|U| + eu) + eu |silu(G)| +
+/// 1e-6 |silu(G) U| (the GPU's f32 exp and division, a few ulp).
+#[test]
+fn wide_int_gate_up_mixed_matches_integer_twin() {
+    let Some(g) = gpu() else { return };
+    if !Kernels::new(&g, &tuning()).int_dot {
+        eprintln!("SKIPPED: no dot4I8Packed on this device");
+        return;
+    }
+    let mut rng = Rng::new(53);
+    let (ff, n, eps) = (37usize, 2usize, 1e-5f32);
+    use GgmlType::*;
+    for tys in [
+        [Q6_K, Q4_K],
+        [Q4_K, Q6_K],
+        [Q5_K, IQ4_XS],
+        [Q8_0, Q4_0],
+        [Q4_K, Q4_K],
+    ] {
+        for wide in [true, false] {
+            let mut k = Kernels::new(
+                &g,
+                &GpuTuning {
+                    wide_int: wide,
+                    ..tuning()
+                },
+            );
+            let cols = if tys[0].block_len() == 32 { 2144 } else { 2304 };
+            let (grp, w) = group_rows_bytes(&g, &mut rng, &tys, &[ff, ff], cols);
+            let m = grp.fused().unwrap();
+            let fmts = [tys[0], tys[1], tys[1]];
+            let path = k.int_path(fmts, Mv::Silu, true);
+            let want_path = match wide {
+                false => MvPath::Int,
+                true => MvPath::Wide {
+                    wq: tys.iter().any(|t| matches!(t, Q4_K | Q5_K)),
+                },
+            };
+            assert_eq!(path, want_path, "{tys:?}");
+            let x = randn(&mut rng, n * cols);
+            let gains = randn(&mut rng, cols);
+            let (xb, gb) = (g.upload_f32("x", &x), g.upload_f32("g", &gains));
+            let s = step(&g, 0, n as u32);
+            let y = poisoned(&g, n * ff);
+            let a = MatvecArgs {
+                mv: Mv::Silu,
+                norm: Some((&gb, eps)),
+                split: ff,
+                rows_per_group: 4,
+                ..MatvecArgs::plain(&xb, &y, &s, ff, false)
+            };
+            let ix = IntX::new(&g, cols, n).unwrap();
+            k.int_x = Some(ix.clone());
+            let ops = matvec_ops(&g, &mut k, m, 0..2 * ff, &a).unwrap();
+            assert_eq!(ops[0].label, "quantize_x", "{tys:?}: not the integer path");
+            g.run(&[&ops], n as u32, &[]);
+            let got = read_f32(&g, &y, n * ff);
+            let (gq, gd) = read_int_x(&g, &ix, n);
+            let (grp_len, terms) = if wide { (16, cols / 32) } else { (4, cols / 8) };
+            for t in 0..n {
+                for r in 0..ff {
+                    let twin = |(ty, row): &(GgmlType, Vec<u8>)| {
+                        let (v, mag) = int_twin(*ty, row, &gq[t], &gd[t], grp_len);
+                        (v, twin_bound(terms, mag))
+                    };
+                    let (gt, eg) = twin(&w[r]);
+                    let (up, eu) = twin(&w[ff + r]);
+                    let silu = gt / (1.0 + (-gt).exp());
+                    let want = silu * up;
+                    let tol = 1.1 * eg * (up.abs() + eu) + eu * silu.abs() + 1e-6 * want.abs();
+                    let o = got[t * ff + r] as f64;
+                    assert!(
+                        (o - want).abs() <= tol,
+                        "{tys:?} wide {wide} {path:?} token {t} row {r}: {o} vs {want} (tol {tol:e})"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Fused q/k/v of mixed groups (and a uniform Q4_K one) through the wide
+/// and per-unit integer paths vs `int_twin`, with rope off (rope_dim 0)
+/// and no bias, so that q is the rows' products and the k and v cache
+/// entries their f16 roundings; each group also as on a device with
+/// WebGPU's guaranteed 8 storage buffers: a mixed group that reads W for
+/// its Q6_K or IQ4_XS rows then reads Q4_K/Q5_K through 4 scalar loads
+/// (no room for the alias), the uniform Q4_K group keeps the alias (W is
+/// not bound). 5 heads of 8 dims (40 q rows), 2 kv heads (16 k, 16 v
+/// rows), 8 rows per workgroup; 768 columns (24 wide units, fewer than the
+/// 64 threads); 2 tokens at positions 3 and 4 of a 6-slot cache whose
+/// words are NaN-poisoned, as is q. Bounds: q `twin_bound`; k, v that plus
+/// one f16 rounding, 2^-11 relative (2^-25 absolute in f16's subnormals).
+#[test]
+fn wide_int_qkv_mixed_matches_integer_twin() {
+    let Some(g) = gpu() else { return };
+    if !Kernels::new(&g, &tuning()).int_dot {
+        eprintln!("SKIPPED: no dot4I8Packed on this device");
+        return;
+    }
+    let mut rng = Rng::new(59);
+    let (hd, qd, kvd, n, pos, ctx, cols, eps) = (
+        8usize, 40usize, 16usize, 2usize, 3usize, 6usize, 768usize, 1e-5f32,
+    );
+    use GgmlType::*;
+    for tys in [[Q4_K, Q4_K, Q6_K], [Q6_K, Q5_K, IQ4_XS], [Q4_K; 3]] {
+        for (wide, sb) in [(true, 0u32), (true, 8), (false, 0)] {
+            let mut k = Kernels::new(
+                &g,
+                &GpuTuning {
+                    wide_int: wide,
+                    ..tuning()
+                },
+            );
+            if sb != 0 {
+                k.storage_buffers = sb;
+            }
+            let reads_w = tys.iter().any(|t| !matches!(t, Q4_K | Q5_K));
+            let want_path = match wide {
+                false => MvPath::Int,
+                true => MvPath::Wide {
+                    wq: !(reads_w && k.storage_buffers < 9),
+                },
+            };
+            let path = k.int_path(tys, Mv::Qkv, true);
+            assert_eq!(path, want_path, "{tys:?}");
+            let (grp, w) = group_rows_bytes(&g, &mut rng, &tys, &[qd, kvd, kvd], cols);
+            let m = grp.fused().unwrap();
+            let x = randn(&mut rng, n * cols);
+            let gains = randn(&mut rng, cols);
+            let (xb, gb) = (g.upload_f32("x", &x), g.upload_f32("g", &gains));
+            let ffb = g.upload_f32("ff", &[1.0]);
+            let s = step(&g, pos as u32, n as u32);
+            let q_out = poisoned(&g, n * qd);
+            // Both f16 halves NaN, so an unwritten cache entry shows.
+            let cache = || {
+                let b = g.storage("cache", (ctx * kvd * 2) as u64).unwrap();
+                let nan: Vec<u8> = (0..ctx * kvd / 2)
+                    .flat_map(|_| 0x7e00_7e00u32.to_le_bytes())
+                    .collect();
+                g.queue.write_buffer(&b, 0, &nan);
+                b
+            };
+            let (kc, vc) = (cache(), cache());
+            let a = MatvecArgs {
+                mv: Mv::Qkv,
+                norm: Some((&gb, eps)),
+                split: qd,
+                rows_per_group: 8,
+                qkv: Some(QkvArgs {
+                    kc: &kc,
+                    vc: &vc,
+                    bias: None,
+                    ff: &ffb,
+                    has_ff: false,
+                    kvd,
+                    head_dim: hd,
+                    rope_dim: 0,
+                    neox: false,
+                    theta_scale: 1.0,
+                    freq_scale: 1.0,
+                }),
+                ..MatvecArgs::plain(&xb, &q_out, &s, qd, false)
+            };
+            let ix = IntX::new(&g, cols, n).unwrap();
+            k.int_x = Some(ix.clone());
+            let ops = matvec_ops(&g, &mut k, m, 0..qd + 2 * kvd, &a).unwrap();
+            assert_eq!(ops[0].label, "quantize_x", "{tys:?}: not the integer path");
+            g.run(&[&ops], n as u32, &[]);
+            let gq_out = read_f32(&g, &q_out, n * qd);
+            let f16s = |buf: &wgpu::Buffer| -> Vec<f64> {
+                read_u32(&g, buf, ctx * kvd / 2)
+                    .iter()
+                    .flat_map(|&b| [b as u16, (b >> 16) as u16])
+                    .map(|h| half::f16::from_bits(h).to_f64())
+                    .collect()
+            };
+            let (gk, gv) = (f16s(&kc), f16s(&vc));
+            let (gq, gd) = read_int_x(&g, &ix, n);
+            let (grp_len, terms) = if wide { (16, cols / 32) } else { (4, cols / 8) };
+            let what = format!("{tys:?} wide {wide} {path:?}");
+            for t in 0..n {
+                for (r, (ty, row)) in w.iter().enumerate() {
+                    let (want, mag) = int_twin(*ty, row, &gq[t], &gd[t], grp_len);
+                    let b = twin_bound(terms, mag);
+                    let (o, tol, name) = if r < qd {
+                        (gq_out[t * qd + r] as f64, b, "q")
+                    } else {
+                        let (cache, j, name) = if r < qd + kvd {
+                            (&gk, r - qd, "k")
+                        } else {
+                            (&gv, r - qd - kvd, "v")
+                        };
+                        let tol = b + 2f64.powi(-11) * (want.abs() + b) + 2f64.powi(-25);
+                        (cache[(pos + t) * kvd + j], tol, name)
+                    };
+                    assert!(
+                        (o - want).abs() <= tol,
+                        "{what} token {t} row {r} ({name}): {o} vs {want} (tol {tol:e})"
+                    );
+                }
+            }
+            eprintln!("{what}: ok");
+        }
+    }
+}
+
 /// matmul_coop.wgsl (cooperative matrices), where the device has them: every
 /// format it takes, plain (accumulating onto random values, a row range
 /// that starts mid-matrix) and gate/up with silu in a mixed Q6_K/Q4_K
@@ -2295,7 +2736,11 @@ fn matmul_coop_matches_cpu() {
     let (rows, n, r0) = (150usize, 67usize, 3usize);
     let err = |w: &[f32], x: &[f64]| -> f64 {
         let (_, mag) = dot_mag(w, x);
-        let abs: f64 = w.iter().zip(x).map(|(&a, &b)| a.abs() as f64 + b.abs()).sum();
+        let abs: f64 = w
+            .iter()
+            .zip(x)
+            .map(|(&a, &b)| a.abs() as f64 + b.abs())
+            .sum();
         (2f64.powi(-10) + 2f64.powi(-22) + 1e-4) * mag + 2f64.powi(-25) * abs
     };
     for (i, ty) in BLOCK_TYPES.into_iter().enumerate() {
@@ -2345,7 +2790,13 @@ fn matmul_coop_matches_cpu() {
     // Gate/up with silu, a mixed group, 37 rows each.
     let ff = 37;
     let cols = 512;
-    let (grp, w) = random_group(&g, &mut rng, &[GgmlType::Q6_K, GgmlType::Q4_K], &[ff, ff], cols);
+    let (grp, w) = random_group(
+        &g,
+        &mut rng,
+        &[GgmlType::Q6_K, GgmlType::Q4_K],
+        &[ff, ff],
+        cols,
+    );
     let m = grp.fused().unwrap();
     let x = randn(&mut rng, n * cols);
     let (xb, y) = (g.upload_f32("x", &x), poisoned(&g, n * ff));

@@ -177,13 +177,15 @@ pub fn concat_bytes(members: &[&Matrix], limit: u64, fuse: bool) -> Option<usize
 }
 
 /// A member's bytes in a concatenated group: members of a mixed group
-/// start on 4-byte boundaries (a uniform group's rows follow each other as
+/// start on 16-byte boundaries, so that the decoders' word reads stay
+/// aligned and the wide integer path can read Q4_K/Q5_K blocks (16-byte
+/// multiples) as vec4<u32> (a uniform group's rows follow each other as
 /// in one matrix).
 fn member_bytes(m: &Matrix, same_ty: bool) -> usize {
     if same_ty {
         m.size()
     } else {
-        m.size().next_multiple_of(4)
+        m.size().next_multiple_of(16)
     }
 }
 
@@ -220,7 +222,7 @@ impl<'a> Bytes<'a> {
 /// buffer where they share a width and fit one binding (and `fuse`,
 /// `GpuTuning::fuse`, allows it), else uploaded apart. Members of different
 /// formats are concatenated too (a "mixed" group: Q4_K_M files keep
-/// attn_v in Q6_K beside a Q4_K q and k), each starting on a 4-byte
+/// attn_v in Q6_K beside a Q4_K q and k), each starting on a 16-byte
 /// boundary, where every member's format has a unit decoder
 /// (`kernels::mixable`); the fused kernels then read each member's rows in
 /// its own format.
@@ -263,7 +265,7 @@ impl MatGroup {
             let mut segs = Vec::new();
             let mut mixed = Vec::new();
             let mut pieces: Vec<&[u8]> = Vec::new();
-            const ZEROS: [u8; 3] = [0; 3];
+            const ZEROS: [u8; 15] = [0; 15];
             let (mut row, mut byte) = (0, 0);
             for (_, m) in members {
                 segs.push((0, row..row + m.rows));

@@ -357,6 +357,21 @@ pub fn dequantize_row(ty: GgmlType, src: &[u8], dst: &mut [f32]) {
     }
 }
 
+/// One block of a 32- or 256-element format as the integers its decoders
+/// multiply, for the GPU kernel tests' integer twin: element i is
+/// `d * sc[i / 16] * q[i] - dmin * mn[i / 16]` (the 32-element formats:
+/// scales 1, and their additive offset m as `dmin = -m` with mins 1).
+#[cfg(test)]
+pub(crate) fn int_block(ty: GgmlType, blk: &[u8]) -> (Vec<i8>, Vec<i16>, Vec<i16>, f32, f32) {
+    if ty.block_len() == QK32 {
+        let b = unpack32(ty, blk);
+        (b.q.to_vec(), vec![1; 2], vec![1; 2], b.d, -b.m)
+    } else {
+        let b = unpack_k(ty, blk);
+        (b.q.to_vec(), b.sc.to_vec(), b.mn.to_vec(), b.d, b.dmin)
+    }
+}
+
 /// See [`super::round_f16_in_place`]: through `half`'s slice conversions
 /// (which use F16C when the CPU has it), 64 values at a time.
 pub fn round_f16_in_place(x: &mut [f32]) {

@@ -68,7 +68,7 @@ common options:
                     IQ4_XS as random bits)
 
 environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
-  WEBGGUF_GPU_{FUSE,TILED,SPLIT,PIPELINE,FEED,SUBGROUPS,VX,INT}=0,
+  WEBGGUF_GPU_{FUSE,TILED,SPLIT,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE}=0,
   WEBGGUF_GPU_ATTENTION=simple, WEBGGUF_GPU_TILE=large (see README.md)
 ";
 
@@ -94,6 +94,8 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   integer dot products.
 /// - `WEBGGUF_GPU_INT_MIN_MIB=M`: the integer path only for products of at
 ///   least M MiB of weights.
+/// - `WEBGGUF_GPU_WIDE=0`: the integer path decodes 8 elements per call
+///   (per-unit decoders) instead of 32 (the wide decoders).
 /// - `WEBGGUF_GPU_TILE=large`: the 128x64 prefill tile where the device's
 ///   workgroup memory allows.
 /// - `WEBGGUF_GPU_COOP=0`: no cooperative-matrix (tensor core) prefill;
@@ -128,6 +130,7 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
                     Some((r.parse().ok()?, t.parse().ok()?))
                 })
                 .or(d.tuning.coop_shape),
+            wide_int: !off("WEBGGUF_GPU_WIDE"),
         },
         ..d
     }

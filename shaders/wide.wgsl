@@ -1,0 +1,215 @@
+// Wide integer decoding for the int8-x matvec (matvec.wgsl with INT_X, x
+// from quantize_x.wgsl): one call covers a "wide unit" of 32 elements of a
+// row, the 4 consecutive 8-element units 4v .. 4v + 3 of units.wgsl's
+// grouping for the format. Why: the per-unit decoders (unit_idot_<fmt>)
+// load one u32 of quants per call, decode the block's scales again for
+// every 8 elements and spend ~6 float multiplies on 8 multiply-adds; on
+// the H100 that held a Q4_K matvec to a third of the memory bandwidth.
+// Here each thread loads 16 bytes of quants (and 32 elements' worth of
+// x) per row at once, sums the 4-word integer dot products in i32, and
+// applies each scale once per 16 or 32 elements.
+// Computes:
+//   wide_cols_<group>(v): the two 16-element groups of x that wide unit v
+//     multiplies, as indices of vec4<u32> words (16 int8 elements each)
+//     into the token's x (XQ4 in matvec's int binding 13): .x the group of
+//     the first 16 weights (low nibbles, first half), .y the other. Each
+//     lies in one 32-element x block, index / 2. Groupings: `b32` (the
+//     32-element formats, `nib` and `elem`: block v, its elements 0..15 and
+//     16..31), `k64` (Q4_K/Q5_K: chunk c = v / 2 % 4 of block v / 8, its
+//     16 elements at 64c + 16 (v % 2) and the 16 at 32 further, sub-blocks
+//     2c and 2c + 1), `q6k` (Q6_K: the 16 elements at 128h + 32p + 16 (v %
+//     2) of half h = v / 4 % 2, p = v / 2 % 2, and the 16 at 64 further:
+//     one 16-element scale group each).
+//   wide_idot_<fmt>(rb, v, xa, xc, da, dc, sa, sc) = the sum over wide unit
+//     v of the row at byte rb of weight * x, with xa, xc the two x groups
+//     (packed int8), da, dc their blocks' scales and sa, sc the sums of
+//     their 16 int8 values (only Q4_K/Q5_K, whose mins multiply the sum of
+//     x, use them; the host passes 0 otherwise). The result equals the sum
+//     of the four unit_idot_<fmt> calls up to f32 rounding.
+// Loads: Q4_K (144-byte blocks) and Q5_K (176) are 16-byte multiples, so
+//   rows of whole blocks keep every block 16-byte aligned (the host pads
+//   mixed groups' members to 16 bytes): their header and quants are read
+//   through `wq4(i)` (16-byte word i of W), which the host defines as a
+//   vec4<u32> alias binding of W where the storage-buffer limit allows, 4
+//   scalar loads otherwise. Q6_K (210), Q4_0 (18) and Q8_0 (34) blocks
+//   start on even bytes only: 16 bytes are read as 5 words and shifted
+//   (rd4), and a whole Q4_0 / Q8_0 block, scale included, as 5 / 9 words.
+//   IQ4_XS (136) is 8-byte aligned: 4 word loads.
+// Every format here has 32- or 256-element blocks, so a row (whole blocks)
+// is whole wide units: there is no tail.
+// Bindings: none of its own (reads `W` like dequant.wgsl and units.wgsl,
+//   which must be included too, and the host's `wq4`). Dispatch: none.
+
+const NIB: u32 = 0x0f0f0f0fu;
+
+// 16 bytes at the even byte offset b: words i .. i + 4 (i = b / 4) read
+// once and shifted by two bytes where b is not a multiple of 4. The fifth
+// word is read either way (no divergent branch); for a block at the very
+// end it may lie one word past the buffer, where WebGPU's bounds handling
+// returns a harmless value that the select drops.
+fn rd4(b: u32) -> vec4<u32> {
+    let i = b >> 2u;
+    let lo = vec4<u32>(W[i], W[i + 1u], W[i + 2u], W[i + 3u]);
+    return select(fun16(lo, vec4<u32>(lo.yzw, W[i + 4u])), lo, (b & 2u) == 0u);
+}
+
+// Each word of a taken from its upper half and the lower half of the
+// matching word of b: the 4 bytes that start 2 bytes into a's word.
+fn fun16(a: vec4<u32>, b: vec4<u32>) -> vec4<u32> {
+    return (a >> vec4<u32>(16u)) | (b << vec4<u32>(16u));
+}
+
+// The sum of the 16 signed bytes of x (the sum of x a min multiplies).
+fn xsum4(x: vec4<u32>) -> i32 {
+    return dot4I8Packed(ONES, x.x) + dot4I8Packed(ONES, x.y) + dot4I8Packed(ONES, x.z) + dot4I8Packed(ONES, x.w);
+}
+
+// The dot product of 16 packed int8 weights with 16 packed int8 x values.
+fn idot16(w: vec4<u32>, x: vec4<u32>) -> i32 {
+    return dot4I8Packed(w.x, x.x) + dot4I8Packed(w.y, x.y) + dot4I8Packed(w.z, x.z) + dot4I8Packed(w.w, x.w);
+}
+
+// i8_off for 4 words: the bytes (each < 0x80) minus o.
+fn i8_off4(q: vec4<u32>, off: u32) -> vec4<u32> {
+    return (q + vec4<u32>(off)) ^ vec4<u32>(0x80808080u);
+}
+
+fn wide_cols_b32(v: u32) -> vec2<u32> {
+    return vec2<u32>(2u * v, 2u * v + 1u);
+}
+
+fn wide_cols_k64(v: u32) -> vec2<u32> {
+    let a = 4u * (v >> 1u) + (v & 1u);
+    return vec2<u32>(a, a + 2u);
+}
+
+fn wide_cols_q6k(v: u32) -> vec2<u32> {
+    let a = 8u * (v >> 2u) + (v & 3u);
+    return vec2<u32>(a, a + 4u);
+}
+
+// Q4_K: 9 16-byte words per block: word 0 = (d and dmin, 12 scale bytes),
+// words 1 .. 8 the nibbles; wide unit v is nibble word v % 8 of block
+// v / 8: its low nibbles are sub-block 2c's 16 elements (x group a), its
+// high nibbles sub-block 2c + 1's (group c), c = v / 2 % 4.
+fn wide_idot_q4_k(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f32, sa: i32, sc: i32) -> f32 {
+    let b4 = (rb >> 4u) + (v >> 3u) * 9u;
+    let hd = wq4(b4);
+    let q = wq4(b4 + 1u + (v & 7u));
+    let s = vec4<i32>(k4_scales_u(hd.y, hd.z, hd.w, (v >> 1u) & 3u));
+    let ia = idot16(q & vec4<u32>(NIB), xa);
+    let ic = idot16((q >> vec4<u32>(4u)) & vec4<u32>(NIB), xc);
+    let dm = unpack2x16float(hd.x);
+    return da * (dm.x * f32(s.x * ia) - dm.y * f32(s.z * sa)) + dc * (dm.x * f32(s.y * ic) - dm.y * f32(s.w * sc));
+}
+
+// Q5_K: 11 16-byte words per block: the header, 2 of fifth bits (qh), 8
+// of nibbles; bit s of qh byte l is element 32s + l's, so the qh bytes of
+// wide unit v's elements are qh word v % 2, bits 2c (group a) and 2c + 1.
+fn wide_idot_q5_k(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f32, sa: i32, sc: i32) -> f32 {
+    let b4 = (rb >> 4u) + (v >> 3u) * 11u;
+    let hd = wq4(b4);
+    let c = (v >> 1u) & 3u;
+    let h = wq4(b4 + 1u + (v & 1u)) >> vec4<u32>(2u * c);
+    let q = wq4(b4 + 3u + (v & 7u));
+    let lo = (q & vec4<u32>(NIB)) | ((h & vec4<u32>(0x01010101u)) << vec4<u32>(4u));
+    let hi = ((q >> vec4<u32>(4u)) & vec4<u32>(NIB)) | ((h & vec4<u32>(0x02020202u)) << vec4<u32>(3u));
+    let s = vec4<i32>(k4_scales_u(hd.y, hd.z, hd.w, c));
+    let ia = idot16(lo, xa);
+    let ic = idot16(hi, xc);
+    let dm = unpack2x16float(hd.x);
+    return da * (dm.x * f32(s.x * ia) - dm.y * f32(s.z * sa)) + dc * (dm.x * f32(s.y * ic) - dm.y * f32(s.w * sc));
+}
+
+// Q6_K (units.wgsl's layout): wide unit v of block v / 8 is ql bytes
+// 16 (v % 8) .. + 15 (low nibbles: group a; high: group c) and qh bytes
+// 32h + 16 (v % 2) .. + 15 shifted by 2p; each group has one int8 scale
+// (groups of 16 elements), bytes 8h + 2p + v % 2 and 4 further.
+fn wide_idot_q6_k(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f32, sa: i32, sc: i32) -> f32 {
+    let blk = rb + (v >> 3u) * 210u;
+    let hf = (v >> 2u) & 1u;
+    let p = (v >> 1u) & 1u;
+    let ql = rd4(blk + 16u * (v & 7u));
+    let qh = rd4(blk + 128u + 32u * hf + 16u * (v & 1u)) >> vec4<u32>(2u * p);
+    let lo = i8_off4((ql & vec4<u32>(NIB)) | ((qh & vec4<u32>(0x03030303u)) << vec4<u32>(4u)), 0x60606060u);
+    let hi = i8_off4(((ql >> vec4<u32>(4u)) & vec4<u32>(NIB)) | (((qh >> vec4<u32>(4u)) & vec4<u32>(0x03030303u)) << vec4<u32>(4u)), 0x60606060u);
+    let si = blk + 192u + 8u * hf + 2u * p + (v & 1u);
+    let ia = rd_i8(si) * idot16(lo, xa);
+    let ic = rd_i8(si + 4u) * idot16(hi, xc);
+    return rd_f16(blk + 208u) * (da * f32(ia) + dc * f32(ic));
+}
+
+// Q4_0: wide unit v is block v (18 bytes: f16 d, 16 bytes of nibbles),
+// read whole as the 5 words that cover it: d is the low half of the first
+// where the block starts on a word, the high half otherwise.
+fn wide_idot_q4_0(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f32, sa: i32, sc: i32) -> f32 {
+    let blk = rb + v * 18u;
+    let i = blk >> 2u;
+    let w0 = W[i];
+    let lo = vec4<u32>(W[i + 1u], W[i + 2u], W[i + 3u], W[i + 4u]);
+    let odd = (blk & 2u) != 0u;
+    let q = select(fun16(vec4<u32>(w0, lo.xyz), lo), lo, odd);
+    let d = unpack2x16float(select(w0, w0 >> 16u, odd)).x;
+    let a = i8_off4(q & vec4<u32>(NIB), 0x78787878u);
+    let c = i8_off4((q >> vec4<u32>(4u)) & vec4<u32>(NIB), 0x78787878u);
+    return d * da * f32(idot16(a, xa) + idot16(c, xc));
+}
+
+// Q8_0: wide unit v is block v (34 bytes: f16 d, 32 int8), read whole as
+// the 9 words that cover it (d as Q4_0's).
+fn wide_idot_q8_0(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f32, sa: i32, sc: i32) -> f32 {
+    let blk = rb + v * 34u;
+    let i = blk >> 2u;
+    let w0 = W[i];
+    let m = vec4<u32>(W[i + 1u], W[i + 2u], W[i + 3u], W[i + 4u]);
+    let n = vec4<u32>(W[i + 5u], W[i + 6u], W[i + 7u], W[i + 8u]);
+    let odd = (blk & 2u) != 0u;
+    let a = select(fun16(vec4<u32>(w0, m.xyz), m), m, odd);
+    let c = select(fun16(vec4<u32>(m.w, n.xyz), n), n, odd);
+    let d = unpack2x16float(select(w0, w0 >> 16u, odd)).x;
+    return d * da * f32(idot16(a, xa) + idot16(c, xc));
+}
+
+// IQ4_NL's code book by byte, for the wide IQ4_XS decoder: entry b holds
+// the int8 values of b's low nibble (bits 0..7) and high nibble (bits
+// 16..23). Why: iq4_bytes (selects per nibble) costs ~50 operations per 4
+// elements, which held IQ4_XS matvecs far below the memory bandwidth
+// (compute-bound: ~3 quant words per SM clock arrive at full bandwidth on
+// an H100, which leaves ~40 operations per word); a table lookup per byte
+// is 4 shared-memory reads and ~16 operations per word (8 elements).
+// Filled by each workgroup that uses it (iq4_lut_fill); a workgroup
+// variable that an entry point does not use takes no memory there.
+var<workgroup> IQ4L: array<u32, 256>;
+
+// Every thread fills its share of IQ4L, then the workgroup waits for all
+// of it. Call in uniform control flow, before the first lookup.
+fn iq4_lut_fill(lid: u32) {
+    for (var b = lid; b < 256u; b += WG) {
+        IQ4L[b] = (iq4_bytes(b) & 0xffu) | ((iq4_bytes(b >> 4u) & 0xffu) << 16u);
+    }
+    workgroupBarrier();
+}
+
+// The IQ4_NL values of the 4 low nibbles (.x) and the 4 high nibbles (.y)
+// of q as packed int8: bytes (L0, L1, H0, H1) and (L2, L3, H2, H3) from two
+// pairs of lookups, then regrouped.
+fn iq4_lut2(q: u32) -> vec2<u32> {
+    let p01 = IQ4L[q & 255u] | (IQ4L[(q >> 8u) & 255u] << 8u);
+    let p23 = IQ4L[(q >> 16u) & 255u] | (IQ4L[q >> 24u] << 8u);
+    return vec2<u32>((p01 & 0xffffu) | (p23 << 16u), (p01 >> 16u) | (p23 & 0xffff0000u));
+}
+
+// IQ4_XS: wide unit v is sub-block v % 8 of block v / 8 (16 bytes of
+// nibbles at word 2 + 4 (v % 8), laid out as IQ4_NL's), one scale. Needs
+// IQ4L filled (the host's loop calls iq4_lut_fill first).
+fn wide_idot_iq4_xs(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f32, sa: i32, sc: i32) -> f32 {
+    let bw = (rb >> 2u) + (v >> 3u) * 34u;
+    let qw = bw + 2u + 4u * (v & 7u);
+    let q0 = iq4_lut2(W[qw]);
+    let q1 = iq4_lut2(W[qw + 1u]);
+    let q2 = iq4_lut2(W[qw + 2u]);
+    let q3 = iq4_lut2(W[qw + 3u]);
+    let a = vec4<u32>(q0.x, q1.x, q2.x, q3.x);
+    let c = vec4<u32>(q0.y, q1.y, q2.y, q3.y);
+    return iq4_xs_scale(bw, 4u * v) * da * f32(idot16(a, xa) + idot16(c, xc));
+}
