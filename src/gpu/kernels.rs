@@ -759,6 +759,38 @@ impl Tile {
     }
 }
 
+/// The tiled kernels' staging, shared by matmul.wgsl's and
+/// matmul_coop.wgsl's entries: the first step's fetches into registers,
+/// then the step loop's head, which stores them to shared memory
+/// (`wstore`, `xstore`: each kernel's own layout), waits, and fetches the
+/// next step's while this one is multiplied (the caller writes that, and
+/// closes the loop).
+fn staging(upt: u32, xpt: u32) -> String {
+    let mut s = String::new();
+    for i in 0..upt {
+        s += &format!("    var w{i} = wfetch(r0, 0u, lid, {i}u);\n");
+    }
+    for i in 0..xpt {
+        s += &format!("    var x{i} = xfetch(t0, 0u, lid, {i}u);\n");
+    }
+    s += "    for (var k0 = 0u; k0 < P.cols; k0 += KS) {\n";
+    for i in 0..upt {
+        s += &format!("        wstore(r0, lid, {i}u, w{i});\n");
+    }
+    for i in 0..xpt {
+        s += &format!("        xstore(lid, {i}u, x{i});\n");
+    }
+    s += "        workgroupBarrier();\n        if k0 + KS < P.cols {\n";
+    for i in 0..upt {
+        s += &format!("            w{i} = wfetch(r0, k0 + KS, lid, {i}u);\n");
+    }
+    for i in 0..xpt {
+        s += &format!("            x{i} = xfetch(t0, k0 + KS, lid, {i}u);\n");
+    }
+    s += "        }\n";
+    s
+}
+
 /// matmul.wgsl's constants and generated entry point for `t`: the
 /// accumulators and the multiply-add loop written out per register.
 fn matmul_src(t: Tile) -> String {
@@ -783,27 +815,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             s += &format!("    var a{r}_{u} = vec4<f32>(0.0);\n");
         }
     }
-    for i in 0..upt {
-        s += &format!("    var w{i} = wfetch(r0, 0u, lid, {i}u);\n");
-    }
-    for i in 0..xpt {
-        s += &format!("    var x{i} = xfetch(t0, 0u, lid, {i}u);\n");
-    }
-    s += "    for (var k0 = 0u; k0 < P.cols; k0 += KS) {\n";
-    for i in 0..upt {
-        s += &format!("        wstore(r0, lid, {i}u, w{i});\n");
-    }
-    for i in 0..xpt {
-        s += &format!("        xstore(lid, {i}u, x{i});\n");
-    }
-    s += "        workgroupBarrier();\n        if k0 + KS < P.cols {\n";
-    for i in 0..upt {
-        s += &format!("            w{i} = wfetch(r0, k0 + KS, lid, {i}u);\n");
-    }
-    for i in 0..xpt {
-        s += &format!("            x{i} = xfetch(t0, k0 + KS, lid, {i}u);\n");
-    }
-    s += "        }\n        for (var kk = 0u; kk < KS; kk++) {\n";
+    s += &staging(upt, xpt);
+    s += "        for (var kk = 0u; kk < KS; kk++) {\n";
     for v in 0..rv {
         s += &format!("            let wv{v} = Ws[kk * (TM / 4u) + ty * {rv}u + {v}u];\n");
     }
@@ -873,27 +886,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             s += &format!("    var c{m}_{n}: coop_mat16x16<f32, C>;\n");
         }
     }
-    for i in 0..upt {
-        s += &format!("    var w{i} = wfetch(r0, 0u, lid, {i}u);\n");
-    }
-    for i in 0..xpt {
-        s += &format!("    var x{i} = xfetch(t0, 0u, lid, {i}u);\n");
-    }
-    s += "    for (var k0 = 0u; k0 < P.cols; k0 += KS) {\n";
-    for i in 0..upt {
-        s += &format!("        wstore(r0, lid, {i}u, w{i});\n");
-    }
-    for i in 0..xpt {
-        s += &format!("        xstore(lid, {i}u, x{i});\n");
-    }
-    s += "        workgroupBarrier();\n        if k0 + KS < P.cols {\n";
-    for i in 0..upt {
-        s += &format!("            w{i} = wfetch(r0, k0 + KS, lid, {i}u);\n");
-    }
-    for i in 0..xpt {
-        s += &format!("            x{i} = xfetch(t0, k0 + KS, lid, {i}u);\n");
-    }
-    s += "        }\n";
+    s += &staging(upt, xpt);
     for kk in [0, 16] {
         for m in 0..mr {
             s += &format!(
