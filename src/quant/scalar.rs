@@ -361,7 +361,7 @@ pub fn dequantize_row(ty: GgmlType, src: &[u8], dst: &mut [f32]) {
 /// multiply, for the GPU kernel tests' integer twin: element i is
 /// `d * sc[i / 16] * q[i] - dmin * mn[i / 16]` (the 32-element formats:
 /// scales 1, and their additive offset m as `dmin = -m` with mins 1).
-#[cfg(test)]
+#[cfg(all(test, feature = "gpu", not(target_arch = "wasm32")))]
 pub(crate) fn int_block(ty: GgmlType, blk: &[u8]) -> (Vec<i8>, Vec<i16>, Vec<i16>, f32, f32) {
     if ty.block_len() == QK32 {
         let b = unpack32(ty, blk);
