@@ -340,10 +340,8 @@ pub fn matvec_ops(
         }
         let bind = kernels::bind(gpu, &pipeline, &entries);
         let shape = if tiled {
-            {
-                let t = k.tile_for(fmts, rows.len());
-                Shape::TokenTiles(n.div_ceil(t.rows), t.tokens)
-            }
+            let t = k.tile_for(fmts, rows.len());
+            Shape::TokenTiles(n.div_ceil(t.rows), t.tokens)
         } else if a.last {
             Shape::Fixed([nx, ny, 1])
         } else {

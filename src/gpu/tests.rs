@@ -1837,6 +1837,59 @@ fn masked_picks_match_cpu_sampler() {
     }
 }
 
+/// One tiled plain product of format `ty` on `k`'s tile vs dequantize_row +
+/// an f64 dot: 150 rows and 67 tokens (ragged tiles both ways), columns a
+/// multiple of 32 (2 blocks, 2 super-blocks for the K-quants, 96 for the
+/// float formats), accumulating onto random values, rows from 3 on. Each
+/// output may err by `err(w row, x)` (the kernel's bound for the product)
+/// plus 1e-6 of the expected value and 1e-7.
+fn check_tiled_plain(
+    g: &Gpu,
+    k: &mut Kernels,
+    rng: &mut Rng,
+    ty: GgmlType,
+    what: &str,
+    err: &dyn Fn(&[f32], &[f64]) -> f64,
+) {
+    let (rows, n, r0) = (150usize, 67usize, 3usize);
+    let cols = match ty.block_len() {
+        1 => 96,
+        32 => 64,
+        b => 2 * b,
+    };
+    let data = random_matrix(rng, ty, rows, cols);
+    let m = GpuMatrix::upload(g, "w", ty, rows, cols, &data, u64::MAX).unwrap();
+    let w = rows_f32(ty, &data, rows, cols);
+    let x = randn(rng, n * cols);
+    let init = randn(rng, n * (rows - r0));
+    let (xb, yb) = (g.upload_f32("x", &x), g.upload_f32("y", &init));
+    let s = step(g, 0, n as u32);
+    let a = MatvecArgs {
+        tiled: true,
+        ..MatvecArgs::plain(&xb, &yb, &s, rows - r0, true)
+    };
+    let ops = matvec_ops(g, k, &m, r0..rows, &a).unwrap();
+    assert_eq!(ops[0].label, "matmul");
+    g.run(&[&ops], n as u32, &[]);
+    let got = read_f32(g, &yb, n * (rows - r0));
+    for t in 0..n {
+        let xt: Vec<f64> = x[t * cols..(t + 1) * cols]
+            .iter()
+            .map(|&v| v as f64)
+            .collect();
+        for (r, wr) in w.iter().enumerate().skip(r0) {
+            let (d, _) = dot_mag(wr, &xt);
+            let i = t * (rows - r0) + r - r0;
+            let want = d + init[i] as f64;
+            let o = got[i] as f64;
+            assert!(
+                (o - want).abs() <= err(wr, &xt) + 1e-6 * want.abs() + 1e-7,
+                "{ty} {what} token {t} row {r}: {o} vs {want}"
+            );
+        }
+    }
+}
+
 /// The tiled (prefill) kernel for every format, both tile shapes, vs
 /// dequantize_row + an f64 dot: 147 rows and 67 tokens (two tiles or more
 /// each way, all ragged), columns a
@@ -1849,7 +1902,6 @@ fn matmul_every_format_matches_cpu() {
     let Some(g) = gpu() else { return };
     let mut k = Kernels::new(&g, &tuning());
     let mut rng = Rng::new(41);
-    let (rows, n, r0) = (150usize, 67usize, 3usize);
     let tiles = [kernels::Tile::SMALL, kernels::Tile::LARGE];
     for (i, ty) in BLOCK_TYPES.into_iter().enumerate() {
         // Alternate the two tile shapes over the formats (the large one only
@@ -1858,43 +1910,10 @@ fn matmul_every_format_matches_cpu() {
         if g.limits.max_compute_workgroup_storage_size < 24 << 10 {
             k.tile = kernels::Tile::SMALL;
         }
-        let cols = match ty.block_len() {
-            1 => 96,
-            32 => 64,
-            b => 2 * b,
-        };
-        let data = random_matrix(&mut rng, ty, rows, cols);
-        let m = GpuMatrix::upload(&g, "w", ty, rows, cols, &data, u64::MAX).unwrap();
-        let w = rows_f32(ty, &data, rows, cols);
-        let x = randn(&mut rng, n * cols);
-        let init = randn(&mut rng, n * (rows - r0));
-        let (xb, yb) = (g.upload_f32("x", &x), g.upload_f32("y", &init));
-        let s = step(&g, 0, n as u32);
-        let a = MatvecArgs {
-            tiled: true,
-            ..MatvecArgs::plain(&xb, &yb, &s, rows - r0, true)
-        };
-        let ops = matvec_ops(&g, &mut k, &m, r0..rows, &a).unwrap();
-        assert_eq!(ops[0].label, "matmul");
-        g.run(&[&ops], n as u32, &[]);
-        let got = read_f32(&g, &yb, n * (rows - r0));
-        for t in 0..n {
-            let xt: Vec<f64> = x[t * cols..(t + 1) * cols]
-                .iter()
-                .map(|&v| v as f64)
-                .collect();
-            for (r, wr) in w.iter().enumerate().skip(r0) {
-                let (d, mag) = dot_mag(wr, &xt);
-                let i = t * (rows - r0) + r - r0;
-                let want = d + init[i] as f64;
-                let o = got[i] as f64;
-                assert!(
-                    (o - want).abs() <= 2e-5 * mag + 1e-6 * want.abs() + 1e-7,
-                    "{ty} {:?} token {t} row {r}: {o} vs {want}",
-                    k.tile
-                );
-            }
-        }
+        let what = format!("{:?}", k.tile);
+        check_tiled_plain(&g, &mut k, &mut rng, ty, &what, &|w, x| {
+            2e-5 * dot_mag(w, x).1
+        });
     }
 }
 
@@ -2733,7 +2752,8 @@ fn matmul_coop_matches_cpu() {
     assert!(!k.tile_for([GgmlType::F32; 3], 150).coop);
     assert!(!k.tile_for([GgmlType::BF16; 3], 150).coop);
     let mut rng = Rng::new(43);
-    let (rows, n, r0) = (150usize, 67usize, 3usize);
+    // The gate/up case's tokens.
+    let n = 67usize;
     let err = |w: &[f32], x: &[f64]| -> f64 {
         let (_, mag) = dot_mag(w, x);
         let abs: f64 = w
@@ -2750,42 +2770,7 @@ fn matmul_coop_matches_cpu() {
         // Every tile shape, alternating over the formats.
         let (tr, tt) = shapes[i % shapes.len()];
         k.coop_fixed = kernels::Tile::coop(tr, tt);
-        let cols = match ty.block_len() {
-            1 => 96,
-            32 => 64,
-            b => 2 * b,
-        };
-        let data = random_matrix(&mut rng, ty, rows, cols);
-        let m = GpuMatrix::upload(&g, "w", ty, rows, cols, &data, u64::MAX).unwrap();
-        let w = rows_f32(ty, &data, rows, cols);
-        let x = randn(&mut rng, n * cols);
-        let init = randn(&mut rng, n * (rows - r0));
-        let (xb, yb) = (g.upload_f32("x", &x), g.upload_f32("y", &init));
-        let s = step(&g, 0, n as u32);
-        let a = MatvecArgs {
-            tiled: true,
-            ..MatvecArgs::plain(&xb, &yb, &s, rows - r0, true)
-        };
-        let ops = matvec_ops(&g, &mut k, &m, r0..rows, &a).unwrap();
-        assert_eq!(ops[0].label, "matmul");
-        g.run(&[&ops], n as u32, &[]);
-        let got = read_f32(&g, &yb, n * (rows - r0));
-        for t in 0..n {
-            let xt: Vec<f64> = x[t * cols..(t + 1) * cols]
-                .iter()
-                .map(|&v| v as f64)
-                .collect();
-            for (r, wr) in w.iter().enumerate().skip(r0) {
-                let (d, _) = dot_mag(wr, &xt);
-                let i = t * (rows - r0) + r - r0;
-                let want = d + init[i] as f64;
-                let o = got[i] as f64;
-                assert!(
-                    (o - want).abs() <= err(wr, &xt) + 1e-6 * want.abs() + 1e-7,
-                    "coop {ty} {tr}x{tt} token {t} row {r}: {o} vs {want}"
-                );
-            }
-        }
+        check_tiled_plain(&g, &mut k, &mut rng, ty, &format!("coop {tr}x{tt}"), &err);
     }
     // Gate/up with silu, a mixed group, 37 rows each.
     let ff = 37;
