@@ -87,6 +87,24 @@ pub const GEMMA3_270M: Shape = Shape {
     window: 512,
 };
 
+/// Llama 3.2 1B's shape (tied LM head, as its release; no rope scaling):
+/// the smaller of issue 12's two side-by-side shapes.
+pub const LLAMA32_1B: Shape = Shape {
+    name: "llama-3.2-1b",
+    arch: "llama",
+    dim: 2048,
+    n_layers: 16,
+    n_heads: 32,
+    n_kv_heads: 8,
+    ffn_dim: 8192,
+    vocab: 128256,
+    tied: true,
+    rope_base: 500000.0,
+    context: 131072,
+    head_dim: 0,
+    window: 0,
+};
+
 /// Llama 3.1 8B's shape (no rope scaling: speed does not depend on it),
 /// the size issue 12's bandwidth goals are stated for.
 pub const LLAMA31_8B: Shape = Shape {
@@ -105,7 +123,13 @@ pub const LLAMA31_8B: Shape = Shape {
     window: 0,
 };
 
-pub const PRESETS: [Shape; 4] = [SMOLLM2_135M, TINYLLAMA_1_1B, GEMMA3_270M, LLAMA31_8B];
+pub const PRESETS: [Shape; 5] = [
+    SMOLLM2_135M,
+    TINYLLAMA_1_1B,
+    GEMMA3_270M,
+    LLAMA32_1B,
+    LLAMA31_8B,
+];
 
 /// Tokens every synthetic vocabulary starts with: `<unk>`, `<s>`, `</s>`
 /// and the 256 byte tokens SPM falls back to.
