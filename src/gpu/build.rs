@@ -298,13 +298,14 @@ impl Dims {
 /// The longest rows an integer product reads (`IntX` holds `batch` tokens
 /// of them), if `GpuTuning::int_dot` is on and some matrix has an integer
 /// decoder (`kernels::int_decoder`) in a group (q/k/v, gate/up, or one
-/// matrix) of at least `int_min_bytes`; else no `IntX` is made. Unfused,
+/// matrix) of at least its floor (`kernels::int_floor`); else no `IntX` is
+/// made. Unfused,
 /// a member alone may then fall short: `matvec_ops` checks each product.
 pub(super) fn int_x_cols(w: &Weights, opts: &GpuOptions) -> Option<usize> {
     if !opts.tuning.int_dot {
         return None;
     }
-    let min = opts.tuning.int_min_bytes;
+    let t = &opts.tuning;
     let groups = w.layers.iter().flat_map(|l| {
         [
             vec![&l.wq, &l.wk, &l.wv],
@@ -315,7 +316,14 @@ pub(super) fn int_x_cols(w: &Weights, opts: &GpuOptions) -> Option<usize> {
     });
     groups
         .chain([vec![&w.output]])
-        .filter(|g| g.iter().map(|m| m.size() as u64).sum::<u64>() >= min)
+        .filter(|g| {
+            let floor = kernels::int_floor(
+                g.iter().map(|m| m.ty),
+                t.int_min_bytes,
+                t.int_min_bytes_q8_0,
+            );
+            g.iter().map(|m| m.size() as u64).sum::<u64>() >= floor
+        })
         .flatten()
         .filter(|m| kernels::int_decoder(m.ty).is_some())
         .map(|m| m.cols)

@@ -174,6 +174,19 @@ fn unit_decoder(ty: GgmlType, cols: usize) -> (&'static str, &'static str) {
     }
 }
 
+/// The weight bytes from which a product of formats `fmts` takes the
+/// integer path: `min_q8_0` where every format is Q8_0, else `min`
+/// (`GpuTuning::int_min_bytes`, `int_min_bytes_q8_0`).
+pub fn int_floor(fmts: impl IntoIterator<Item = GgmlType>, min: u64, min_q8_0: u64) -> u64 {
+    let mut fmts = fmts.into_iter().peekable();
+    let any = fmts.peek().is_some();
+    if any && fmts.all(|t| t == GgmlType::Q8_0) {
+        min_q8_0
+    } else {
+        min
+    }
+}
+
 /// Whether `ty` rows of `cols` columns may join a mixed group (`Fmts`):
 /// they have a unit decoder, as the mixed kernels decode only whole units.
 pub fn mixable(ty: GgmlType, cols: usize) -> bool {
@@ -951,8 +964,9 @@ pub struct Kernels {
     /// `GpuTuning::int_dot` and the device's WGSL has dot4I8Packed
     /// (`Gpu::int_dot`).
     pub int_dot: bool,
-    /// `GpuTuning::int_min_bytes`.
+    /// `GpuTuning::int_min_bytes` and `int_min_bytes_q8_0` (`int_floor`).
     pub int_min_bytes: u64,
+    pub int_min_bytes_q8_0: u64,
     /// `GpuTuning::wide_int`: integer products whose formats all have a
     /// wide decoder take the wide path (`MvPath::Wide`).
     pub wide_int: bool,
@@ -1134,6 +1148,7 @@ impl Kernels {
             storage_buffers: gpu.limits.max_storage_buffers_per_shader_stage,
             int_dot: tuning.int_dot && gpu.int_dot,
             int_min_bytes: tuning.int_min_bytes,
+            int_min_bytes_q8_0: tuning.int_min_bytes_q8_0,
             wide_int: tuning.wide_int,
             int_x: None,
             quantize_x: Lazy::new(),

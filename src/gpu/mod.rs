@@ -132,6 +132,11 @@ pub struct GpuTuning {
     /// bytes (a fused group counts whole): each costs one more dispatch
     /// (quantize_x), which a small product's saving does not repay.
     pub int_min_bytes: u64,
+    /// The same floor for products whose weights are all Q8_0: its f32
+    /// decode is already a byte-to-float conversion per weight, so the
+    /// integer path gains less and repays its dispatch only on larger
+    /// products.
+    pub int_min_bytes_q8_0: u64,
     /// Prefill on cooperative matrices (tensor cores; matmul_coop.wgsl)
     /// where the device has wgpu's experimental feature with 16 x 16 f16
     /// products (`Gpu::coop`; native Vulkan on recent NVIDIA and AMD),
@@ -148,12 +153,19 @@ pub struct GpuTuning {
     pub wide_int: bool,
 }
 
-/// `GpuTuning::int_min_bytes`'s default: measured on the H100 (BENCHMARKS.md,
-/// the integer decode path), 8 MiB still lost 2.6% on TinyLlama Q8_0 (its
-/// 24.5 MB gate/up then integer), 24 MiB lost nothing on SmolLM2 and
-/// TinyLlama and kept the whole gain on the 8B (whose products are 32-117
-/// MB).
-pub const INT_MIN_BYTES: u64 = 24 << 20;
+/// `GpuTuning::int_min_bytes`'s default, measured on the H100 with the wide
+/// decoders (BENCHMARKS.md, 2026-11-25c, synthetic shapes, tg128 at floors
+/// of 24, 4 and 0 MiB): 4 MiB against 24 gained 21% on llama-3.2-1b Q4_K,
+/// 31% on IQ4_XS, 18% on Q4_0, 9% on TinyLlama Q4_0 and 7% on the 8B Q4_K,
+/// and left SmolLM2 (whose products are under 4 MiB) alone; 0 lost 20% on
+/// SmolLM2, where a quantize pass costs more than its tiny product saves.
+pub const INT_MIN_BYTES: u64 = 4 << 20;
+
+/// `GpuTuning::int_min_bytes_q8_0`'s default: in the same runs, all-Q8_0
+/// products lost 2-6% with a 4 MiB floor (llama-3.2-1b, TinyLlama), while
+/// 24 MiB keeps the 8B's large products (32-117 MB) integer, where the
+/// earlier run measured the gain.
+pub const INT_MIN_BYTES_Q8_0: u64 = 24 << 20;
 
 impl Default for GpuTuning {
     fn default() -> Self {
@@ -169,6 +181,7 @@ impl Default for GpuTuning {
             large_tile: false,
             int_dot: true,
             int_min_bytes: INT_MIN_BYTES,
+            int_min_bytes_q8_0: INT_MIN_BYTES_Q8_0,
             coop_matrix: true,
             coop_shape: None,
             wide_int: true,

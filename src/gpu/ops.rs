@@ -207,7 +207,8 @@ pub fn matvec_ops(
     let tiled = a.tiled && m.cols.is_multiple_of(32) && a.norm.is_none() && !a.last;
     let int = !tiled
         && k.int_dot
-        && (rows.len() * row_bytes) as u64 >= k.int_min_bytes
+        && (rows.len() * row_bytes) as u64
+            >= kernels::int_floor(fmts, k.int_min_bytes, k.int_min_bytes_q8_0)
         && k.int_x
             .as_ref()
             .is_some_and(|x| m.cols.div_ceil(32) <= x.blocks)

@@ -93,7 +93,8 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 /// - `WEBGGUF_GPU_INT=0`: f32 decode products instead of int8 x and
 ///   integer dot products.
 /// - `WEBGGUF_GPU_INT_MIN_MIB=M`: the integer path only for products of at
-///   least M MiB of weights.
+///   least M MiB of weights; `WEBGGUF_GPU_INT_MIN_Q8_MIB=M` the same for
+///   all-Q8_0 products.
 /// - `WEBGGUF_GPU_WIDE=0`: the integer path decodes 8 elements per call
 ///   (per-unit decoders) instead of 32 (the wide decoders).
 /// - `WEBGGUF_GPU_TILE=large`: the 128x64 prefill tile where the device's
@@ -123,6 +124,9 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
             int_min_bytes: var("WEBGGUF_GPU_INT_MIN_MIB")
                 .and_then(|v| v.parse::<f64>().ok())
                 .map_or(gpu::INT_MIN_BYTES, |m| (m * 1048576.0) as u64),
+            int_min_bytes_q8_0: var("WEBGGUF_GPU_INT_MIN_Q8_MIB")
+                .and_then(|v| v.parse::<f64>().ok())
+                .map_or(gpu::INT_MIN_BYTES_Q8_0, |m| (m * 1048576.0) as u64),
             coop_matrix: !off("WEBGGUF_GPU_COOP"),
             coop_shape: var("WEBGGUF_GPU_COOP")
                 .and_then(|v| {
