@@ -93,21 +93,17 @@ fn pload(i: u32) -> vec2<u32> {
     return select(vec2<u32>(bitcast<u32>(-3.4e38), 0xffffffffu), p, i < P.n);
 }
 
-// Pairs each thread has in flight per round: the head leaves one pair per
-// 4 rows (32k for a 128k vocabulary), and one workgroup reading them 4 at a
-// time waited out ~30 dependent round trips (about 39 us on an H100).
-const PF: u32 = 16u;
-
 @compute @workgroup_size(256)
 fn pairs(@builtin(local_invocation_index) lid: u32) {
     var bv = -3.4e38;
     var bi = 0xffffffffu;
-    for (var i0 = lid; i0 < P.n; i0 += PF * WG) {
-        var ps: array<vec2<u32>, PF>;
-        for (var j = 0u; j < PF; j++) {
-            ps[j] = pload(i0 + j * WG);
-        }
-        for (var j = 0u; j < PF; j++) {
+    for (var i0 = lid; i0 < P.n; i0 += 4u * WG) {
+        let p0 = pload(i0);
+        let p1 = pload(i0 + WG);
+        let p2 = pload(i0 + 2u * WG);
+        let p3 = pload(i0 + 3u * WG);
+        let ps = array<vec2<u32>, 4>(p0, p1, p2, p3);
+        for (var j = 0u; j < 4u; j++) {
             let v = bitcast<f32>(ps[j].x);
             if better(v, ps[j].y, bv, bi) {
                 bv = v;

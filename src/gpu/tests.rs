@@ -20,7 +20,6 @@ use crate::sampler::{Rng, Sampler, SamplerParams};
 fn tuning() -> GpuTuning {
     GpuTuning {
         int_min_bytes: 0,
-        int_min_bytes_q8_0: 0,
         coop_matrix: false,
         ..GpuTuning::default()
     }
@@ -2849,49 +2848,4 @@ fn matmul_coop_source_compiles() {
                 .unwrap_or_else(|e| panic!("{f:?} {mv:?}: {e}"));
         }
     }
-}
-
-/// The integer path's floor: all-Q8_0 products get their own, any other
-/// mix (a Q8_0 member beside another format included) the general one.
-#[test]
-fn int_floor_by_formats() {
-    use kernels::int_floor;
-    let (min, q8) = (4, 24);
-    assert_eq!(int_floor([GgmlType::Q8_0; 3], min, q8), q8);
-    assert_eq!(int_floor([GgmlType::Q8_0], min, q8), q8);
-    assert_eq!(int_floor([GgmlType::Q8_0, GgmlType::Q6_K], min, q8), min);
-    assert_eq!(int_floor([GgmlType::Q4_K; 2], min, q8), min);
-    assert_eq!(int_floor([], min, q8), min);
-}
-
-/// argmax `pairs` alone over more pairs than its threads read in one round
-/// (PF x 256 = 4096), a ragged count: the best value wins, the lowest row
-/// among equal values (the tie placed so that the lower row comes later in
-/// the array and in another round), and the output (poisoned) is written.
-#[test]
-fn argmax_pairs_many_rounds() {
-    let Some(g) = gpu() else { return };
-    let k = Kernels::new(&g, &tuning());
-    let mut rng = Rng::new(47);
-    let n = 9001usize;
-    let mut pairs: Vec<(f32, u32)> = (0..n)
-        .map(|i| (uniform(&mut rng), 3 * i as u32 + 1))
-        .collect();
-    pairs[1234] = (5.0, 600);
-    pairs[8999] = (5.0, 40);
-    let data: Vec<u8> = pairs
-        .iter()
-        .flat_map(|&(v, r)| [v.to_bits().to_le_bytes(), r.to_le_bytes()].concat())
-        .collect();
-    let part = g.upload("pairs", &data);
-    let out = poisoned(&g, 1);
-    let p = g.params([n as u32, 1 << 20, 0, 0, 0, 0, 0, 0]);
-    let op = Op {
-        bind: kernels::bind(&g, &k.argmax_pairs(&g), &[(3, &part), (1, &out), (2, &p)]),
-        pipeline: k.argmax_pairs(&g),
-        shape: Shape::Fixed([1, 1, 1]),
-        label: "test",
-    };
-    g.run(&[&[op]], 1, &[]);
-    assert_eq!(read_f32(&g, &out, 1)[0].to_bits(), 40);
 }
