@@ -7,9 +7,15 @@
 // others count as -inf, as the CPU sampler sets them): a masked step scans
 // the logits, since the head's per-group bests may be masked-out rows.
 // With no allowed finite logit it returns 0, the CPU argmax of all -inf.
+// Entry `pairs_part` cuts P.n pairs to one per 1024 (kernels.rs
+// PAIRS_PER_GROUP): workgroup g writes the best of pairs [1024 g, 1024 g +
+// 1024) to Best[g], for `pairs` to pick from; one workgroup reading all
+// of a large vocabulary's pairs waits out a memory round trip per 1024.
 // Bindings: 0 L (f32 logits) or 3 Pairs (vec2<u32>), 1 Out (u32), 2 P,
-//   4 Mask (u32 words, ceil(P.n / 32) of them; `masked` only).
-// Dispatch: (1, 1, 1): one workgroup of 256 threads.
+//   4 Mask (u32 words, ceil(P.n / 32) of them; `masked` only), 5 Best
+//   (vec2<u32>; `pairs_part` only).
+// Dispatch: (1, 1, 1): one workgroup of 256 threads; `pairs_part`
+//   (ceil(P.n / 1024), 1, 1).
 
 struct Params {
     n: u32,
@@ -28,6 +34,7 @@ struct Params {
 @group(0) @binding(2) var<uniform> P: Params;
 @group(0) @binding(3) var<storage, read> Pairs: array<vec2<u32>>;
 @group(0) @binding(4) var<storage, read> Mask: array<u32>;
+@group(0) @binding(5) var<storage, read_write> Best: array<vec2<u32>>;
 
 const WG: u32 = 256u;
 var<workgroup> best_v: array<f32, 256>;
@@ -114,6 +121,25 @@ fn pairs(@builtin(local_invocation_index) lid: u32) {
     reduce(lid, bv, bi);
     if lid == 0u {
         Out[0] = min(best_i[0], P.vocab - 1u);
+    }
+}
+
+@compute @workgroup_size(256)
+fn pairs_part(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let i0 = wid.x * 4u * WG + lid;
+    let ps = array<vec2<u32>, 4>(pload(i0), pload(i0 + WG), pload(i0 + 2u * WG), pload(i0 + 3u * WG));
+    var bv = -3.4e38;
+    var bi = 0xffffffffu;
+    for (var j = 0u; j < 4u; j++) {
+        let v = bitcast<f32>(ps[j].x);
+        if better(v, ps[j].y, bv, bi) {
+            bv = v;
+            bi = ps[j].y;
+        }
+    }
+    reduce(lid, bv, bi);
+    if lid == 0u {
+        Best[wid.x] = vec2<u32>(bitcast<u32>(best_v[0]), best_i[0]);
     }
 }
 

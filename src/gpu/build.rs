@@ -40,6 +40,8 @@ pub(super) struct Scratch {
     pub(super) argmax: wgpu::Buffer,
     /// The LM head's per-workgroup (logit, row) bests.
     pub(super) partials: wgpu::Buffer,
+    /// The best of each PAIRS_PER_GROUP of those (argmax `pairs_part`).
+    pub(super) bests: wgpu::Buffer,
     /// Two, so that a step fed ahead has its own while the one before it
     /// is read.
     pub(super) read_id: [wgpu::Buffer; 2],
@@ -79,6 +81,7 @@ impl GpuBackend {
             step: gpu.step_buffer(),
             argmax: gpu.storage("argmax", z.argmax)?,
             partials: gpu.storage("argmax partials", z.partials)?,
+            bests: gpu.storage("argmax bests", z.bests)?,
             read_id: [
                 gpu.readback_buffer(z.read_id),
                 gpu.readback_buffer(z.read_id),
@@ -184,17 +187,35 @@ impl GpuBackend {
             .sum();
         mats.extend(out);
         mats.push(embd);
+        // Two passes: the head's per-group bests cut to one per
+        // PAIRS_PER_GROUP in parallel, then their best; one workgroup
+        // scanning all 32k of a 128k vocabulary's waited ~30 memory round
+        // trips (40 us a token on the H100).
+        let parts = groups.div_ceil(kernels::PAIRS_PER_GROUP);
         let am_p = gpu.params([groups as u32, vocab as u32, 0, 0, 0, 0, 0, 0]);
-        let argmax = vec![Op {
-            bind: kernels::bind(
-                &gpu,
-                &k.argmax_pairs(&gpu),
-                &[(3, &s.partials), (1, &s.argmax), (2, &am_p)],
-            ),
-            pipeline: k.argmax_pairs(&gpu),
-            shape: Shape::Fixed([1, 1, 1]),
-            label: "argmax",
-        }];
+        let am_b = gpu.params([parts as u32, vocab as u32, 0, 0, 0, 0, 0, 0]);
+        let argmax = vec![
+            Op {
+                bind: kernels::bind(
+                    &gpu,
+                    &k.argmax_pairs_part(&gpu),
+                    &[(3, &s.partials), (5, &s.bests), (2, &am_p)],
+                ),
+                pipeline: k.argmax_pairs_part(&gpu),
+                shape: Shape::Fixed([parts as u32, 1, 1]),
+                label: "argmax",
+            },
+            Op {
+                bind: kernels::bind(
+                    &gpu,
+                    &k.argmax_pairs(&gpu),
+                    &[(3, &s.bests), (1, &s.argmax), (2, &am_b)],
+                ),
+                pipeline: k.argmax_pairs(&gpu),
+                shape: Shape::Fixed([1, 1, 1]),
+                label: "argmax",
+            },
+        ];
         // Greedy under a grammar: the head's per-group bests may be masked
         // out, so the masked argmax scans the logits themselves.
         let am_m = gpu.params([vocab as u32, vocab as u32, 0, 0, 0, 0, 0, 0]);
@@ -351,6 +372,7 @@ pub(super) struct ScratchSizes {
     tokens: u64,
     argmax: u64,
     partials: u64,
+    bests: u64,
     att_part: u64,
     read_id: u64,
     read_logits: u64,
@@ -385,6 +407,7 @@ impl ScratchSizes {
             tokens: b * 4,
             argmax: 4,
             partials: vocab * 8,
+            bests: vocab.div_ceil(kernels::PAIRS_PER_GROUP as u64) * 8,
             att_part: (c.n_heads * d.splits * (c.head_dim + 2) * 4) as u64,
             read_id: 4,
             read_logits: vocab * 4,
@@ -393,7 +416,7 @@ impl ScratchSizes {
 
     /// Every buffer's bytes as asked (the two id readbacks apart), the
     /// step uniform and the sampler's aside.
-    pub(super) fn all(&self) -> [u64; 18] {
+    pub(super) fn all(&self) -> [u64; 19] {
         [
             self.x,
             self.xb,
@@ -409,6 +432,7 @@ impl ScratchSizes {
             self.tokens,
             self.argmax,
             self.partials,
+            self.bests,
             self.att_part,
             self.read_id,
             self.read_id,

@@ -998,6 +998,7 @@ pub struct Kernels {
     add_bias: Lazy,
     argmax: Lazy,
     argmax_pairs: Lazy,
+    argmax_pairs_part: Lazy,
     argmax_masked: Lazy,
     sample_first: Lazy,
     sample_merge: Lazy,
@@ -1109,6 +1110,10 @@ fn attention_src(head_dim: usize, group: usize) -> String {
     )
 }
 
+/// Pairs one workgroup of argmax.wgsl's `pairs_part` reduces (256 threads,
+/// 4 pairs each, all loads in flight at once).
+pub const PAIRS_PER_GROUP: usize = 1024;
+
 /// Keys per split of attention.wgsl's `split` (a multiple of every chunk
 /// size). Decode attends in splits once the context is longer than this;
 /// up to it, `chunked`'s one pass keeps llama.cpp's CPU order exactly.
@@ -1181,6 +1186,7 @@ impl Kernels {
             add_bias: Lazy::new(),
             argmax: Lazy::new(),
             argmax_pairs: Lazy::new(),
+            argmax_pairs_part: Lazy::new(),
             argmax_masked: Lazy::new(),
             sample_first: Lazy::new(),
             sample_merge: Lazy::new(),
@@ -1270,6 +1276,13 @@ impl Kernels {
     pub fn argmax_pairs(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
         lazy(&self.argmax_pairs, || {
             pipeline(gpu, "argmax", ARGMAX, "pairs")
+        })
+    }
+
+    /// argmax.wgsl `pairs_part`: the best of each PAIRS_PER_GROUP pairs.
+    pub fn argmax_pairs_part(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.argmax_pairs_part, || {
+            pipeline(gpu, "argmax", ARGMAX, "pairs_part")
         })
     }
 

@@ -20,6 +20,7 @@ use crate::sampler::{Rng, Sampler, SamplerParams};
 fn tuning() -> GpuTuning {
     GpuTuning {
         int_min_bytes: 0,
+        int_min_bytes_q8_0: 0,
         coop_matrix: false,
         ..GpuTuning::default()
     }
@@ -2848,4 +2849,80 @@ fn matmul_coop_source_compiles() {
                 .unwrap_or_else(|e| panic!("{f:?} {mv:?}: {e}"));
         }
     }
+}
+
+/// The integer path's floor: all-Q8_0 products get their own, any other
+/// mix (a Q8_0 member beside another format included) the general one.
+#[test]
+fn int_floor_by_formats() {
+    use kernels::int_floor;
+    let (min, q8) = (4, 24);
+    assert_eq!(int_floor([GgmlType::Q8_0; 3], min, q8), q8);
+    assert_eq!(int_floor([GgmlType::Q8_0], min, q8), q8);
+    assert_eq!(int_floor([GgmlType::Q8_0, GgmlType::Q6_K], min, q8), min);
+    assert_eq!(int_floor([GgmlType::Q4_K; 2], min, q8), min);
+    assert_eq!(int_floor([], min, q8), min);
+}
+
+/// argmax `pairs_part` then `pairs`, as the graph runs them, over a ragged
+/// count of pairs (9 groups of PAIRS_PER_GROUP, the last partial): the best
+/// value wins, the lowest row among equal values (the tie placed so that
+/// the lower row comes later in the array and in another group), and the
+/// outputs (poisoned) are written.
+#[test]
+fn argmax_pairs_in_two_passes() {
+    let Some(g) = gpu() else { return };
+    let k = Kernels::new(&g, &tuning());
+    let mut rng = Rng::new(47);
+    let n = 9001usize;
+    let mut pairs: Vec<(f32, u32)> = (0..n)
+        .map(|i| (uniform(&mut rng), 3 * i as u32 + 1))
+        .collect();
+    pairs[1234] = (5.0, 600);
+    pairs[8999] = (5.0, 40);
+    let data: Vec<u8> = pairs
+        .iter()
+        .flat_map(|&(v, r)| [v.to_bits().to_le_bytes(), r.to_le_bytes()].concat())
+        .collect();
+    let part = g.upload("pairs", &data);
+    let groups = n.div_ceil(kernels::PAIRS_PER_GROUP);
+    let (bests, out) = (poisoned(&g, 2 * groups), poisoned(&g, 1));
+    let p = g.params([n as u32, 1 << 20, 0, 0, 0, 0, 0, 0]);
+    let pb = g.params([groups as u32, 1 << 20, 0, 0, 0, 0, 0, 0]);
+    let ops = [
+        Op {
+            bind: kernels::bind(
+                &g,
+                &k.argmax_pairs_part(&g),
+                &[(3, &part), (5, &bests), (2, &p)],
+            ),
+            pipeline: k.argmax_pairs_part(&g),
+            shape: Shape::Fixed([groups as u32, 1, 1]),
+            label: "test",
+        },
+        Op {
+            bind: kernels::bind(&g, &k.argmax_pairs(&g), &[(3, &bests), (1, &out), (2, &pb)]),
+            pipeline: k.argmax_pairs(&g),
+            shape: Shape::Fixed([1, 1, 1]),
+            label: "test",
+        },
+    ];
+    g.run(&[&ops], 1, &[]);
+    // Each group's best, as the CPU picks it from its slice.
+    let b = read_u32(&g, &bests, 2 * groups);
+    for (gi, chunk) in pairs.chunks(kernels::PAIRS_PER_GROUP).enumerate() {
+        let want = chunk.iter().fold((f32::MIN, u32::MAX), |a, &p| {
+            if p.0 > a.0 || (p.0 == a.0 && p.1 < a.1) {
+                p
+            } else {
+                a
+            }
+        });
+        assert_eq!(
+            (b[2 * gi], b[2 * gi + 1]),
+            (want.0.to_bits(), want.1),
+            "group {gi}"
+        );
+    }
+    assert_eq!(read_f32(&g, &out, 1)[0].to_bits(), 40);
 }
