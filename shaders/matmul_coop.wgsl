@@ -6,8 +6,9 @@
 // and subgroups of exactly 32 (the host checks; everything else takes
 // matmul.wgsl).
 // Per step of KS = 32 columns the threads decode the tile's weights and
-// stage the tokens' x into shared memory as f16 (tile.wgsl's reads, the
-// next step's fetched while this one multiplies); each subgroup then
+// stage the tokens' x into shared memory as f16 (tile.wgsl's reads; the
+// next step's are fetched after this one's products are issued, so that
+// their round trip overlaps the tensor cores' work); each subgroup then
 // multiplies its MR x MT blocks of 16 x 16 outputs (rows RS .. of the
 // tile, tokens TS ..) in f32 accumulators, two 16-column halves per step.
 // Rounding the weights and x to f16 is the one numerical difference from

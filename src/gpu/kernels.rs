@@ -775,9 +775,9 @@ impl Tile {
 /// The tiled kernels' staging, shared by matmul.wgsl's and
 /// matmul_coop.wgsl's entries: the first step's fetches into registers,
 /// then the step loop's head, which stores them to shared memory
-/// (`wstore`, `xstore`: each kernel's own layout), waits, and fetches the
-/// next step's while this one is multiplied (the caller writes that, and
-/// closes the loop).
+/// (`wstore`, `xstore`: each kernel's own layout) and waits. The caller
+/// writes the step's products and the next step's fetches
+/// (`prefetch`) in its own order, and closes the loop.
 fn staging(upt: u32, xpt: u32) -> String {
     let mut s = String::new();
     for i in 0..upt {
@@ -793,7 +793,13 @@ fn staging(upt: u32, xpt: u32) -> String {
     for i in 0..xpt {
         s += &format!("        xstore(lid, {i}u, x{i});\n");
     }
-    s += "        workgroupBarrier();\n        if k0 + KS < P.cols {\n";
+    s += "        workgroupBarrier();\n";
+    s
+}
+
+/// The next step's fetches into the staging registers (see `staging`).
+fn prefetch(upt: u32, xpt: u32) -> String {
+    let mut s = "        if k0 + KS < P.cols {\n".to_string();
     for i in 0..upt {
         s += &format!("            w{i} = wfetch(r0, k0 + KS, lid, {i}u);\n");
     }
@@ -829,6 +835,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
     }
     s += &staging(upt, xpt);
+    s += &prefetch(upt, xpt);
     s += "        for (var kk = 0u; kk < KS; kk++) {\n";
     for v in 0..rv {
         s += &format!("            let wv{v} = Ws[kk * (TM / 4u) + ty * {rv}u + {v}u];\n");
@@ -921,6 +928,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
         }
     }
+    // The next step's fetches after the products, not before: the
+    // products only read shared memory, and a fetch decodes what it loads
+    // at once, so fetched first, the loads' round trip stalled each
+    // subgroup before its products were issued; issued after them, it
+    // overlaps the tensor cores' work.
+    s += &prefetch(upt, xpt);
     s += "        workgroupBarrier();\n    }\n    let cb = sg * 256u;\n";
     for m in 0..mr {
         for n in 0..mt {
