@@ -48,6 +48,10 @@
 //   the lanes added in order. With one split it is `chunked`'s acc / total
 //   exactly. Bindings: 9 Part, 4 P, 5 S, 6 Out. Dispatch: (heads, 1, 1)
 //   workgroups of 256 threads.
+// Entries `chunked_q` and `merge_q` (head_dim a multiple of 32): `chunked`
+//   and `merge`, and their outputs also as the int8 blocks the Wo product's
+//   integer path reads (13 XQ, 14 XD: exactly what quantize_x.wgsl makes
+//   of Out, without its own dispatch; see `store_q`).
 
 struct Params {
     heads: u32,
@@ -80,6 +84,8 @@ struct Step {
 @group(0) @binding(7) var<storage, read_write> Scores: array<f32>;
 @group(0) @binding(8) var<storage, read> Q: array<f32>;
 @group(0) @binding(9) var<storage, read_write> Part: array<f32>;
+@group(0) @binding(13) var<storage, read_write> XQ: array<u32>;
+@group(0) @binding(14) var<storage, read_write> XD: array<f32>;
 
 @compute @workgroup_size(64)
 fn store(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -364,15 +370,62 @@ fn chunked_keys(wx: u32, lid: u32, t: u32, lo: u32, hi: u32) -> Acc {
     return Acc(acc, total);
 }
 
-@compute @workgroup_size(256)
-fn chunked(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+// `chunked` for its workgroup: the outputs, and each thread's (0 past
+// the slots in use).
+fn chunked_out(wid: vec3<u32>, lid: u32) -> f32 {
     let t = wid.y;
     let r = chunked_keys(wid.x, lid, t, first_key(S.pos + t), S.pos + t + 1u);
     let hd = P.head_dim;
     let sl = slots(wid.x);
+    let v = r.acc * (1.0 / r.total);
     if lid / hd < sl.n {
-        Out[t * P.heads * hd + (sl.h0 + lid / hd) * hd + lid % hd] = r.acc * (1.0 / r.total);
+        Out[t * P.heads * hd + (sl.h0 + lid / hd) * hd + lid % hd] = v;
+        return v;
     }
+    return 0.0;
+}
+
+@compute @workgroup_size(256)
+fn chunked(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    chunked_out(wid, lid);
+}
+
+// Scratch for `store_q`.
+var<workgroup> qa: array<f32, 256>;
+
+// The values v of threads 0 .. n - 1 (n a multiple of 32), elements e0 ..
+// e0 + n - 1 of token t's row of P.heads * P.head_dim, as quantize_x.wgsl
+// stores them: per block of 32 (here 32 consecutive threads, e0 a multiple
+// of 32) the scale amax / 127 and round(v * 127 / amax) as int8, four to
+// a word; the same f32 operations on the same values, so the same bits.
+// Call in uniform control flow.
+fn store_q(lid: u32, v: f32, n: u32, t: u32, e0: u32) {
+    qa[lid] = v;
+    workgroupBarrier();
+    if lid < n {
+        let g = lid & ~31u;
+        var amax = 0.0;
+        for (var i = 0u; i < 32u; i++) {
+            amax = max(amax, abs(qa[g + i]));
+        }
+        let id = select(0.0, 127.0 / amax, amax > 0.0);
+        let nb = P.heads * P.head_dim / 32u;
+        let e = e0 + lid;
+        if (lid & 3u) == 0u {
+            let q = vec4<f32>(qa[lid], qa[lid + 1u], qa[lid + 2u], qa[lid + 3u]);
+            XQ[t * nb * 8u + e / 4u] = pack4xI8Clamp(vec4<i32>(round(q * id)));
+        }
+        if (lid & 31u) == 0u {
+            XD[t * nb + e / 32u] = amax / 127.0;
+        }
+    }
+}
+
+@compute @workgroup_size(256)
+fn chunked_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let v = chunked_out(wid, lid);
+    let sl = slots(wid.x);
+    store_q(lid, v, sl.n * P.head_dim, wid.y, sl.h0 * P.head_dim);
 }
 
 @compute @workgroup_size(256)
@@ -412,8 +465,8 @@ fn split_max(base: u32, s: u32, n: u32, hd: u32) -> f32 {
     return select(-3.4e38, Part[(base + min(s, n - 1u)) * (hd + 2u) + hd + 1u], s < n);
 }
 
-@compute @workgroup_size(256)
-fn merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+// `merge` for head wid.x: the outputs, and each thread's (0 past head_dim).
+fn merge_out(wid: vec3<u32>, lid: u32) -> f32 {
     let h = wid.x;
     let hd = P.head_dim;
     // Splits in use: ceil(keys / LS) for the pos + 1 - first_key(pos) keys.
@@ -461,6 +514,20 @@ fn merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
             a += mred[l * hd + lid];
             t += mtot[l * hd + lid];
         }
-        Out[h * hd + lid] = a * (1.0 / t);
+        let v = a * (1.0 / t);
+        Out[h * hd + lid] = v;
+        return v;
     }
+    return 0.0;
+}
+
+@compute @workgroup_size(256)
+fn merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    merge_out(wid, lid);
+}
+
+@compute @workgroup_size(256)
+fn merge_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let v = merge_out(wid, lid);
+    store_q(lid, v, P.head_dim, 0u, wid.x * P.head_dim);
 }

@@ -14,7 +14,9 @@ use std::cell::OnceCell;
 
 use super::device::Gpu;
 use super::kernels::{self, Kernels, Mv, Op, Shape};
-use super::ops::{auto_rows, embed_ops, f, matvec_ops, IntX, MatvecArgs, QkvArgs, SampleBufs};
+use super::ops::{
+    auto_rows, embed_ops, f, matvec_ops, take_quantize, IntX, MatvecArgs, QkvArgs, SampleBufs,
+};
 use super::upload::{GpuMatrix, MatGroup};
 use super::{GpuBackend, GpuOptions};
 use crate::error::{Error, Result};
@@ -119,6 +121,7 @@ impl GpuBackend {
             simple_attention: d.simple_attention,
             split_attention: d.split_attention,
             splits: d.splits,
+            attention_int8: opts.tuning.attention_int8 && c.head_dim.is_multiple_of(32),
             // Workgroups of the chunked and split kernels: kv heads x
             // query slots per kv head.
             att_wgs: {
@@ -455,6 +458,9 @@ struct Shared {
     simple_attention: bool,
     split_attention: bool,
     splits: usize,
+    /// The chunked attention kernels may also write Wo's int8 x
+    /// (`GpuTuning::attention_int8`; heads whole 32-element blocks).
+    attention_int8: bool,
     att_wgs: u32,
     quads: bool,
 }
@@ -650,13 +656,22 @@ impl LayerOps<'_> {
             Some(m) => self.qkv_fused(k, m, tiled)?,
             None => self.qkv_unfused(k, tiled)?,
         };
-        ops.extend(if long {
-            self.attention_split(k)
-        } else {
-            vec![self.attention(k)]
-        });
         let post = self.w.post_attn_norm.as_ref();
-        ops.extend(self.residual(k, &self.w.wo, &self.s.xo, post, tiled)?);
+        let mut wo = self.residual(k, &self.w.wo, &self.s.xo, post, tiled)?;
+        // Where Wo takes the integer path, the attention kernel writes its
+        // int8 x too, which saves the quantize pass's dispatch.
+        let qx = match k.int_x.clone() {
+            Some(ix) if self.sh.attention_int8 && !self.sh.simple_attention => {
+                take_quantize(self.gpu, k, &mut wo).then_some(ix)
+            }
+            _ => None,
+        };
+        ops.extend(if long {
+            self.attention_split(k, qx.as_ref())
+        } else {
+            vec![self.attention(k, qx.as_ref())]
+        });
+        ops.extend(wo);
         Ok(ops)
     }
 
@@ -813,8 +828,9 @@ impl LayerOps<'_> {
     }
 
     /// Attention over the cache in one pass per query (prefill, and decode
-    /// up to SPLIT_KEYS keys or without the split kernel).
-    fn attention(&self, k: &mut Kernels) -> Op {
+    /// up to SPLIT_KEYS keys or without the split kernel); with `qx` (the
+    /// chunked kernel only) it also writes its output as Wo's int8 x.
+    fn attention(&self, k: &mut Kernels, qx: Option<&IntX>) -> Op {
         let (gpu, s, c, w) = (self.gpu, self.s, self.c, self.w);
         let group = c.n_heads / c.n_kv_heads;
         let mut entries = vec![
@@ -830,6 +846,12 @@ impl LayerOps<'_> {
             (
                 k.attention(gpu),
                 Shape::PerToken([c.n_heads as u32, 1, 1], 1),
+            )
+        } else if let Some(ix) = qx {
+            entries.extend([(13, &ix.q), (14, &ix.d)]);
+            (
+                k.attention_entry(gpu, c.head_dim, group, "chunked_q"),
+                Shape::PerToken([self.sh.att_wgs, 1, 1], 1),
             )
         } else {
             (
@@ -848,12 +870,17 @@ impl LayerOps<'_> {
     /// Decode past SPLIT_KEYS keys: the keys in splits, each split in its
     /// own workgroups (splits past the context or outside the window exit
     /// at once), then the merge; one pass would serialize every key of a
-    /// kv head.
-    fn attention_split(&self, k: &mut Kernels) -> Vec<Op> {
+    /// kv head. With `qx` the merge also writes Wo's int8 x.
+    fn attention_split(&self, k: &mut Kernels, qx: Option<&IntX>) -> Vec<Op> {
         let (gpu, s, c, w) = (self.gpu, self.s, self.c, self.w);
         let group = c.n_heads / c.n_kv_heads;
         let sp = k.attention_entry(gpu, c.head_dim, group, "split");
-        let mp = k.attention_entry(gpu, c.head_dim, group, "merge");
+        let merge = if qx.is_some() { "merge_q" } else { "merge" };
+        let mp = k.attention_entry(gpu, c.head_dim, group, merge);
+        let mut merge_entries = vec![(9, &s.att_part), (4, &w.att), (5, &s.step), (6, &s.xo)];
+        if let Some(ix) = qx {
+            merge_entries.extend([(13, &ix.q), (14, &ix.d)]);
+        }
         vec![
             Op {
                 bind: kernels::bind(
@@ -873,11 +900,7 @@ impl LayerOps<'_> {
                 label: "attention",
             },
             Op {
-                bind: kernels::bind(
-                    gpu,
-                    &mp,
-                    &[(9, &s.att_part), (4, &w.att), (5, &s.step), (6, &s.xo)],
-                ),
+                bind: kernels::bind(gpu, &mp, &merge_entries),
                 pipeline: mp,
                 shape: Shape::Fixed([c.n_heads as u32, 1, 1]),
                 label: "attention_merge",

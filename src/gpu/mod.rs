@@ -151,6 +151,10 @@ pub struct GpuTuning {
     /// 16-byte quant loads, i32 sums, each scale applied once) instead of
     /// 8 (units.wgsl's unit_idot decoders).
     pub wide_int: bool,
+    /// Where Wo takes the integer path, the chunked attention kernels
+    /// (decode) also write their output as its int8 x (attention.wgsl
+    /// `chunked_q`, `merge_q`) instead of a quantize_x pass after them.
+    pub attention_int8: bool,
 }
 
 /// `GpuTuning::int_min_bytes`'s default, measured on the H100 with the wide
@@ -185,6 +189,7 @@ impl Default for GpuTuning {
             coop_matrix: true,
             coop_shape: None,
             wide_int: true,
+            attention_int8: true,
         }
     }
 }

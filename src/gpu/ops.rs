@@ -128,6 +128,20 @@ impl IntX {
     }
 }
 
+/// Removes `ops`' leading quantize_x.wgsl pass, if it has one (matvec_ops
+/// puts it first where the product takes the integer path), for a caller
+/// whose producing kernel writes the int8 x itself; whether it did.
+pub fn take_quantize(gpu: &Gpu, k: &Kernels, ops: &mut Vec<Op>) -> bool {
+    let qp = k.quantize_x(gpu);
+    let first = ops
+        .first()
+        .is_some_and(|o| std::rc::Rc::ptr_eq(&o.pipeline, &qp));
+    if first {
+        ops.remove(0);
+    }
+    first
+}
+
 /// Dispatches for rows `rows` of `m` as `a` describes, one per part that
 /// holds some of them; the batch runs along z unless `a.last`. Where the
 /// integer path applies (`Kernels::int_dot`, an `IntX`, not tiled, every

@@ -2926,3 +2926,175 @@ fn argmax_pairs_in_two_passes() {
     }
     assert_eq!(read_f32(&g, &out, 1)[0].to_bits(), 40);
 }
+
+/// Runs quantize_x.wgsl (no norm) over `n` tokens of `cols` values in `x`
+/// into a fresh, NaN-poisoned `IntX`.
+fn quantize_x_gpu(g: &Gpu, k: &Kernels, x: &wgpu::Buffer, cols: usize, n: usize) -> IntX {
+    let ix = IntX::new(g, cols, n).unwrap();
+    poison_int_x(g, &ix);
+    let s = step(g, 0, n as u32);
+    let mut words = [0u32; 24];
+    words[1] = cols as u32;
+    let params = g.params_words(&words);
+    let qp = k.quantize_x(g);
+    let bind = kernels::bind(
+        g,
+        &qp,
+        &[
+            (1, x),
+            (3, &params),
+            (4, x),
+            (5, &s),
+            (13, &ix.q),
+            (14, &ix.d),
+        ],
+    );
+    let wgs = (cols.div_ceil(32) * 32).div_ceil(kernels::QUANTIZE_X_SPAN) as u32;
+    let op = Op {
+        pipeline: qp,
+        bind,
+        shape: Shape::PerToken([wgs, 1, 1], 2),
+        label: "quantize_x",
+    };
+    g.run(&[&[op]], n as u32, &[]);
+    ix
+}
+
+fn poison_int_x(g: &Gpu, ix: &IntX) {
+    for (b, len) in [
+        (&ix.q, ix.tokens * ix.blocks * 8),
+        (&ix.d, ix.tokens * ix.blocks),
+    ] {
+        let nan: Vec<u8> = (0..len).flat_map(|_| f32::NAN.to_le_bytes()).collect();
+        g.queue.write_buffer(b, 0, &nan);
+    }
+}
+
+/// attention.wgsl `chunked_q` and `merge_q` (decode's attention writing
+/// Wo's int8 x itself) against `chunked` and `merge` followed by
+/// quantize_x.wgsl on their output: the f32 output bit for bit, and the
+/// int8 blocks and scales bit for bit (the same f32 operations on the same
+/// values), every word written (NaN-poisoned first). Head sizes 64 (10
+/// query heads on one kv head: workgroups of 4, 4 and 2 slots), 128 and 32
+/// (a block per head); `chunked_q` on 3 tokens at positions 20-22,
+/// `merge_q` on one token past 2 splits and at the context's end.
+#[test]
+fn attention_int8_matches_quantize_x() {
+    let Some(g) = gpu() else { return };
+    let mut k = Kernels::new(&g, &tuning());
+    let mut rng = Rng::new(53);
+    let ls = kernels::SPLIT_KEYS;
+    for (hd, heads, kvh) in [(64usize, 10usize, 1usize), (128, 4, 2), (32, 6, 3)] {
+        let ctx = 3 * ls + 5;
+        let splits = ctx.div_ceil(ls);
+        let (qd, kvd) = (heads * hd, kvh * hd);
+        let scale = 1.0 / (hd as f32).sqrt();
+        let p = g.params([
+            heads as u32,
+            kvh as u32,
+            hd as u32,
+            ctx as u32,
+            scale.to_bits(),
+            0,
+            splits as u32,
+            0,
+        ]);
+        let kc = g.storage("kc", (ctx * kvd * 2) as u64).unwrap();
+        let vc = g.storage("vc", (ctx * kvd * 2) as u64).unwrap();
+        let part = g
+            .storage("part", (heads * splits * (hd + 2) * 4) as u64)
+            .unwrap();
+        let kx = randn(&mut rng, ctx * kvd);
+        let vx = randn(&mut rng, ctx * kvd);
+        let (kb, vb) = (g.upload_f32("k", &kx), g.upload_f32("v", &vx));
+        let s0 = step(&g, 0, ctx as u32);
+        let store = Op {
+            bind: kernels::bind(
+                &g,
+                &k.kv_store(&g),
+                &[(0, &kb), (1, &vb), (2, &kc), (3, &vc), (4, &p), (5, &s0)],
+            ),
+            pipeline: k.kv_store(&g),
+            label: "test",
+            shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
+        };
+        g.run(&[&[store]], ctx as u32, &[]);
+        let group = heads / kvh;
+        let (_, qs) = kernels::chunk_shape(hd, group);
+        let wgs = kvh as u32 * (group as u32).div_ceil(qs);
+        let [sp, mp, mq, cp, cq] = ["split", "merge", "merge_q", "chunked", "chunked_q"]
+            .map(|e| k.attention_entry(&g, hd, group, e));
+        // (pos, tokens, split path)
+        for (pos, n, split) in [
+            (20usize, 3usize, false),
+            (ls + 9, 1, true),
+            (ctx - 1, 1, true),
+        ] {
+            let q = randn(&mut rng, n * qd);
+            let qb = g.upload_f32("q", &q);
+            let st = step(&g, pos as u32, n as u32);
+            let run = |quant: Option<&IntX>| -> wgpu::Buffer {
+                let out = poisoned(&g, n * qd);
+                let mut ops = Vec::new();
+                let mut last = vec![(4, &p), (5, &st), (6, &out)];
+                if let Some(ix) = quant {
+                    last.extend([(13, &ix.q), (14, &ix.d)]);
+                }
+                if split {
+                    ops.push(Op {
+                        bind: kernels::bind(
+                            &g,
+                            &sp,
+                            &[(8, &qb), (2, &kc), (3, &vc), (4, &p), (5, &st), (9, &part)],
+                        ),
+                        pipeline: sp.clone(),
+                        label: "test",
+                        shape: Shape::Fixed([wgs, splits as u32, 1]),
+                    });
+                    let m = if quant.is_some() { &mq } else { &mp };
+                    last.push((9, &part));
+                    ops.push(Op {
+                        bind: kernels::bind(&g, m, &last),
+                        pipeline: m.clone(),
+                        label: "test",
+                        shape: Shape::Fixed([heads as u32, 1, 1]),
+                    });
+                } else {
+                    let c = if quant.is_some() { &cq } else { &cp };
+                    last.extend([(8, &qb), (2, &kc), (3, &vc)]);
+                    ops.push(Op {
+                        bind: kernels::bind(&g, c, &last),
+                        pipeline: c.clone(),
+                        label: "test",
+                        shape: Shape::PerToken([wgs, 1, 1], 1),
+                    });
+                }
+                g.run(&[&ops], n as u32, &[]);
+                out
+            };
+            let plain = run(None);
+            let want = quantize_x_gpu(&g, &k, &plain, qd, n);
+            let got = IntX::new(&g, qd, n).unwrap();
+            poison_int_x(&g, &got);
+            let fused = run(Some(&got));
+            let what = format!("hd {hd} heads {heads}/{kvh} pos {pos} n {n}");
+            let bits = |b: &wgpu::Buffer, len| read_u32(&g, b, len);
+            assert_eq!(bits(&fused, n * qd), bits(&plain, n * qd), "{what}: output");
+            assert!(
+                read_f32(&g, &plain, n * qd).iter().all(|v| v.is_finite()),
+                "{what}"
+            );
+            let (words, blocks) = (n * qd / 4, n * qd / 32);
+            assert_eq!(bits(&got.q, words), bits(&want.q, words), "{what}: int8 x");
+            assert_eq!(
+                bits(&got.d, blocks),
+                bits(&want.d, blocks),
+                "{what}: scales"
+            );
+            assert!(
+                read_f32(&g, &got.d, blocks).iter().all(|v| v.is_finite()),
+                "{what}"
+            );
+        }
+    }
+}

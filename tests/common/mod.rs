@@ -109,10 +109,13 @@ pub fn gpu_engine_on(gpu: webgguf::gpu::Gpu, path: &std::path::Path, upcast_f16:
         ..EngineOptions::default()
     };
     // The test models are far smaller than the integer path's default
-    // threshold (`gpu::INT_MIN_BYTES`): take it for every product, so that
-    // the oracle checks cover it (float weights never take it).
+    // thresholds (`gpu::INT_MIN_BYTES`, `INT_MIN_BYTES_Q8_0`): take it for
+    // every product, so that the oracle checks cover it (float weights
+    // never take it), and with it the attention kernels' int8 output for Wo
+    // where heads are whole 32-element blocks (the real Gemma 3 270M).
     let mut gpu_opts = webgguf::gpu::GpuOptions::default();
     gpu_opts.tuning.int_min_bytes = 0;
+    gpu_opts.tuning.int_min_bytes_q8_0 = 0;
     pollster::block_on(webgguf::gpu::load_engine(
         gpu,
         bytes,

@@ -95,6 +95,8 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 /// - `WEBGGUF_GPU_INT_MIN_MIB=M`: the integer path only for products of at
 ///   least M MiB of weights; `WEBGGUF_GPU_INT_MIN_Q8_MIB=M` the same for
 ///   all-Q8_0 products.
+/// - `WEBGGUF_GPU_ATT_INT8=0`: Wo's int8 x from a quantize_x pass instead
+///   of the attention kernel.
 /// - `WEBGGUF_GPU_WIDE=0`: the integer path decodes 8 elements per call
 ///   (per-unit decoders) instead of 32 (the wide decoders).
 /// - `WEBGGUF_GPU_TILE=large`: the 128x64 prefill tile where the device's
@@ -135,6 +137,7 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
                 })
                 .or(d.tuning.coop_shape),
             wide_int: !off("WEBGGUF_GPU_WIDE"),
+            attention_int8: !off("WEBGGUF_GPU_ATT_INT8"),
         },
         ..d
     }
