@@ -1,0 +1,236 @@
+// Tiled ("flash") causal grouped-query attention for prefill over the f16
+// KV cache (two halves per u32, attention.wgsl's KC/VC layout): for head h
+// of token t (at position p = pos + t) softmax(q . K[j] * scale) over the
+// keys p sees, j in [first_key(p), p] (first_key as in attention.wgsl:
+// max(0, p + 1 - P.window), 0 without a window), then the weighted sum of
+// V[j]; kv head = h / (heads / kv_heads). The query is rounded to f16 as
+// attention.wgsl's entries round it; scores, the online softmax (running
+// max and sum) and the weighted sum are f32, so the result is not
+// llama.cpp's f16-accumulated order bit for bit: the host uses this for
+// prefills past SPLIT_KEYS keys only, where it is close, and `chunked`
+// (exact) below that.
+// A workgroup serves one kv head and R query rows: TQ consecutive tokens
+// x GS query heads of that kv head (row r: token t0 + r / GS, head h0 +
+// r % GS). It walks the keys its tokens see in chunks of CK, staging each
+// chunk's K and V rows in workgroup memory once for all R rows: thread
+// (row, key) computes a score, then each (row, key) its weight against the
+// row's new running max, then thread (row group g, word w) adds the
+// weighted V words of its RT = 4 rows to f32 accumulators in registers.
+// Params (attention.wgsl's): 0 heads, 1 kv_heads, 2 head_dim (= HD),
+//   3 ctx, 4 scale (f32), 7 window (0: none); the others unused.
+// The host prepends `const HD` (64, 128 or 256), `R` (= 2048 / HD: every
+//   thread owns one word of RT = 4 rows), `CK`, `GS` (query heads per
+//   workgroup, <= R) and appends f16.wgsl.
+// Bindings (attention.wgsl's numbers): 8 Q (f32, [tokens][heads *
+//   head_dim]), 2 KC, 3 VC (u32, [ctx][kv_heads * head_dim / 2]), 4 P,
+//   5 S, 6 Out (f32, like Q).
+// Dispatch: (kv_heads * ceil(heads / kv_heads / GS), ceil(tokens / TQ), 1)
+//   workgroups of 256 threads.
+
+struct Params {
+    heads: u32,
+    kv_heads: u32,
+    head_dim: u32,
+    ctx: u32,
+    scale: f32,
+    _p0: u32,
+    splits: u32,
+    window: u32,
+}
+
+struct Step {
+    pos: u32,
+    n: u32,
+    _p0: u32,
+    _p1: u32,
+}
+
+@group(0) @binding(2) var<storage, read> KC: array<u32>;
+@group(0) @binding(3) var<storage, read> VC: array<u32>;
+@group(0) @binding(4) var<uniform> P: Params;
+@group(0) @binding(5) var<uniform> S: Step;
+@group(0) @binding(6) var<storage, read_write> Out: array<f32>;
+@group(0) @binding(8) var<storage, read> Q: array<f32>;
+
+const WG: u32 = 256u;
+// Words (f16 pairs) per head row.
+const HW: u32 = HD / 2u;
+// Q and K rows padded to HW + 1 words: the score threads of a warp read
+// the same word of up to 32 different rows at once, and rows HW words
+// apart (a multiple of 32) would all sit in one shared-memory bank.
+const QW: u32 = HW + 1u;
+// The weighted sum: thread (g, w) = (lid / HW, lid % HW) owns word w of
+// rows g * RT .. g * RT + RT - 1.
+const NG: u32 = WG / HW;
+const RT: u32 = R / NG;
+const TQ: u32 = R / GS;
+// (row, key) pairs per thread, and K (or V) words staged per thread.
+const SPT: u32 = (R * CK + WG - 1u) / WG;
+const KW: u32 = (CK * HW + WG - 1u) / WG;
+// A score no key has: its weight exp(MASKED - max) underflows to 0 for
+// any running max, which starts at NO_MAX (finite, so that no inf - inf
+// ever makes a NaN).
+const MASKED: f32 = -3.4e38;
+const NO_MAX: f32 = -3.0e38;
+
+var<workgroup> qsh: array<u32, R * QW>;
+var<workgroup> ksh: array<u32, CK * QW>;
+// V rows unpadded: a warp reads consecutive words of one row.
+var<workgroup> vsh: array<u32, CK * HW>;
+var<workgroup> ssh: array<f32, R * CK>;
+var<workgroup> psh: array<f32, R * CK>;
+// Each row's running max before this chunk (msh), after it (mnew: written
+// while msh is still being read, copied over at the next chunk's staging),
+// and this chunk's rescale of what came before (ash).
+var<workgroup> msh: array<f32, R>;
+var<workgroup> mnew: array<f32, R>;
+var<workgroup> ash: array<f32, R>;
+
+// attention.wgsl's first_key: the first key a query at position p sees.
+fn first_key(p: u32) -> u32 {
+    if P.window == 0u || p < P.window {
+        return 0u;
+    }
+    return p + 1u - P.window;
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    // This workgroup's kv head, query heads [h0, h0 + nh) and tokens
+    // [t0, t0 + nt); with more query heads per kv head than GS, several
+    // workgroups split them, the last one ragged.
+    let grp = P.heads / P.kv_heads;
+    let per = (grp + GS - 1u) / GS;
+    let kvi = wid.x / per;
+    let h0 = kvi * grp + (wid.x % per) * GS;
+    let nh = min(GS, kvi * grp + grp - h0);
+    let t0 = wid.y * TQ;
+    if t0 >= S.n {
+        return;
+    }
+    let nt = min(TQ, S.n - t0);
+    let qd = P.heads * HD;
+    let kvw = P.kv_heads * HW;
+    let kvo = kvi * HW;
+
+    // The queries, rounded to f16 (exact in the packing); rows past the
+    // tokens or heads are zeros and are masked below.
+    for (var f = lid; f < R * HW; f += WG) {
+        let r = f / HW;
+        let w = f % HW;
+        var word = 0u;
+        if r / GS < nt && r % GS < nh {
+            let i = (t0 + r / GS) * qd + (h0 + r % GS) * HD + 2u * w;
+            word = pack2x16float(vec2<f32>(round_f16(Q[i]), round_f16(Q[i + 1u])));
+        }
+        qsh[r * QW + w] = word;
+    }
+    if lid < R {
+        msh[lid] = NO_MAX;
+        mnew[lid] = NO_MAX;
+    }
+
+    // Keys from the first that the tile's first token sees (later tokens'
+    // windows start no earlier) to the last token's own.
+    let lo = first_key(S.pos + t0);
+    let hi = S.pos + t0 + nt;
+    let w = lid % HW;
+    let g = lid / HW;
+    var acc: array<vec2<f32>, RT>;
+    var total: array<f32, RT>;
+    for (var j0 = lo; j0 < hi; j0 += CK) {
+        // Stage the chunk's K and V rows, all loads in flight before the
+        // stores; keys past the last are clamped to it (written rows,
+        // finite) and masked below.
+        var kw: array<u32, KW>;
+        var vw: array<u32, KW>;
+        for (var k = 0u; k < KW; k++) {
+            let f = min(lid + k * WG, CK * HW - 1u);
+            let j = min(j0 + f / HW, hi - 1u);
+            let i = j * kvw + kvo + f % HW;
+            kw[k] = KC[i];
+            vw[k] = VC[i];
+        }
+        for (var k = 0u; k < KW; k++) {
+            let f = lid + k * WG;
+            if f < CK * HW {
+                ksh[(f / HW) * QW + f % HW] = kw[k];
+                vsh[f] = vw[k];
+            }
+        }
+        if lid < R {
+            msh[lid] = mnew[lid];
+        }
+        workgroupBarrier();
+
+        // Scores of the keys each row sees, MASKED for the others.
+        for (var k = 0u; k < SPT; k++) {
+            let i = lid + k * WG;
+            if i < R * CK {
+                let r = i / CK;
+                let c = i % CK;
+                let p = S.pos + t0 + r / GS;
+                let j = j0 + c;
+                var s = MASKED;
+                if r / GS < nt && r % GS < nh && j <= p && j >= first_key(p) {
+                    // Two partial sums: half the dependent chain.
+                    var dv = vec2<f32>(0.0);
+                    for (var e = 0u; e < HW; e++) {
+                        dv += unpack2x16float(qsh[r * QW + e]) * unpack2x16float(ksh[c * QW + e]);
+                    }
+                    s = (dv.x + dv.y) * P.scale;
+                }
+                ssh[i] = s;
+            }
+        }
+        workgroupBarrier();
+
+        // Weights against the row's max so far (every thread of a row
+        // finds the same max: broadcast reads), and the row's rescale.
+        for (var k = 0u; k < SPT; k++) {
+            let i = lid + k * WG;
+            if i < R * CK {
+                let r = i / CK;
+                let m0 = msh[r];
+                var mx = m0;
+                for (var c = 0u; c < CK; c++) {
+                    mx = max(mx, ssh[r * CK + c]);
+                }
+                psh[i] = exp(ssh[i] - mx);
+                if i % CK == 0u {
+                    ash[r] = exp(m0 - mx);
+                    mnew[r] = mx;
+                }
+            }
+        }
+        workgroupBarrier();
+
+        // The weighted V rows; every thread of a row group keeps the same
+        // totals (free: it reads every weight of its rows anyway).
+        for (var q = 0u; q < RT; q++) {
+            let a = ash[g * RT + q];
+            acc[q] *= a;
+            total[q] *= a;
+        }
+        for (var c = 0u; c < CK; c++) {
+            let v = unpack2x16float(vsh[c * HW + w]);
+            for (var q = 0u; q < RT; q++) {
+                let pw = psh[(g * RT + q) * CK + c];
+                acc[q] += pw * v;
+                total[q] += pw;
+            }
+        }
+        workgroupBarrier();
+    }
+
+    for (var q = 0u; q < RT; q++) {
+        let r = g * RT + q;
+        if r / GS < nt && r % GS < nh {
+            // total >= 1: the row's largest score weighs exp(0).
+            let o = (t0 + r / GS) * qd + (h0 + r % GS) * HD + 2u * w;
+            let inv = 1.0 / total[q];
+            Out[o] = acc[q].x * inv;
+            Out[o + 1u] = acc[q].y * inv;
+        }
+    }
+}
