@@ -13,7 +13,7 @@
 use std::cell::OnceCell;
 
 use super::device::Gpu;
-use super::kernels::{self, Kernels, Mv, Op, Shape};
+use super::kernels::{self, FlashTile, Kernels, Mv, Op, Shape};
 use super::ops::{auto_rows, embed_ops, f, matvec_ops, IntX, MatvecArgs, QkvArgs, SampleBufs};
 use super::upload::{GpuMatrix, MatGroup};
 use super::{GpuBackend, GpuOptions};
@@ -115,6 +115,7 @@ impl GpuBackend {
             ew_ff: gpu.params([ff as u32, kernels::NX, 0, 0, 0, 0, 0, 0]),
             simple_attention: d.simple_attention,
             split_attention: d.split_attention,
+            flash: d.flash,
             splits: d.splits,
             // Workgroups of the chunked and split kernels: kv heads x
             // query slots per kv head.
@@ -129,6 +130,7 @@ impl GpuBackend {
         let mut layers = Vec::new();
         let mut layers_one = Vec::new();
         let mut layers_long = Vec::new();
+        let mut layers_flash = Vec::new();
         for (l, (layer, spec)) in w.layers.iter().zip(&c.spec.layers).enumerate() {
             let lw = LayerBufs::upload(&gpu, c, w, l, layer, spec, ctx, limit, opts.tuning.fuse)?;
             let b = LayerOps {
@@ -140,14 +142,20 @@ impl GpuBackend {
                 w: &lw,
                 has_ff: w.rope_freqs.is_some(),
             };
-            // (list, one token, attention in splits)
-            let mut lists = vec![(&mut layers_one, true, false), (&mut layers, false, false)];
+            // (list, one token, its attention)
+            let mut lists = vec![
+                (&mut layers_one, true, Attn::Pass),
+                (&mut layers, false, Attn::Pass),
+            ];
             if shared.split_attention {
-                lists.push((&mut layers_long, true, true));
+                lists.push((&mut layers_long, true, Attn::Split));
             }
-            for (list, one, long) in lists {
+            if let Some(tile) = shared.flash {
+                lists.push((&mut layers_flash, false, Attn::Flash(tile)));
+            }
+            for (list, one, attn) in lists {
                 let tiled = !one && opts.tuning.tiled_prefill;
-                list.extend(b.attention_block(&mut k, tiled, long)?);
+                list.extend(b.attention_block(&mut k, tiled, attn)?);
                 list.extend(b.ffn_block(&mut k, tiled)?);
             }
             keep.extend(lw.bufs);
@@ -225,6 +233,7 @@ impl GpuBackend {
             layers,
             layers_one,
             layers_long,
+            layers_flash,
             head,
             argmax,
             masked_argmax,
@@ -253,6 +262,10 @@ pub(super) struct Dims {
     pub(super) simple_attention: bool,
     /// A third layer list, for decode past SPLIT_KEYS keys.
     pub(super) split_attention: bool,
+    /// A fourth, for prefill past SPLIT_KEYS keys (flash.wgsl), with this
+    /// tile (`GpuTuning::flash_prefill`, with the chunked kernel, where the
+    /// head size has a tile).
+    pub(super) flash: Option<FlashTile>,
     pub(super) splits: usize,
     /// The fused q/k/v kernel handles rows in quads of two pairs.
     pub(super) quads: bool,
@@ -289,6 +302,8 @@ impl Dims {
             limit,
             simple_attention,
             split_attention: !simple_attention && opts.tuning.split_attention,
+            flash: FlashTile::new(c.head_dim, c.n_heads / c.n_kv_heads.max(1))
+                .filter(|_| !simple_attention && opts.tuning.flash_prefill),
             splits: ctx.div_ceil(kernels::SPLIT_KEYS),
             quads: c.head_dim.is_multiple_of(4) && c.rope_dim.is_multiple_of(4),
         })
@@ -409,6 +424,17 @@ impl ScratchSizes {
     }
 }
 
+/// Which attention a layer list runs.
+#[derive(Clone, Copy)]
+enum Attn {
+    /// One pass per query (`LayerOps::attention`).
+    Pass,
+    /// Decode in splits, merged after (`LayerOps::attention_split`).
+    Split,
+    /// Prefill in tiles (`LayerOps::attention_flash`).
+    Flash(FlashTile),
+}
+
 /// What every layer's ops share: uniform blocks and the attention shape.
 struct Shared {
     /// Rope frequency divisors (a 1-element dummy without them).
@@ -422,6 +448,7 @@ struct Shared {
     ew_ff: wgpu::Buffer,
     simple_attention: bool,
     split_attention: bool,
+    flash: Option<FlashTile>,
     splits: usize,
     att_wgs: u32,
     quads: bool,
@@ -608,7 +635,7 @@ struct LayerOps<'a> {
 impl LayerOps<'_> {
     /// x += [postnorm] Wo · attention(q, k, v), the q/k/v made from
     /// rmsnorm(x) and stored (k, v) to the cache.
-    fn attention_block(&self, k: &mut Kernels, tiled: bool, long: bool) -> Result<Vec<Op>> {
+    fn attention_block(&self, k: &mut Kernels, tiled: bool, attn: Attn) -> Result<Vec<Op>> {
         let mut ops = match self
             .w
             .qkv
@@ -618,10 +645,10 @@ impl LayerOps<'_> {
             Some(m) => self.qkv_fused(k, m, tiled)?,
             None => self.qkv_unfused(k, tiled)?,
         };
-        ops.extend(if long {
-            self.attention_split(k)
-        } else {
-            vec![self.attention(k)]
+        ops.extend(match attn {
+            Attn::Pass => vec![self.attention(k)],
+            Attn::Split => self.attention_split(k),
+            Attn::Flash(tile) => vec![self.attention_flash(k, tile)],
         });
         let post = self.w.post_attn_norm.as_ref();
         ops.extend(self.residual(k, &self.w.wo, &self.s.xo, post, tiled)?);
@@ -809,6 +836,30 @@ impl LayerOps<'_> {
             bind: kernels::bind(gpu, &pl, &entries),
             pipeline: pl,
             shape,
+            label: "attention",
+        }
+    }
+
+    /// Prefill past SPLIT_KEYS keys: flash.wgsl, a workgroup per kv head,
+    /// tile of tokens and (large groups) share of the group.
+    fn attention_flash(&self, k: &mut Kernels, tile: FlashTile) -> Op {
+        let (gpu, s, c, w) = (self.gpu, self.s, self.c, self.w);
+        let pl = k.attention_flash(gpu, tile);
+        Op {
+            bind: kernels::bind(
+                gpu,
+                &pl,
+                &[
+                    (8, &s.q),
+                    (2, &w.kc),
+                    (3, &w.vc),
+                    (4, &w.att),
+                    (5, &s.step),
+                    (6, &s.xo),
+                ],
+            ),
+            pipeline: pl,
+            shape: tile.shape(c.n_kv_heads, c.n_heads / c.n_kv_heads),
             label: "attention",
         }
     }

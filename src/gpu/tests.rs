@@ -3018,3 +3018,68 @@ fn matmul_coop_source_compiles() {
         }
     }
 }
+
+/// The layer list a step runs: one token attends in one pass up to
+/// SPLIT_KEYS keys and in splits past them; a batch with the chunked
+/// kernel (llama.cpp's exact order) while its keys, pos + n, are at most
+/// SPLIT_KEYS, and in tiles (flash.wgsl) past them unless
+/// `GpuTuning::flash_prefill` is off; on a one-layer synthetic model with
+/// 64-dim heads.
+#[test]
+fn layer_lists_follow_the_keys() {
+    let Some(g) = gpu() else { return };
+    let shape = crate::synthetic::Shape {
+        name: "lists",
+        dim: 128,
+        n_layers: 1,
+        n_heads: 2,
+        n_kv_heads: 1,
+        ffn_dim: 64,
+        vocab: 300,
+        context: 256,
+        ..crate::synthetic::SMOLLM2_135M
+    };
+    let bytes = crate::synthetic::build(&shape, GgmlType::F32, 1).unwrap();
+    let loaded =
+        crate::engine::Loaded::from_parts(bytes, &crate::gguf::Parts::one(), Default::default())
+            .unwrap();
+    for flash in [true, false] {
+        let opts = GpuOptions {
+            tuning: GpuTuning {
+                flash_prefill: flash,
+                ..tuning()
+            },
+            ..GpuOptions::default()
+        };
+        let b = pollster::block_on(GpuBackend::new(
+            g.clone(),
+            &loaded.config,
+            &loaded.weights,
+            256,
+            128,
+            opts,
+            &|_| {},
+        ))
+        .unwrap();
+        let k = kernels::SPLIT_KEYS;
+        let prefill_long: &[Op] = if flash { &b.layers_flash } else { &b.layers };
+        for (n, pos, want) in [
+            (1, 0, &b.layers_one[..]),
+            (1, k - 1, &b.layers_one),
+            (1, k, &b.layers_long),
+            (2, 0, &b.layers),
+            (k, 0, &b.layers),
+            (2, k - 2, &b.layers),
+            (k + 1, 0, prefill_long),
+            (2, k - 1, prefill_long),
+            (77, 29, prefill_long),
+        ] {
+            let got = b.layer_list(n, b.long(n, pos));
+            assert!(
+                std::ptr::eq(got, want),
+                "flash {flash}: {n} tokens at {pos} picked the wrong list"
+            );
+        }
+        assert_eq!(b.layers_flash.is_empty(), !flash);
+    }
+}
