@@ -15,15 +15,15 @@
 // chunk's K and V rows in workgroup memory once for all R rows: thread
 // (row, key) computes a score, then each (row, key) its weight against the
 // row's new running max, then thread (row group g, word w) adds the
-// weighted V words of its RT = 4 rows to f32 accumulators in registers.
+// weighted V words of its 4 rows to f32 accumulators in registers.
 // Params (attention.wgsl's): 0 heads, 1 kv_heads, 2 head_dim (= HD),
 //   3 ctx, 4 scale (f32), 7 window (0: none); the others unused.
 // The host prepends `const HD` (64, 128 or 256), `R` (= 2048 / HD: every
-//   thread owns one word of RT = 4 rows), `CK`, `GS` (query heads per
+//   thread owns one word of 4 rows), `CK`, `GS` (query heads per
 //   workgroup, <= R) and appends f16.wgsl.
 // Bindings (attention.wgsl's numbers): 8 Q (f32, [tokens][heads *
-//   head_dim]), 2 KC, 3 VC (u32, [ctx][kv_heads * head_dim / 2]), 4 P,
-//   5 S, 6 Out (f32, like Q).
+//   head_dim]), 2 KC, 3 VC (u32, [ctx][kv_heads * head_dim / 2], read
+//   as vec4<u32>), 4 P, 5 S, 6 Out (f32, like Q).
 // Dispatch: (kv_heads * ceil(heads / kv_heads / GS), ceil(tokens / TQ), 1)
 //   workgroups of 256 threads.
 
@@ -45,40 +45,46 @@ struct Step {
     _p1: u32,
 }
 
-@group(0) @binding(2) var<storage, read> KC: array<u32>;
-@group(0) @binding(3) var<storage, read> VC: array<u32>;
+// The cache as 16-byte words: rows are head_dim / 2 >= 32 words long and
+// start at multiples of that, so 4 u32 words of a row load at once.
+@group(0) @binding(2) var<storage, read> KC: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> VC: array<vec4<u32>>;
 @group(0) @binding(4) var<uniform> P: Params;
 @group(0) @binding(5) var<uniform> S: Step;
 @group(0) @binding(6) var<storage, read_write> Out: array<f32>;
 @group(0) @binding(8) var<storage, read> Q: array<f32>;
 
 const WG: u32 = 256u;
-// Words (f16 pairs) per head row.
+// Words (f16 pairs) per head row, and 16-byte words.
 const HW: u32 = HD / 2u;
-// Q and K rows padded to HW + 1 words: the score threads of a warp read
-// the same word of up to 32 different rows at once, and rows HW words
-// apart (a multiple of 32) would all sit in one shared-memory bank.
-const QW: u32 = HW + 1u;
+const HV: u32 = HW / 4u;
+// Q and K rows as 16-byte words, padded to HV + 1 of them: the score
+// threads of a warp read the same 16 bytes of up to 16 different key rows
+// at once (8 per shared-memory pass), and rows HW words apart (a multiple
+// of 32) would all sit in the same four banks; 4 words more put 8
+// consecutive rows in 32 different banks.
+const QW: u32 = HV + 1u;
 // The weighted sum: thread (g, w) = (lid / HW, lid % HW) owns word w of
-// rows g * RT .. g * RT + RT - 1.
-const NG: u32 = WG / HW;
-const RT: u32 = R / NG;
+// rows 4 g .. 4 g + 3 (R = 4 * WG / HW: every thread busy).
+const_assert R * HW == 4u * WG;
 const TQ: u32 = R / GS;
 // (row, key) pairs per thread, and K (or V) words staged per thread.
 const SPT: u32 = (R * CK + WG - 1u) / WG;
-const KW: u32 = (CK * HW + WG - 1u) / WG;
+const KW: u32 = (CK * HV + WG - 1u) / WG;
 // A score no key has: its weight exp(MASKED - max) underflows to 0 for
 // any running max, which starts at NO_MAX (finite, so that no inf - inf
 // ever makes a NaN).
 const MASKED: f32 = -3.4e38;
 const NO_MAX: f32 = -3.0e38;
 
-var<workgroup> qsh: array<u32, R * QW>;
-var<workgroup> ksh: array<u32, CK * QW>;
-// V rows unpadded: a warp reads consecutive words of one row.
+var<workgroup> qsh: array<vec4<u32>, R * QW>;
+var<workgroup> ksh: array<vec4<u32>, CK * QW>;
+// V rows unpadded, as u32: a warp reads 32 consecutive words of one row.
 var<workgroup> vsh: array<u32, CK * HW>;
 var<workgroup> ssh: array<f32, R * CK>;
-var<workgroup> psh: array<f32, R * CK>;
+// The weights, the 4 rows of a row group side by side: the weighted
+// sum reads a key's 4 weights in one load.
+var<workgroup> psh: array<vec4<f32>, R / 4u * CK>;
 // Each row's running max before this chunk (msh), after it (mnew: written
 // while msh is still being read, copied over at the next chunk's staging),
 // and this chunk's rescale of what came before (ash).
@@ -110,20 +116,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     let nt = min(TQ, S.n - t0);
     let qd = P.heads * HD;
-    let kvw = P.kv_heads * HW;
-    let kvo = kvi * HW;
+    let kvw = P.kv_heads * HV;
+    let kvo = kvi * HV;
 
     // The queries, rounded to f16 (exact in the packing); rows past the
     // tokens or heads are zeros and are masked below.
-    for (var f = lid; f < R * HW; f += WG) {
-        let r = f / HW;
-        let w = f % HW;
-        var word = 0u;
+    for (var f = lid; f < R * HV; f += WG) {
+        let r = f / HV;
+        let e = f % HV;
+        var word = vec4<u32>(0u);
         if r / GS < nt && r % GS < nh {
-            let i = (t0 + r / GS) * qd + (h0 + r % GS) * HD + 2u * w;
-            word = pack2x16float(vec2<f32>(round_f16(Q[i]), round_f16(Q[i + 1u])));
+            let i = (t0 + r / GS) * qd + (h0 + r % GS) * HD + 8u * e;
+            for (var x = 0u; x < 4u; x++) {
+                let a = round_f16(Q[i + 2u * x]);
+                let b = round_f16(Q[i + 2u * x + 1u]);
+                word[x] = pack2x16float(vec2<f32>(a, b));
+            }
         }
-        qsh[r * QW + w] = word;
+        qsh[r * QW + e] = word;
     }
     if lid < R {
         msh[lid] = NO_MAX;
@@ -136,26 +146,28 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let hi = S.pos + t0 + nt;
     let w = lid % HW;
     let g = lid / HW;
-    var acc: array<vec2<f32>, RT>;
-    var total: array<f32, RT>;
+    var acc: array<vec2<f32>, 4>;
+    var total = vec4<f32>(0.0);
     for (var j0 = lo; j0 < hi; j0 += CK) {
         // Stage the chunk's K and V rows, all loads in flight before the
         // stores; keys past the last are clamped to it (written rows,
         // finite) and masked below.
-        var kw: array<u32, KW>;
-        var vw: array<u32, KW>;
+        var kw: array<vec4<u32>, KW>;
+        var vw: array<vec4<u32>, KW>;
         for (var k = 0u; k < KW; k++) {
-            let f = min(lid + k * WG, CK * HW - 1u);
-            let j = min(j0 + f / HW, hi - 1u);
-            let i = j * kvw + kvo + f % HW;
+            let f = min(lid + k * WG, CK * HV - 1u);
+            let j = min(j0 + f / HV, hi - 1u);
+            let i = j * kvw + kvo + f % HV;
             kw[k] = KC[i];
             vw[k] = VC[i];
         }
         for (var k = 0u; k < KW; k++) {
             let f = lid + k * WG;
-            if f < CK * HW {
-                ksh[(f / HW) * QW + f % HW] = kw[k];
-                vsh[f] = vw[k];
+            if f < CK * HV {
+                ksh[(f / HV) * QW + f % HV] = kw[k];
+                for (var x = 0u; x < 4u; x++) {
+                    vsh[4u * f + x] = vw[k][x];
+                }
             }
         }
         if lid < R {
@@ -175,8 +187,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 if r / GS < nt && r % GS < nh && j <= p && j >= first_key(p) {
                     // Two partial sums: half the dependent chain.
                     var dv = vec2<f32>(0.0);
-                    for (var e = 0u; e < HW; e++) {
-                        dv += unpack2x16float(qsh[r * QW + e]) * unpack2x16float(ksh[c * QW + e]);
+                    for (var e = 0u; e < HV; e++) {
+                        let qa = qsh[r * QW + e];
+                        let kb = ksh[c * QW + e];
+                        dv += unpack2x16float(qa.x) * unpack2x16float(kb.x);
+                        dv += unpack2x16float(qa.y) * unpack2x16float(kb.y);
+                        dv += unpack2x16float(qa.z) * unpack2x16float(kb.z);
+                        dv += unpack2x16float(qa.w) * unpack2x16float(kb.w);
                     }
                     s = (dv.x + dv.y) * P.scale;
                 }
@@ -196,7 +213,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 for (var c = 0u; c < CK; c++) {
                     mx = max(mx, ssh[r * CK + c]);
                 }
-                psh[i] = exp(ssh[i] - mx);
+                psh[(r / 4u) * CK + i % CK][r % 4u] = exp(ssh[i] - mx);
                 if i % CK == 0u {
                     ash[r] = exp(m0 - mx);
                     mnew[r] = mx;
@@ -207,24 +224,26 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 
         // The weighted V rows; every thread of a row group keeps the same
         // totals (free: it reads every weight of its rows anyway).
-        for (var q = 0u; q < RT; q++) {
-            let a = ash[g * RT + q];
-            acc[q] *= a;
-            total[q] *= a;
-        }
+        let a = vec4<f32>(ash[g * 4u], ash[g * 4u + 1u], ash[g * 4u + 2u], ash[g * 4u + 3u]);
+        acc[0] *= a.x;
+        acc[1] *= a.y;
+        acc[2] *= a.z;
+        acc[3] *= a.w;
+        total *= a;
         for (var c = 0u; c < CK; c++) {
             let v = unpack2x16float(vsh[c * HW + w]);
-            for (var q = 0u; q < RT; q++) {
-                let pw = psh[(g * RT + q) * CK + c];
-                acc[q] += pw * v;
-                total[q] += pw;
-            }
+            let pw = psh[g * CK + c];
+            acc[0] += pw.x * v;
+            acc[1] += pw.y * v;
+            acc[2] += pw.z * v;
+            acc[3] += pw.w * v;
+            total += pw;
         }
         workgroupBarrier();
     }
 
-    for (var q = 0u; q < RT; q++) {
-        let r = g * RT + q;
+    for (var q = 0u; q < 4u; q++) {
+        let r = g * 4u + q;
         if r / GS < nt && r % GS < nh {
             // total >= 1: the row's largest score weighs exp(0).
             let o = (t0 + r / GS) * qd + (h0 + r % GS) * HD + 2u * w;

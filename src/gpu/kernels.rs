@@ -1126,11 +1126,11 @@ const FLASH_TILES: [(usize, u32, u32); 3] = [(64, 32, 16), (128, 16, 16), (256, 
 const FLASH_SHARED_MAX: usize = 16 << 10;
 
 /// flash.wgsl's workgroup memory for a tile, in bytes: the f16 query rows
-/// and key rows (padded to head_dim / 2 + 1 words), the value rows, scores
+/// and key rows (padded to head_dim / 2 + 4 words), the value rows, scores
 /// and weights (rows x keys each), and three f32 per row.
 const fn flash_shared_bytes(head_dim: usize, rows: u32, keys: u32) -> usize {
     let (hw, r, c) = (head_dim / 2, rows as usize, keys as usize);
-    4 * (r * (hw + 1) + c * (hw + 1) + c * hw + 2 * r * c + 3 * r)
+    4 * (r * (hw + 4) + c * (hw + 4) + c * hw + 2 * r * c + 3 * r)
 }
 
 // Every tile within the portable budget, with 4 rows per thread.
