@@ -162,7 +162,8 @@ fn the_plan_equals_what_a_gpu_load_holds() {
 }
 
 /// Tuning flags that change buffers (no fusing, the simple attention
-/// kernel and its score scratch, no split attention), and the in-memory
+/// kernel and its score scratch, no split attention, no flash prefill
+/// list), and the in-memory
 /// load (uploads rather than deferred writes), give what the plan says.
 #[test]
 fn the_plan_follows_tuning_and_the_in_memory_load() {
@@ -186,6 +187,10 @@ fn the_plan_follows_tuning_and_the_in_memory_load() {
             },
             GpuTuning {
                 split_attention: false,
+                ..GpuTuning::default()
+            },
+            GpuTuning {
+                flash_prefill: false,
                 ..GpuTuning::default()
             },
         ];

@@ -13,7 +13,7 @@
 use std::cell::OnceCell;
 
 use super::device::Gpu;
-use super::kernels::{self, Kernels, Mv, Op, Shape};
+use super::kernels::{self, FlashTile, Kernels, Mv, Op, Shape};
 use super::ops::{
     auto_rows, embed_ops, f, matvec_ops, take_quantize, IntX, MatvecArgs, QkvArgs, SampleBufs,
 };
@@ -120,6 +120,7 @@ impl GpuBackend {
             ew_ff: gpu.params([ff as u32, kernels::NX, 0, 0, 0, 0, 0, 0]),
             simple_attention: d.simple_attention,
             split_attention: d.split_attention,
+            flash: d.flash,
             splits: d.splits,
             attention_int8: opts.tuning.attention_int8 && c.head_dim.is_multiple_of(32),
             // Workgroups of the chunked and split kernels: kv heads x
@@ -135,6 +136,7 @@ impl GpuBackend {
         let mut layers = Vec::new();
         let mut layers_one = Vec::new();
         let mut layers_long = Vec::new();
+        let mut layers_flash = Vec::new();
         for (l, (layer, spec)) in w.layers.iter().zip(&c.spec.layers).enumerate() {
             let lw = LayerBufs::upload(&gpu, c, w, l, layer, spec, ctx, limit, opts.tuning.fuse)?;
             let b = LayerOps {
@@ -146,14 +148,20 @@ impl GpuBackend {
                 w: &lw,
                 has_ff: w.rope_freqs.is_some(),
             };
-            // (list, one token, attention in splits)
-            let mut lists = vec![(&mut layers_one, true, false), (&mut layers, false, false)];
+            // (list, one token, its attention)
+            let mut lists = vec![
+                (&mut layers_one, true, Attn::Pass),
+                (&mut layers, false, Attn::Pass),
+            ];
             if shared.split_attention {
-                lists.push((&mut layers_long, true, true));
+                lists.push((&mut layers_long, true, Attn::Split));
             }
-            for (list, one, long) in lists {
+            if let Some(tile) = shared.flash {
+                lists.push((&mut layers_flash, false, Attn::Flash(tile)));
+            }
+            for (list, one, attn) in lists {
                 let tiled = !one && opts.tuning.tiled_prefill;
-                list.extend(b.attention_block(&mut k, tiled, long)?);
+                list.extend(b.attention_block(&mut k, tiled, attn)?);
                 list.extend(b.ffn_block(&mut k, tiled)?);
             }
             keep.extend(lw.bufs);
@@ -249,6 +257,7 @@ impl GpuBackend {
             layers,
             layers_one,
             layers_long,
+            layers_flash,
             head,
             argmax,
             masked_argmax,
@@ -277,6 +286,10 @@ pub(super) struct Dims {
     pub(super) simple_attention: bool,
     /// A third layer list, for decode past SPLIT_KEYS keys.
     pub(super) split_attention: bool,
+    /// A fourth, for prefill past SPLIT_KEYS keys (flash.wgsl), with this
+    /// tile (`GpuTuning::flash_prefill`, with the chunked kernel, where the
+    /// head size has a tile).
+    pub(super) flash: Option<FlashTile>,
     pub(super) splits: usize,
     /// The fused q/k/v kernel handles rows in quads of two pairs.
     pub(super) quads: bool,
@@ -313,6 +326,8 @@ impl Dims {
             limit,
             simple_attention,
             split_attention: !simple_attention && opts.tuning.split_attention,
+            flash: FlashTile::new(c.head_dim, c.n_heads / c.n_kv_heads.max(1))
+                .filter(|_| !simple_attention && opts.tuning.flash_prefill),
             splits: ctx.div_ceil(kernels::SPLIT_KEYS),
             quads: c.head_dim.is_multiple_of(4) && c.rope_dim.is_multiple_of(4),
         })
@@ -444,6 +459,17 @@ impl ScratchSizes {
     }
 }
 
+/// Which attention a layer list runs.
+#[derive(Clone, Copy)]
+enum Attn {
+    /// One pass per query (`LayerOps::attention`).
+    Pass,
+    /// Decode in splits, merged after (`LayerOps::attention_split`).
+    Split,
+    /// Prefill in tiles (`LayerOps::attention_flash`).
+    Flash(FlashTile),
+}
+
 /// What every layer's ops share: uniform blocks and the attention shape.
 struct Shared {
     /// Rope frequency divisors (a 1-element dummy without them).
@@ -457,6 +483,7 @@ struct Shared {
     ew_ff: wgpu::Buffer,
     simple_attention: bool,
     split_attention: bool,
+    flash: Option<FlashTile>,
     splits: usize,
     /// The chunked attention kernels may also write Wo's int8 x
     /// (`GpuTuning::attention_int8`; heads whole 32-element blocks).
@@ -646,7 +673,7 @@ struct LayerOps<'a> {
 impl LayerOps<'_> {
     /// x += [postnorm] Wo · attention(q, k, v), the q/k/v made from
     /// rmsnorm(x) and stored (k, v) to the cache.
-    fn attention_block(&self, k: &mut Kernels, tiled: bool, long: bool) -> Result<Vec<Op>> {
+    fn attention_block(&self, k: &mut Kernels, tiled: bool, attn: Attn) -> Result<Vec<Op>> {
         let mut ops = match self
             .w
             .qkv
@@ -658,18 +685,21 @@ impl LayerOps<'_> {
         };
         let post = self.w.post_attn_norm.as_ref();
         let mut wo = self.residual(k, &self.w.wo, &self.s.xo, post, tiled)?;
-        // Where Wo takes the integer path, the attention kernel writes its
-        // int8 x too, which saves the quantize pass's dispatch.
-        let qx = match k.int_x.clone() {
-            Some(ix) if self.sh.attention_int8 && !self.sh.simple_attention => {
+        // Where Wo takes the integer path, the chunked attention kernels
+        // write its int8 x too, which saves the quantize pass's dispatch
+        // (the tiled prefill kernel does not: its Wo keeps its pass).
+        let qx = match (&attn, k.int_x.clone()) {
+            (Attn::Pass | Attn::Split, Some(ix))
+                if self.sh.attention_int8 && !self.sh.simple_attention =>
+            {
                 take_quantize(self.gpu, k, &mut wo).then_some(ix)
             }
             _ => None,
         };
-        ops.extend(if long {
-            self.attention_split(k, qx.as_ref())
-        } else {
-            vec![self.attention(k, qx.as_ref())]
+        ops.extend(match attn {
+            Attn::Pass => vec![self.attention(k, qx.as_ref())],
+            Attn::Split => self.attention_split(k, qx.as_ref()),
+            Attn::Flash(tile) => vec![self.attention_flash(k, tile)],
         });
         ops.extend(wo);
         Ok(ops)
@@ -863,6 +893,30 @@ impl LayerOps<'_> {
             bind: kernels::bind(gpu, &pl, &entries),
             pipeline: pl,
             shape,
+            label: "attention",
+        }
+    }
+
+    /// Prefill past SPLIT_KEYS keys: flash.wgsl, a workgroup per kv head,
+    /// tile of tokens and (large groups) share of the group.
+    fn attention_flash(&self, k: &mut Kernels, tile: FlashTile) -> Op {
+        let (gpu, s, c, w) = (self.gpu, self.s, self.c, self.w);
+        let pl = k.attention_flash(gpu, tile);
+        Op {
+            bind: kernels::bind(
+                gpu,
+                &pl,
+                &[
+                    (8, &s.q),
+                    (2, &w.kc),
+                    (3, &w.vc),
+                    (4, &w.att),
+                    (5, &s.step),
+                    (6, &s.xo),
+                ],
+            ),
+            pipeline: pl,
+            shape: tile.shape(c.n_kv_heads, c.n_heads / c.n_kv_heads),
             label: "attention",
         }
     }

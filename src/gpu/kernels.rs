@@ -24,6 +24,7 @@ const EMBED: &str = include_str!("../../shaders/embed.wgsl");
 const RMSNORM: &str = include_str!("../../shaders/rmsnorm.wgsl");
 const ROPE: &str = include_str!("../../shaders/rope.wgsl");
 const ATTENTION: &str = include_str!("../../shaders/attention.wgsl");
+const FLASH: &str = include_str!("../../shaders/flash.wgsl");
 const ELEMENTWISE: &str = include_str!("../../shaders/elementwise.wgsl");
 const ARGMAX: &str = include_str!("../../shaders/argmax.wgsl");
 const SAMPLE: &str = include_str!("../../shaders/sample.wgsl");
@@ -989,6 +990,7 @@ pub struct Kernels {
     quantize_x: Lazy,
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
     chunked: HashMap<((u32, u32), &'static str), Rc<wgpu::ComputePipeline>>,
+    flash: HashMap<FlashTile, Rc<wgpu::ComputePipeline>>,
     matmul: HashMap<(Fmts, Mv, Tile, bool), Rc<wgpu::ComputePipeline>>,
     /// The prefill tile (matmul.wgsl).
     pub tile: Tile,
@@ -1144,6 +1146,92 @@ pub fn chunk_shape(head_dim: usize, group: usize) -> (u32, u32) {
     (c, qs)
 }
 
+/// flash.wgsl's tiles, (head_dim, query rows, keys per chunk): rows =
+/// 2048 / head_dim, so that each of the 256 threads owns one output word
+/// (two dims) of 4 rows; chunks as long as the workgroup memory allows
+/// with K and V staged together (`flash_shared_bytes`: 13,440, 15,040 and
+/// 13,152 bytes). Other head sizes keep attention.wgsl's `chunked` for
+/// every prefill.
+const FLASH_TILES: [(usize, u32, u32); 3] = [(64, 32, 16), (128, 16, 16), (256, 8, 8)];
+
+/// WebGPU's default (and guaranteed) workgroup memory, which flash.wgsl
+/// stays within on every device.
+const FLASH_SHARED_MAX: usize = 16 << 10;
+
+/// flash.wgsl's workgroup memory for a tile, in bytes: the f16 query rows
+/// and key rows (padded to head_dim / 2 + 4 words), the value rows, scores
+/// and weights (rows x keys each), and three f32 per row.
+const fn flash_shared_bytes(head_dim: usize, rows: u32, keys: u32) -> usize {
+    let (hw, r, c) = (head_dim / 2, rows as usize, keys as usize);
+    4 * (r * (hw + 4) + c * (hw + 4) + c * hw + 2 * r * c + 3 * r)
+}
+
+// Every tile within the portable budget, with 4 rows per thread.
+const _: () = {
+    let mut i = 0;
+    while i < FLASH_TILES.len() {
+        let (hd, rows, keys) = FLASH_TILES[i];
+        assert!(flash_shared_bytes(hd, rows, keys) <= FLASH_SHARED_MAX);
+        assert!(rows as usize * hd == 2048);
+        i += 1;
+    }
+};
+
+/// A flash.wgsl pipeline's constants: heads of `head_dim` dims, `rows`
+/// query rows per workgroup (`heads` query heads of one kv head x
+/// `tokens()` tokens), `keys` per chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FlashTile {
+    pub head_dim: u32,
+    pub rows: u32,
+    pub keys: u32,
+    pub heads: u32,
+}
+
+impl FlashTile {
+    /// The tile for heads of `head_dim` dims, `group` query heads per kv
+    /// head (a larger group is split over workgroups of `rows` heads);
+    /// None for a head size without one (64, 128 and 256 have one).
+    pub fn new(head_dim: usize, group: usize) -> Option<FlashTile> {
+        let &(_, rows, keys) = FLASH_TILES.iter().find(|t| t.0 == head_dim)?;
+        Some(FlashTile {
+            head_dim: head_dim as u32,
+            rows,
+            keys,
+            heads: (group as u32).clamp(1, rows),
+        })
+    }
+
+    /// Consecutive tokens per workgroup.
+    pub fn tokens(self) -> u32 {
+        self.rows / self.heads
+    }
+
+    /// The dispatch for `kv_heads` kv heads of `group` query heads each:
+    /// x the kv heads times their workgroups, y the tokens in tiles.
+    pub fn shape(self, kv_heads: usize, group: usize) -> Shape {
+        let per = (group as u32).div_ceil(self.heads);
+        Shape::TokenTiles(kv_heads as u32 * per, self.tokens())
+    }
+
+    /// Its workgroup memory, in bytes.
+    pub fn shared_bytes(self) -> usize {
+        flash_shared_bytes(self.head_dim as usize, self.rows, self.keys)
+    }
+
+    fn source(self) -> String {
+        let FlashTile {
+            head_dim,
+            rows,
+            keys,
+            heads,
+        } = self;
+        format!(
+            "const HD: u32 = {head_dim}u;\nconst R: u32 = {rows}u;\nconst CK: u32 = {keys}u;\nconst GS: u32 = {heads}u;\n{FLASH}\n{F16}"
+        )
+    }
+}
+
 /// A kernel file followed by the decoders and the alias that picks `ty`'s.
 fn compose(kernel: &str, ty: GgmlType) -> String {
     format!(
@@ -1172,6 +1260,7 @@ impl Kernels {
             quantize_x: Lazy::new(),
             embed: HashMap::new(),
             chunked: HashMap::new(),
+            flash: HashMap::new(),
             matmul: HashMap::new(),
             // The large tile measured slower on the H100 (BENCHMARKS.md);
             // `GpuTuning::large_tile` picks it where the memory allows.
@@ -1498,6 +1587,14 @@ impl Kernels {
         self.chunked
             .entry((chunk_shape(head_dim, group), entry))
             .or_insert_with(|| pipeline(gpu, "attention", &attention_src(head_dim, group), entry))
+            .clone()
+    }
+
+    /// flash.wgsl for `tile`: prefill attention past SPLIT_KEYS keys.
+    pub fn attention_flash(&mut self, gpu: &Gpu, tile: FlashTile) -> Rc<wgpu::ComputePipeline> {
+        self.flash
+            .entry(tile)
+            .or_insert_with(|| pipeline(gpu, "attention_flash", &tile.source(), "main"))
             .clone()
     }
 

@@ -15,7 +15,10 @@
 //! (prefill) tiled products (matmul.wgsl) with the same epilogues after a
 //! separate rmsnorm. Matrices that share a format are concatenated at load
 //! ([Wq; Wk; Wv], [Wgate; Wup]); otherwise both lists fall back to separate
-//! products and the rope, KV store, bias and silu·mul kernels.
+//! products and the rope, KV store, bias and silu·mul kernels. Past
+//! SPLIT_KEYS keys each has a twin whose attention suits long contexts:
+//! decode in splits merged after (`layers_long`), prefill in tiles
+//! (`layers_flash`, flash.wgsl).
 //!
 //! This module holds the backend itself (`GpuBackend`, its options and
 //! `GpuTuning`, the `Backend` impl, `load_engine`); the rest is split by
@@ -110,6 +113,12 @@ pub struct GpuTuning {
     /// Decode past SPLIT_KEYS keys attends in splits merged after (with
     /// the chunked kernel only; else one serial pass).
     pub split_attention: bool,
+    /// Prefill past SPLIT_KEYS keys attends in tiles (flash.wgsl: K and V
+    /// staged once per tile of tokens x query heads, f32 online softmax;
+    /// with the chunked kernel and head sizes 64, 128 and 256 only); else,
+    /// and always up to SPLIT_KEYS keys, the chunked kernel's exact
+    /// llama.cpp order, one token per workgroup.
+    pub flash_prefill: bool,
     /// Record the next decode step while the GPU runs this one.
     pub pipeline: bool,
     /// Feed each pick back on the GPU: the next step is submitted before
@@ -178,6 +187,7 @@ impl Default for GpuTuning {
             tiled_prefill: true,
             chunked_attention: true,
             split_attention: true,
+            flash_prefill: true,
             pipeline: true,
             feed: true,
             subgroups: true,
@@ -209,6 +219,10 @@ pub struct GpuBackend {
     /// for positions past the first SPLIT_KEYS (empty where the chunked
     /// kernel does not apply, or without `GpuTuning::split_attention`).
     layers_long: Vec<Op>,
+    /// The prefill layers with attention in tiles (flash.wgsl), for
+    /// batches whose keys run past SPLIT_KEYS (empty without a tile for
+    /// the head size, or without `GpuTuning::flash_prefill`).
+    layers_flash: Vec<Op>,
     head: Vec<Op>,
     argmax: Vec<Op>,
     /// Greedy under a grammar's mask: argmax.wgsl's `masked` over the

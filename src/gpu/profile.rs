@@ -116,15 +116,10 @@ impl GpuBackend {
     }
 
     /// The lists a step of `n` tokens at position `pos` runs: past
-    /// SPLIT_KEYS a decode step attends in splits (`layers_long`).
+    /// SPLIT_KEYS keys a decode step attends in splits (`layers_long`), a
+    /// prefill in tiles (`layers_flash`).
     fn lists_at(&self, n: usize, pos: usize) -> Vec<&[Op]> {
-        let layers: &[Op] = if self.long(n, pos) {
-            &self.layers_long
-        } else if n == 1 {
-            &self.layers_one
-        } else {
-            &self.layers
-        };
+        let layers = self.layer_list(n, self.long(n, pos));
         vec![&self.embed, layers, &self.head, &self.argmax]
     }
 

@@ -34,19 +34,32 @@ impl GpuBackend {
         self.gpu.check()
     }
 
-    /// Whether one token at `pos` attends in splits (`layers_long`).
+    /// Whether `n` tokens at `pos` see more than SPLIT_KEYS keys and have
+    /// a list for that: one token attends in splits (`layers_long`), a
+    /// batch in tiles (`layers_flash`). Up to SPLIT_KEYS keys both keep
+    /// the chunked kernel's exact llama.cpp order.
     pub(super) fn long(&self, n: usize, pos: usize) -> bool {
-        n == 1 && pos >= kernels::SPLIT_KEYS && !self.layers_long.is_empty()
+        if n == 1 {
+            pos >= kernels::SPLIT_KEYS && !self.layers_long.is_empty()
+        } else {
+            pos + n > kernels::SPLIT_KEYS && !self.layers_flash.is_empty()
+        }
     }
 
-    /// The op lists for `n` tokens (`long`: in `layers_long`) and `tail`,
-    /// and the copy that follows (an id goes to readback buffer `slot`).
-    fn plan(&self, n: u32, long: bool, tail: Tail, slot: usize) -> (Vec<&[Op]>, Vec<Copy<'_>>) {
-        let layers: &[Op] = match (n, long) {
+    /// The layer list for `n` tokens (`long`: as `long` says).
+    pub(super) fn layer_list(&self, n: usize, long: bool) -> &[Op] {
+        match (n, long) {
             (1, true) => &self.layers_long,
             (1, false) => &self.layers_one,
-            _ => &self.layers,
-        };
+            (_, true) => &self.layers_flash,
+            (_, false) => &self.layers,
+        }
+    }
+
+    /// The op lists for `n` tokens (`long`: see `long`) and `tail`, and
+    /// the copy that follows (an id goes to readback buffer `slot`).
+    fn plan(&self, n: u32, long: bool, tail: Tail, slot: usize) -> (Vec<&[Op]>, Vec<Copy<'_>>) {
+        let layers = self.layer_list(n as usize, long);
         let mut ops: Vec<&[Op]> = vec![&self.embed, layers];
         let mut copies = Vec::new();
         match tail {
@@ -301,7 +314,7 @@ impl GpuBackend {
 }
 
 /// What a recorded command buffer runs: `n` tokens (`long`: attention in
-/// splits) and `tail`, with the
+/// splits, or for a batch in tiles) and `tail`, with the
 /// token written by the host or (`fed`) the previous step's pick, and an id
 /// copied to readback buffer `slot`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

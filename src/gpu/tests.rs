@@ -891,6 +891,175 @@ fn check_attention(
     }
 }
 
+/// flash.wgsl (tiled prefill attention) vs an f64 twin of attention over
+/// the same f16 keys and values and f16-rounded queries, for 77 tokens at
+/// position 29 and 130 at 0 (neither a multiple of any tile's tokens, and
+/// past a chunk's keys), at head sizes 64, 128 and 256, with 4 query
+/// heads per kv head (GQA), 1, 5 (head size 64: 6 tokens of 5 heads, two
+/// rows of the tile unused) and 10 (head size 256: the group over two
+/// workgroups, the second of 2 heads), each without a window and with a
+/// sliding window of 20 keys (fewer than the tokens; chunks start mid-
+/// window). Bound `flash_bound`.
+#[test]
+fn flash_attention_matches_cpu() {
+    let Some(g) = gpu() else { return };
+    let mut k = Kernels::new(&g, &tuning());
+    let mut rng = Rng::new(23);
+    for (hd, heads, kvh) in [
+        (64usize, 8usize, 2usize),
+        (64, 3, 3),
+        (64, 10, 2),
+        (128, 8, 2),
+        (128, 2, 2),
+        (256, 4, 1),
+        (256, 2, 2),
+        (256, 10, 1),
+    ] {
+        for window in [0, 20] {
+            for (pos, n) in [(29usize, 77usize), (0, 130)] {
+                check_flash(&g, &mut k, &mut rng, hd, heads, kvh, window, pos, n);
+            }
+        }
+    }
+}
+
+/// The flash kernel's bound for one output o = sum_j w_j v_j / sum_j w_j
+/// (w_j = e^(s_j - max)) against the exact value over the same f16 inputs,
+/// from its f32 arithmetic (u = 2^-24): each score's f32 dot of exact f16
+/// products (the two partial sums and the scale) is off by at most
+/// `ds` = (hd + 1) u scale max_j sum_d |q_d k_jd|; each weight by a
+/// relative `dw` = (chunks + 1) ((3 + 2 range) u + u): its exp and those
+/// of the rescales after it (WGSL bounds exp by 3 + 2|x| ulp, and every
+/// argument is within the `range` of the scores) and the rounding of
+/// each rescale; the f32 sums over `keys` terms by keys u relative to
+/// their sums of magnitudes. Since do/ds_j = w~_j (v_j - o), errors ds in
+/// the scores or relative dw in the weights move o by at most 2 vmax ds
+/// and 2 vmax dw (vmax = max_j |v_j|), and the sums and the final division
+/// by (keys + 2) u (vmax + |o|); twice that first-order sum covers the
+/// second-order terms.
+fn flash_bound(ds: f64, range: f64, chunks: usize, keys: usize, vmax: f64, o: f64) -> f64 {
+    let u = 2f64.powi(-24);
+    let dw = (chunks + 1) as f64 * ((3.0 + 2.0 * range) * u + u);
+    2.0 * (2.0 * vmax * (ds + dw) + (keys + 2) as f64 * u * (vmax + o.abs()))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check_flash(
+    g: &Gpu,
+    k: &mut Kernels,
+    rng: &mut Rng,
+    hd: usize,
+    heads: usize,
+    kvh: usize,
+    window: usize,
+    pos: usize,
+    n: usize,
+) {
+    let ctx = 160usize;
+    let (qd, kvd, group) = (heads * hd, kvh * hd, heads / kvh);
+    let f16r = |v: f32| half::f16::from_f32(v).to_f32() as f64;
+    let tile = kernels::FlashTile::new(hd, group).unwrap();
+    let scale = 1.0 / (hd as f32).sqrt();
+    let p = g.params([
+        heads as u32,
+        kvh as u32,
+        hd as u32,
+        ctx as u32,
+        scale.to_bits(),
+        0,
+        0,
+        window as u32,
+    ]);
+    let kc = g.storage("kc", (ctx * kvd * 2) as u64).unwrap();
+    let vc = g.storage("vc", (ctx * kvd * 2) as u64).unwrap();
+    // The cache up to the batch's last key in one store, then the batch.
+    let len = pos + n;
+    let kx = randn(rng, len * kvd);
+    let vx = randn(rng, len * kvd);
+    let q = randn(rng, n * qd);
+    let (kb, vb, qb) = (
+        g.upload_f32("k", &kx),
+        g.upload_f32("v", &vx),
+        g.upload_f32("q", &q),
+    );
+    let s0 = step(g, 0, len as u32);
+    let store = Op {
+        bind: kernels::bind(
+            g,
+            &k.kv_store(g),
+            &[(0, &kb), (1, &vb), (2, &kc), (3, &vc), (4, &p), (5, &s0)],
+        ),
+        pipeline: k.kv_store(g),
+        label: "test",
+        shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
+    };
+    g.run(&[&[store]], len as u32, &[]);
+    let out = poisoned(g, n * qd);
+    let s = step(g, pos as u32, n as u32);
+    let pl = k.attention_flash(g, tile);
+    let att = Op {
+        bind: kernels::bind(
+            g,
+            &pl,
+            &[(8, &qb), (2, &kc), (3, &vc), (4, &p), (5, &s), (6, &out)],
+        ),
+        pipeline: pl,
+        label: "test",
+        shape: tile.shape(kvh, group),
+    };
+    g.run(&[&[att]], n as u32, &[]);
+    let got = read_f32(g, &out, n * qd);
+    let first = |p: usize| {
+        if window == 0 {
+            0
+        } else {
+            (p + 1).saturating_sub(window)
+        }
+    };
+    let mut want = vec![0f64; n * qd];
+    let mut tol = vec![0f64; n * qd];
+    let tq = tile.tokens() as usize;
+    for t in 0..n {
+        let p = pos + t;
+        let lo = first(p);
+        // The chunks this token's tile walks: from its first token's
+        // first key to its last token.
+        let t0 = t / tq * tq;
+        let tile_end = pos + (t0 + tq).min(n);
+        let chunks = (tile_end - first(pos + t0)).div_ceil(tile.keys as usize);
+        for h in 0..heads {
+            let kh = h / group * hd;
+            let qh: Vec<f64> = (0..hd).map(|d| f16r(q[t * qd + h * hd + d])).collect();
+            let kr = |j: usize, d: usize| f16r(kx[j * kvd + kh + d]);
+            let sc: Vec<f64> = (lo..=p)
+                .map(|j| (0..hd).map(|d| qh[d] * kr(j, d)).sum::<f64>() * scale as f64)
+                .collect();
+            let mag = (lo..=p)
+                .map(|j| (0..hd).map(|d| (qh[d] * kr(j, d)).abs()).sum::<f64>())
+                .fold(0f64, f64::max);
+            let ds = 2f64.powi(-24) * (hd + 1) as f64 * scale as f64 * mag;
+            let mx = sc.iter().cloned().fold(f64::MIN, f64::max);
+            let mn = sc.iter().cloned().fold(f64::MAX, f64::min);
+            let wts: Vec<f64> = sc.iter().map(|&s| (s - mx).exp()).collect();
+            let total: f64 = wts.iter().sum();
+            for d in 0..hd {
+                let vs: Vec<f64> = (lo..=p).map(|j| f16r(vx[j * kvd + kh + d])).collect();
+                let o = wts.iter().zip(&vs).map(|(w, v)| w * v).sum::<f64>() / total;
+                let vmax = vs.iter().fold(0f64, |a, v| a.max(v.abs()));
+                let i = t * qd + h * hd + d;
+                want[i] = o;
+                tol[i] = flash_bound(ds, mx - mn, chunks, sc.len(), vmax, o);
+            }
+        }
+    }
+    close_each(
+        &format!("flash attention hd {hd} heads {heads}/{kvh} window {window} pos {pos} n {n}"),
+        &got,
+        &want,
+        &tol,
+    );
+}
+
 /// silu·mul and bias add vs f64 twins; bound 1e-6 relative + 1e-7.
 #[test]
 fn elementwise_matches_cpu() {
@@ -3096,5 +3265,70 @@ fn attention_int8_matches_quantize_x() {
                 "{what}"
             );
         }
+    }
+}
+
+/// The layer list a step runs: one token attends in one pass up to
+/// SPLIT_KEYS keys and in splits past them; a batch with the chunked
+/// kernel (llama.cpp's exact order) while its keys, pos + n, are at most
+/// SPLIT_KEYS, and in tiles (flash.wgsl) past them unless
+/// `GpuTuning::flash_prefill` is off; on a one-layer synthetic model with
+/// 64-dim heads.
+#[test]
+fn layer_lists_follow_the_keys() {
+    let Some(g) = gpu() else { return };
+    let shape = crate::synthetic::Shape {
+        name: "lists",
+        dim: 128,
+        n_layers: 1,
+        n_heads: 2,
+        n_kv_heads: 1,
+        ffn_dim: 64,
+        vocab: 300,
+        context: 256,
+        ..crate::synthetic::SMOLLM2_135M
+    };
+    let bytes = crate::synthetic::build(&shape, GgmlType::F32, 1).unwrap();
+    let loaded =
+        crate::engine::Loaded::from_parts(bytes, &crate::gguf::Parts::one(), Default::default())
+            .unwrap();
+    for flash in [true, false] {
+        let opts = GpuOptions {
+            tuning: GpuTuning {
+                flash_prefill: flash,
+                ..tuning()
+            },
+            ..GpuOptions::default()
+        };
+        let b = pollster::block_on(GpuBackend::new(
+            g.clone(),
+            &loaded.config,
+            &loaded.weights,
+            256,
+            128,
+            opts,
+            &|_| {},
+        ))
+        .unwrap();
+        let k = kernels::SPLIT_KEYS;
+        let prefill_long: &[Op] = if flash { &b.layers_flash } else { &b.layers };
+        for (n, pos, want) in [
+            (1, 0, &b.layers_one[..]),
+            (1, k - 1, &b.layers_one),
+            (1, k, &b.layers_long),
+            (2, 0, &b.layers),
+            (k, 0, &b.layers),
+            (2, k - 2, &b.layers),
+            (k + 1, 0, prefill_long),
+            (2, k - 1, prefill_long),
+            (77, 29, prefill_long),
+        ] {
+            let got = b.layer_list(n, b.long(n, pos));
+            assert!(
+                std::ptr::eq(got, want),
+                "flash {flash}: {n} tokens at {pos} picked the wrong list"
+            );
+        }
+        assert_eq!(b.layers_flash.is_empty(), !flash);
     }
 }

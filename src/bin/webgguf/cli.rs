@@ -68,7 +68,7 @@ common options:
                     IQ4_XS as random bits)
 
 environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
-  WEBGGUF_GPU_{FUSE,TILED,SPLIT,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE}=0,
+  WEBGGUF_GPU_{FUSE,TILED,SPLIT,FLASH,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE}=0,
   WEBGGUF_GPU_ATTENTION=simple, WEBGGUF_GPU_TILE=large (see README.md)
 ";
 
@@ -84,6 +84,9 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   instead of the chunked one.
 /// - `WEBGGUF_GPU_SPLIT=0`: decode attention in one serial pass instead of
 ///   splits of 64 keys merged after.
+/// - `WEBGGUF_GPU_FLASH=0`: prefill attention past 64 keys with the chunked
+///   kernel (one token per workgroup, llama.cpp's f16 order) instead of the
+///   tiled one (flash.wgsl).
 /// - `WEBGGUF_GPU_PIPELINE=0`: do not record the next decode step while the
 ///   GPU runs this one.
 /// - `WEBGGUF_GPU_FEED=0`: read each pick before submitting the next step
@@ -117,6 +120,7 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
             tiled_prefill: !off("WEBGGUF_GPU_TILED"),
             chunked_attention: var("WEBGGUF_GPU_ATTENTION").as_deref() != Some("simple"),
             split_attention: !off("WEBGGUF_GPU_SPLIT"),
+            flash_prefill: !off("WEBGGUF_GPU_FLASH"),
             pipeline: !off("WEBGGUF_GPU_PIPELINE"),
             feed: !off("WEBGGUF_GPU_FEED"),
             subgroups: !off("WEBGGUF_GPU_SUBGROUPS"),
