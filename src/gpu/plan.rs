@@ -224,9 +224,11 @@ pub fn gpu_memory(
     for _ in 0..out.ops(0..c.vocab_size) {
         add(Scratch, MATVEC_PARAM_BYTES);
     }
-    // The two argmax uniforms.
-    add(Scratch, PARAMS_BYTES);
-    add(Scratch, PARAMS_BYTES);
+    // The three argmax uniforms: the head's pairs and their per-group
+    // bests (its two passes), and the masked scan's.
+    for _ in 0..3 {
+        add(Scratch, PARAMS_BYTES);
+    }
     Ok(m)
 }
 
