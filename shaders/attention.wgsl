@@ -31,10 +31,11 @@
 //   Bindings: 8 Q, 2 KC, 3 VC, 4 P, 5 S, 6 Out (no scratch).
 //   Dispatch: (kv_heads * ceil(heads / kv_heads / QS), tokens, 1)
 //   workgroups of 256 threads.
-// Entry `split` (decode, one token, long contexts): `chunked` over keys
+// Entry `split` (decode, one token, long contexts): attention over keys
 //   [lo + LS * s, lo + LS * (s + 1)) only (lo = first_key(pos): splits
-//   count from the window's first key, so none lies wholly outside it and
-//   a window of up to LS keys is one split, `chunked`'s order exactly), for
+//   count from the window's first key, so none lies wholly outside it),
+//   summed as an f32 online softmax (`split_keys`; not `chunked`'s f16
+//   replay, whose exact order only matters below SPLIT_KEYS keys), for
 //   split s = workgroup_id.y, leaving each head's f16-accumulated sum, its
 //   total weight and its running max in Part ([heads][P.splits][head_dim +
 //   2]); splits past the last key exit without writing. The host prepends
@@ -45,8 +46,8 @@
 //   over the splits in use, s < ceil((pos + 1 - lo) / LS), which are those
 //   `split` wrote (M their largest max): flash-decoding's merge, in f32,
 //   each dimension's splits summed in 256 / head_dim interleaved lanes and
-//   the lanes added in order. With one split it is `chunked`'s acc / total
-//   exactly. Bindings: 9 Part, 4 P, 5 S, 6 Out. Dispatch: (heads, 1, 1)
+//   the lanes added in order. With one split it is that split's acc /
+//   total. Bindings: 9 Part, 4 P, 5 S, 6 Out. Dispatch: (heads, 1, 1)
 //   workgroups of 256 threads.
 // Entries `chunked_q` and `merge_q` (head_dim a multiple of 32): `chunked`
 //   and `merge`, and their outputs also as the int8 blocks the Wo product's
@@ -231,6 +232,50 @@ struct Acc {
     total: f32,
 }
 
+// The chunk of C keys from j0 (clamped below len) for kv head offset kvh:
+// K rows into kch (padded rows), V rows into vch, 4 words of each per
+// thread in one round trip; then the workgroup waits.
+fn stage_chunk(j0: u32, lid: u32, len: u32, kvw: u32, kvh: u32, hw: u32) {
+    let kw0 = kvload(0u, j0, lid, len, kvw, kvh, hw);
+    let kw1 = kvload(0u, j0, lid + AWG, len, kvw, kvh, hw);
+    let kw2 = kvload(0u, j0, lid + 2u * AWG, len, kvw, kvh, hw);
+    let kw3 = kvload(0u, j0, lid + 3u * AWG, len, kvw, kvh, hw);
+    let vw0 = kvload(1u, j0, lid, len, kvw, kvh, hw);
+    let vw1 = kvload(1u, j0, lid + AWG, len, kvw, kvh, hw);
+    let vw2 = kvload(1u, j0, lid + 2u * AWG, len, kvw, kvh, hw);
+    let vw3 = kvload(1u, j0, lid + 3u * AWG, len, kvw, kvh, hw);
+    let n = C * hw;
+    if lid < n {
+        kch[kpad(lid, hw)] = kw0;
+        vch[lid] = vw0;
+    }
+    if lid + AWG < n {
+        kch[kpad(lid + AWG, hw)] = kw1;
+        vch[lid + AWG] = vw1;
+    }
+    if lid + 2u * AWG < n {
+        kch[kpad(lid + 2u * AWG, hw)] = kw2;
+        vch[lid + 2u * AWG] = vw2;
+    }
+    if lid + 3u * AWG < n {
+        kch[kpad(lid + 3u * AWG, hw)] = kw3;
+        vch[lid + 3u * AWG] = vw3;
+    }
+    workgroupBarrier();
+}
+
+// The query in qsl[qb ..] times staged key `key`, summed over the head in
+// `main`'s order, with its guard against fused multiply-adds (Z = 0).
+fn chunk_score(qb: u32, key: u32, hw: u32, Z: f32) -> f32 {
+    var dot = 0.0;
+    for (var e = 0u; e < 2u * hw; e += 2u) {
+        let kk = unpack2x16float(kch[key * (hw + 1u) + e / 2u]);
+        dot += qsl[qb + e] * kk.x + Z;
+        dot += qsl[qb + e + 1u] * kk.y + Z;
+    }
+    return dot;
+}
+
 // `chunked` for token t over keys [lo, hi) (hi <= its length).
 fn chunked_keys(wx: u32, lid: u32, t: u32, lo: u32, hi: u32) -> Acc {
     let hd = P.head_dim;
@@ -260,45 +305,12 @@ fn chunked_keys(wx: u32, lid: u32, t: u32, lo: u32, hi: u32) -> Acc {
     var acc = 0.0;
     var total = 0.0;
     for (var j0 = lo; j0 < len; j0 += C) {
-        // The chunk's C keys and V rows: 4 words of each per thread.
-        let kw0 = kvload(0u, j0, lid, len, kvw, kvh, hw);
-        let kw1 = kvload(0u, j0, lid + AWG, len, kvw, kvh, hw);
-        let kw2 = kvload(0u, j0, lid + 2u * AWG, len, kvw, kvh, hw);
-        let kw3 = kvload(0u, j0, lid + 3u * AWG, len, kvw, kvh, hw);
-        let vw0 = kvload(1u, j0, lid, len, kvw, kvh, hw);
-        let vw1 = kvload(1u, j0, lid + AWG, len, kvw, kvh, hw);
-        let vw2 = kvload(1u, j0, lid + 2u * AWG, len, kvw, kvh, hw);
-        let vw3 = kvload(1u, j0, lid + 3u * AWG, len, kvw, kvh, hw);
-        let n = C * hw;
-        if lid < n {
-            kch[kpad(lid, hw)] = kw0;
-            vch[lid] = vw0;
-        }
-        if lid + AWG < n {
-            kch[kpad(lid + AWG, hw)] = kw1;
-            vch[lid + AWG] = vw1;
-        }
-        if lid + 2u * AWG < n {
-            kch[kpad(lid + 2u * AWG, hw)] = kw2;
-            vch[lid + 2u * AWG] = vw2;
-        }
-        if lid + 3u * AWG < n {
-            kch[kpad(lid + 3u * AWG, hw)] = kw3;
-            vch[lid + 3u * AWG] = vw3;
-        }
-        workgroupBarrier();
+        stage_chunk(j0, lid, len, kvw, kvh, hw);
         let cn = min(C, len - j0);
         // Scores, summed over d in `main`'s order; keys past the end -inf.
         var s = -3.4e38;
         if sslot < nslot && key < cn {
-            var dot = 0.0;
-            let qb = sslot * hd;
-            for (var e = 0u; e < hd; e += 2u) {
-                let kk = unpack2x16float(kch[key * (hw + 1u) + e / 2u]);
-                dot += qsl[qb + e] * kk.x + Z;
-                dot += qsl[qb + e + 1u] * kk.y + Z;
-            }
-            s = dot * P.scale;
+            s = chunk_score(sslot * hd, key, hw, Z) * P.scale;
         }
         sc[lid] = s;
         pm[lid] = s;
@@ -370,6 +382,85 @@ fn chunked_keys(wx: u32, lid: u32, t: u32, lo: u32, hi: u32) -> Acc {
     return Acc(acc, total);
 }
 
+// `split`'s keys [lo, hi) of the one token: the chunks staged and scored
+// as in `chunked_keys`, but summed as an f32 online softmax: per chunk each
+// slot's running max rises to the chunk's, the sums so far are rescaled
+// once, and every key's weight against that max is added in f32. Why:
+// `chunked_keys` replays llama.cpp's CPU order key by key with an f16
+// accumulator, a serial chain per key that made an 8192-key decode step of
+// an 8B model spend ~170 us a layer here against llama.cpp's ~17; below
+// SPLIT_KEYS keys (where `chunked` keeps that order exactly) splits never
+// run. The result leaves acc and total relative to run_max[slot], as
+// `chunked_keys` does, for the merge.
+fn split_keys(wx: u32, lid: u32, lo: u32, hi: u32) -> Acc {
+    let hd = P.head_dim;
+    let hw = hd / 2u;
+    let kvw = P.kv_heads * hw;
+    let sl = slots(wx);
+    let nslot = sl.n;
+    let Z = bitcast<f32>(P._p0);
+    // Sum role: slot lid / hd, dim lid % hd.
+    let rslot = lid / hd;
+    let d = lid % hd;
+    let sums = rslot < nslot;
+    if sums {
+        qsl[lid] = round_f16(Q[(sl.h0 + rslot) * hd + d]);
+    }
+    if lid < QS {
+        run_max[lid] = -3.0e38;
+    }
+    // Score role: slot lid / C, key lid % C.
+    let sslot = lid / C;
+    let key = lid % C;
+    var acc = 0.0;
+    var total = 0.0;
+    for (var j0 = lo; j0 < hi; j0 += C) {
+        stage_chunk(j0, lid, hi, kvw, sl.kvh, hw);
+        let cn = min(C, hi - j0);
+        var s = -3.4e38;
+        if sslot < nslot && key < cn {
+            s = chunk_score(sslot * hd, key, hw, Z) * P.scale;
+        }
+        sc[lid] = s;
+        workgroupBarrier();
+        // The slot's new max; each key's weight against it (0 past the
+        // chunk's end), and the slot's rescale of what came before.
+        if sslot < nslot {
+            var m = run_max[sslot];
+            for (var i = 0u; i < C; i++) {
+                m = max(m, sc[sslot * C + i]);
+            }
+            wt[lid] = exp(s - m);
+            if key == 0u {
+                rs[sslot] = exp(run_max[sslot] - m);
+                pm[sslot] = m;
+            }
+        }
+        workgroupBarrier();
+        if sums {
+            let b = rslot * C;
+            let odd = (d & 1u) == 1u;
+            var a = 0.0;
+            var t = 0.0;
+            for (var c = 0u; c < cn; c++) {
+                let vv = unpack2x16float(vch[c * hw + d / 2u]);
+                let w = wt[b + c];
+                a += w * select(vv.x, vv.y, odd);
+                t += w;
+            }
+            let r = rs[rslot];
+            acc = acc * r + a;
+            total = total * r + t;
+        }
+        workgroupBarrier();
+        if lid < nslot {
+            run_max[lid] = pm[lid];
+        }
+        workgroupBarrier();
+    }
+    return Acc(acc, total);
+}
+
 // `chunked` for its workgroup: the outputs, and each thread's (0 past
 // the slots in use).
 fn chunked_out(wid: vec3<u32>, lid: u32) -> f32 {
@@ -435,7 +526,7 @@ fn split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
     if lo >= len {
         return;
     }
-    let r = chunked_keys(wid.x, lid, 0u, lo, min(len, lo + LS));
+    let r = split_keys(wid.x, lid, lo, min(len, lo + LS));
     let hd = P.head_dim;
     let sl = slots(wid.x);
     let rslot = lid / hd;

@@ -554,17 +554,18 @@ fn rope_matches_cpu() {
 }
 
 /// Decode attention past SPLIT_KEYS keys: `split` (keys in blocks of
-/// SPLIT_KEYS from the first key the query sees, each block in `chunked`'s
-/// f16-accumulated order) and `merge` (the blocks rescaled to the largest
-/// max and summed in f32) vs a CPU twin of exactly that, over the same
-/// f16-rounded keys, values and query; at one block past the boundary, at
-/// a ragged last block and near the end of the context, for head sizes 6,
-/// 64 (3 and 10 query heads per kv head; and 4 with 37 blocks, more than
-/// the merge's lanes) and 128; without a window and with
-/// sliding windows of 5 (every split but one wholly outside it: one block,
-/// `chunked`'s serial order), 64 (exactly one block), 65 and 130 (two and
-/// three blocks, the last of one key). Bound `attention_bound`, with the
-/// blocks' peaks weighted as the merge weights them.
+/// SPLIT_KEYS from the first key the query sees, each block an f32 online
+/// softmax over its chunks) and `merge` (the blocks rescaled to the largest
+/// max and summed in f32) vs the exact softmax (f64) over the same scores
+/// (the kernel's f32 dot products, reproduced exactly) and f16-rounded
+/// values; at one block past the boundary, at a ragged last block and near
+/// the end of the context, for head sizes 6, 64 (3 and 10 query heads per
+/// kv head; and 4 with 37 blocks, more than the merge's lanes) and 128;
+/// without a window and with sliding windows of 5 (every split but one
+/// wholly outside it), 64 (exactly one block), 65 and 130 (two and three
+/// blocks, the last of one key); the output NaN-poisoned first. Bound
+/// `flash_bound` (its exp and rescale terms counted over a block's chunks
+/// and the merge's rescale).
 #[test]
 fn split_attention_matches_cpu() {
     let Some(g) = gpu() else { return };
@@ -671,50 +672,25 @@ fn split_attention_matches_cpu() {
                         dot * scale
                     })
                     .collect();
+                // The exact softmax over the same scores (f64), which the
+                // splits' f32 online softmax and the merge approximate
+                // within `flash_bound`: every weight passes through its
+                // chunk's exp and the rescales of the chunks after it in
+                // its split, then the merge's.
+                let m = sc.iter().fold(f32::MIN, |a, &b| a.max(b)) as f64;
+                let lo_s = sc.iter().fold(f32::MAX, |a, &b| a.min(b)) as f64;
+                let w: Vec<f64> = sc.iter().map(|&s| (s as f64 - m).exp()).collect();
+                let total: f64 = w.iter().sum();
+                let (c, _) = kernels::chunk_shape(hd, group);
+                let chunks = ls.div_ceil(c as usize) + 1;
                 for d in 0..hd {
-                    // Each block: the serial recurrence; then the merge.
-                    let blocks: Vec<[f32; 4]> = sc
-                        .chunks(ls)
-                        .enumerate()
-                        .map(|(b, block)| {
-                            let (mut acc, mut mx, mut total) = (0f32, -3.0e38f32, 0f32);
-                            let mut peak = 0f32;
-                            for (i, &score) in block.iter().enumerate() {
-                                let v = f16r(vx[(lo + b * ls + i) * kvd + kh + d]);
-                                let (mut rescale, mut weight) = (1f32, 1f32);
-                                if score > mx {
-                                    rescale = (mx - score).exp();
-                                    mx = score;
-                                    acc = f16r(acc * rescale);
-                                    peak *= rescale;
-                                } else {
-                                    weight = (score - mx).exp();
-                                }
-                                acc = f16r(acc + v * weight);
-                                total = total * rescale + weight;
-                                peak = peak.max(acc.abs());
-                            }
-                            [acc, total, mx, peak]
-                        })
+                    let vs: Vec<f64> = (lo..=pos)
+                        .map(|j| f16r(vx[j * kvd + kh + d]) as f64)
                         .collect();
-                    let m = blocks.iter().fold(f32::MIN, |a, b| a.max(b[2]));
-                    // The merge's order: block b in lane b % lanes, then the
-                    // lanes in order.
-                    let lanes = 256 / hd;
-                    let (mut acc, mut total, mut peak) = (0f32, 0f32, 0f32);
-                    for lane in 0..lanes {
-                        let (mut la, mut lt) = (0f32, 0f32);
-                        for &[a, t, ms, pk] in blocks.iter().skip(lane).step_by(lanes) {
-                            let w = if ms == m { 1.0 } else { (ms - m).exp() };
-                            la += a * w;
-                            lt += t * w;
-                            peak += pk * w;
-                        }
-                        acc += la;
-                        total += lt;
-                    }
-                    want[h * hd + d] = (acc * (1.0 / total)) as f64;
-                    tol[h * hd + d] = attention_bound(peak, total, want[h * hd + d]);
+                    let o = w.iter().zip(&vs).map(|(a, b)| a * b).sum::<f64>() / total;
+                    let vmax = vs.iter().fold(0f64, |a, b| a.max(b.abs()));
+                    want[h * hd + d] = o;
+                    tol[h * hd + d] = flash_bound(0.0, m - lo_s, chunks, sc.len(), vmax, o);
                 }
             }
             close_each(
