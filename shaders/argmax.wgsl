@@ -97,28 +97,34 @@ fn main(@builtin(local_invocation_index) lid: u32) {
 
 fn pload(i: u32) -> vec2<u32> {
     let p = Pairs[min(i, P.n - 1u)];
-    return select(vec2<u32>(bitcast<u32>(-3.4e38), 0xffffffffu), p, i < P.n);
+    return select(NONE, p, i < P.n);
 }
+
+// The better of b and each of the four pairs ps (logit bits, index).
+fn best_of(ps: array<vec2<u32>, 4>, b0: vec2<u32>) -> vec2<u32> {
+    var b = b0;
+    for (var j = 0u; j < 4u; j++) {
+        if better(bitcast<f32>(ps[j].x), ps[j].y, bitcast<f32>(b.x), b.y) {
+            b = ps[j];
+        }
+    }
+    return b;
+}
+
+// No pair yet: below every logit, past every index.
+const NONE: vec2<u32> = vec2<u32>(0xff7fc99eu, 0xffffffffu);
 
 @compute @workgroup_size(256)
 fn pairs(@builtin(local_invocation_index) lid: u32) {
-    var bv = -3.4e38;
-    var bi = 0xffffffffu;
+    var b = NONE;
     for (var i0 = lid; i0 < P.n; i0 += 4u * WG) {
         let p0 = pload(i0);
         let p1 = pload(i0 + WG);
         let p2 = pload(i0 + 2u * WG);
         let p3 = pload(i0 + 3u * WG);
-        let ps = array<vec2<u32>, 4>(p0, p1, p2, p3);
-        for (var j = 0u; j < 4u; j++) {
-            let v = bitcast<f32>(ps[j].x);
-            if better(v, ps[j].y, bv, bi) {
-                bv = v;
-                bi = ps[j].y;
-            }
-        }
+        b = best_of(array<vec2<u32>, 4>(p0, p1, p2, p3), b);
     }
-    reduce(lid, bv, bi);
+    reduce(lid, bitcast<f32>(b.x), b.y);
     if lid == 0u {
         Out[0] = min(best_i[0], P.vocab - 1u);
     }
@@ -128,16 +134,8 @@ fn pairs(@builtin(local_invocation_index) lid: u32) {
 fn pairs_part(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let i0 = wid.x * 4u * WG + lid;
     let ps = array<vec2<u32>, 4>(pload(i0), pload(i0 + WG), pload(i0 + 2u * WG), pload(i0 + 3u * WG));
-    var bv = -3.4e38;
-    var bi = 0xffffffffu;
-    for (var j = 0u; j < 4u; j++) {
-        let v = bitcast<f32>(ps[j].x);
-        if better(v, ps[j].y, bv, bi) {
-            bv = v;
-            bi = ps[j].y;
-        }
-    }
-    reduce(lid, bv, bi);
+    let b = best_of(ps, NONE);
+    reduce(lid, bitcast<f32>(b.x), b.y);
     if lid == 0u {
         Best[wid.x] = vec2<u32>(bitcast<u32>(best_v[0]), best_i[0]);
     }

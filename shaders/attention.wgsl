@@ -264,6 +264,19 @@ fn stage_chunk(j0: u32, lid: u32, len: u32, kvw: u32, kvh: u32, hw: u32) {
     workgroupBarrier();
 }
 
+// Token t's queries of this workgroup's slots into qsl, rounded to f16
+// (thread lid: slot lid / head_dim, dim lid % head_dim), and their running
+// maxima reset.
+fn load_queries(lid: u32, t: u32, sl: Slots) {
+    let hd = P.head_dim;
+    if lid / hd < sl.n {
+        qsl[lid] = round_f16(Q[t * P.heads * hd + (sl.h0 + lid / hd) * hd + lid % hd]);
+    }
+    if lid < QS {
+        run_max[lid] = -3.0e38;
+    }
+}
+
 // The query in qsl[qb ..] times staged key `key`, summed over the head in
 // `main`'s order, with its guard against fused multiply-adds (Z = 0).
 fn chunk_score(qb: u32, key: u32, hw: u32, Z: f32) -> f32 {
@@ -280,10 +293,8 @@ fn chunk_score(qb: u32, key: u32, hw: u32, Z: f32) -> f32 {
 fn chunked_keys(wx: u32, lid: u32, t: u32, lo: u32, hi: u32) -> Acc {
     let hd = P.head_dim;
     let hw = hd / 2u;
-    let qd = P.heads * hd;
     let kvw = P.kv_heads * hw;
     let sl = slots(wx);
-    let h0 = sl.h0;
     let nslot = sl.n;
     let kvh = sl.kvh;
     let len = hi;
@@ -293,12 +304,7 @@ fn chunked_keys(wx: u32, lid: u32, t: u32, lo: u32, hi: u32) -> Acc {
     let rslot = lid / hd;
     let d = lid % hd;
     let replays = rslot < nslot;
-    if replays {
-        qsl[lid] = round_f16(Q[t * qd + (h0 + rslot) * hd + d]);
-    }
-    if lid < QS {
-        run_max[lid] = -3.0e38;
-    }
+    load_queries(lid, t, sl);
     // Score role: slot lid / C, key lid % C.
     let sslot = lid / C;
     let key = lid % C;
@@ -403,12 +409,7 @@ fn split_keys(wx: u32, lid: u32, lo: u32, hi: u32) -> Acc {
     let rslot = lid / hd;
     let d = lid % hd;
     let sums = rslot < nslot;
-    if sums {
-        qsl[lid] = round_f16(Q[(sl.h0 + rslot) * hd + d]);
-    }
-    if lid < QS {
-        run_max[lid] = -3.0e38;
-    }
+    load_queries(lid, 0u, sl);
     // Score role: slot lid / C, key lid % C.
     let sslot = lid / C;
     let key = lid % C;

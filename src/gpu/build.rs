@@ -857,20 +857,21 @@ impl LayerOps<'_> {
         Ok(ops)
     }
 
+    /// What every attention kernel reads: the queries, the cache, its
+    /// uniform block and the step.
+    fn attention_reads(&self) -> [(u32, &wgpu::Buffer); 5] {
+        let (s, w) = (self.s, self.w);
+        [(8, &s.q), (2, &w.kc), (3, &w.vc), (4, &w.att), (5, &s.step)]
+    }
+
     /// Attention over the cache in one pass per query (prefill, and decode
     /// up to SPLIT_KEYS keys or without the split kernel); with `qx` (the
     /// chunked kernel only) it also writes its output as Wo's int8 x.
     fn attention(&self, k: &mut Kernels, qx: Option<&IntX>) -> Op {
-        let (gpu, s, c, w) = (self.gpu, self.s, self.c, self.w);
+        let (gpu, s, c) = (self.gpu, self.s, self.c);
         let group = c.n_heads / c.n_kv_heads;
-        let mut entries = vec![
-            (8, &s.q),
-            (2, &w.kc),
-            (3, &w.vc),
-            (4, &w.att),
-            (5, &s.step),
-            (6, &s.xo),
-        ];
+        let mut entries = self.attention_reads().to_vec();
+        entries.push((6, &s.xo));
         let (pl, shape) = if self.sh.simple_attention {
             entries.push((7, &s.scores));
             (
@@ -900,21 +901,12 @@ impl LayerOps<'_> {
     /// Prefill past SPLIT_KEYS keys: flash.wgsl, a workgroup per kv head,
     /// tile of tokens and (large groups) share of the group.
     fn attention_flash(&self, k: &mut Kernels, tile: FlashTile) -> Op {
-        let (gpu, s, c, w) = (self.gpu, self.s, self.c, self.w);
+        let (gpu, s, c) = (self.gpu, self.s, self.c);
         let pl = k.attention_flash(gpu, tile);
+        let mut entries = self.attention_reads().to_vec();
+        entries.push((6, &s.xo));
         Op {
-            bind: kernels::bind(
-                gpu,
-                &pl,
-                &[
-                    (8, &s.q),
-                    (2, &w.kc),
-                    (3, &w.vc),
-                    (4, &w.att),
-                    (5, &s.step),
-                    (6, &s.xo),
-                ],
-            ),
+            bind: kernels::bind(gpu, &pl, &entries),
             pipeline: pl,
             shape: tile.shape(c.n_kv_heads, c.n_heads / c.n_kv_heads),
             label: "attention",
@@ -931,24 +923,15 @@ impl LayerOps<'_> {
         let sp = k.attention_entry(gpu, c.head_dim, group, "split");
         let merge = if qx.is_some() { "merge_q" } else { "merge" };
         let mp = k.attention_entry(gpu, c.head_dim, group, merge);
+        let mut split_entries = self.attention_reads().to_vec();
+        split_entries.push((9, &s.att_part));
         let mut merge_entries = vec![(9, &s.att_part), (4, &w.att), (5, &s.step), (6, &s.xo)];
         if let Some(ix) = qx {
             merge_entries.extend([(13, &ix.q), (14, &ix.d)]);
         }
         vec![
             Op {
-                bind: kernels::bind(
-                    gpu,
-                    &sp,
-                    &[
-                        (8, &s.q),
-                        (2, &w.kc),
-                        (3, &w.vc),
-                        (4, &w.att),
-                        (5, &s.step),
-                        (9, &s.att_part),
-                    ],
-                ),
+                bind: kernels::bind(gpu, &sp, &split_entries),
                 pipeline: sp,
                 shape: Shape::Fixed([self.sh.att_wgs, self.sh.splits as u32, 1]),
                 label: "attention",

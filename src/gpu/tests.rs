@@ -553,6 +553,59 @@ fn rope_matches_cpu() {
     }
 }
 
+/// attention.wgsl's uniform block for `[heads, kv heads, head size,
+/// context]`, the score scale, the split slots and the window.
+fn att_params(
+    g: &Gpu,
+    shape: [usize; 4],
+    scale: f32,
+    splits: usize,
+    window: usize,
+) -> wgpu::Buffer {
+    let [heads, kvh, hd, ctx] = shape.map(|v| v as u32);
+    g.params([
+        heads,
+        kvh,
+        hd,
+        ctx,
+        scale.to_bits(),
+        0,
+        splits as u32,
+        window as u32,
+    ])
+}
+
+/// A KV cache of `ctx` positions of `kvd` values each, filled in one
+/// kv_store.wgsl pass from random keys and values (returned as written,
+/// before their f16 rounding); `p` is the attention uniform block.
+fn filled_cache(
+    g: &Gpu,
+    k: &mut Kernels,
+    rng: &mut Rng,
+    ctx: usize,
+    kvd: usize,
+    p: &wgpu::Buffer,
+) -> (wgpu::Buffer, wgpu::Buffer, Vec<f32>, Vec<f32>) {
+    let kc = g.storage("kc", (ctx * kvd * 2) as u64).unwrap();
+    let vc = g.storage("vc", (ctx * kvd * 2) as u64).unwrap();
+    let kx = randn(rng, ctx * kvd);
+    let vx = randn(rng, ctx * kvd);
+    let (kb, vb) = (g.upload_f32("k", &kx), g.upload_f32("v", &vx));
+    let s0 = step(g, 0, ctx as u32);
+    let store = Op {
+        bind: kernels::bind(
+            g,
+            &k.kv_store(g),
+            &[(0, &kb), (1, &vb), (2, &kc), (3, &vc), (4, p), (5, &s0)],
+        ),
+        pipeline: k.kv_store(g),
+        label: "test",
+        shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
+    };
+    g.run(&[&[store]], ctx as u32, &[]);
+    (kc, vc, kx, vx)
+}
+
 /// Decode attention past SPLIT_KEYS keys: `split` (keys in blocks of
 /// SPLIT_KEYS from the first key the query sees, each block an f32 online
 /// softmax over its chunks) and `merge` (the blocks rescaled to the largest
@@ -586,40 +639,12 @@ fn split_attention_matches_cpu() {
         let splits = ctx.div_ceil(ls);
         let (qd, kvd) = (heads * hd, kvh * hd);
         let scale = 1.0 / (hd as f32).sqrt();
-        let params = |window: usize| {
-            g.params([
-                heads as u32,
-                kvh as u32,
-                hd as u32,
-                ctx as u32,
-                scale.to_bits(),
-                0,
-                splits as u32,
-                window as u32,
-            ])
-        };
+        let params = |window: usize| att_params(&g, [heads, kvh, hd, ctx], scale, splits, window);
         let p = params(0);
-        let kc = g.storage("kc", (ctx * kvd * 2) as u64).unwrap();
-        let vc = g.storage("vc", (ctx * kvd * 2) as u64).unwrap();
         let part = g
             .storage("part", (heads * splits * (hd + 2) * 4) as u64)
             .unwrap();
-        // The whole cache in one store.
-        let kx = randn(&mut rng, ctx * kvd);
-        let vx = randn(&mut rng, ctx * kvd);
-        let (kb, vb) = (g.upload_f32("k", &kx), g.upload_f32("v", &vx));
-        let s0 = step(&g, 0, ctx as u32);
-        let store = Op {
-            bind: kernels::bind(
-                &g,
-                &k.kv_store(&g),
-                &[(0, &kb), (1, &vb), (2, &kc), (3, &vc), (4, &p), (5, &s0)],
-            ),
-            pipeline: k.kv_store(&g),
-            label: "test",
-            shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
-        };
-        g.run(&[&[store]], ctx as u32, &[]);
+        let (kc, vc, kx, vx) = filled_cache(&g, &mut k, &mut rng, ctx, kvd, &p);
         let group = heads / kvh;
         let (_, qs) = kernels::chunk_shape(hd, group);
         let wgs = kvh as u32 * (group as u32).div_ceil(qs);
@@ -750,16 +775,7 @@ fn check_attention(
     let kc = g.storage("kc", (ctx * kvd * 2) as u64).unwrap();
     let vc = g.storage("vc", (ctx * kvd * 2) as u64).unwrap();
     let scale = 1.0 / (hd as f32).sqrt();
-    let p = g.params([
-        heads as u32,
-        kvh as u32,
-        hd as u32,
-        ctx as u32,
-        scale.to_bits(),
-        0,
-        0,
-        window as u32,
-    ]);
+    let p = att_params(g, [heads, kvh, hd, ctx], scale, 0, window);
     let mut keys = Vec::new();
     let mut vals = Vec::new();
     // Fill 67 positions in two batches, then attend with 3 queries.
@@ -936,16 +952,7 @@ fn check_flash(
     let f16r = |v: f32| half::f16::from_f32(v).to_f32() as f64;
     let tile = kernels::FlashTile::new(hd, group).unwrap();
     let scale = 1.0 / (hd as f32).sqrt();
-    let p = g.params([
-        heads as u32,
-        kvh as u32,
-        hd as u32,
-        ctx as u32,
-        scale.to_bits(),
-        0,
-        0,
-        window as u32,
-    ]);
+    let p = att_params(g, [heads, kvh, hd, ctx], scale, 0, window);
     let kc = g.storage("kc", (ctx * kvd * 2) as u64).unwrap();
     let vc = g.storage("vc", (ctx * kvd * 2) as u64).unwrap();
     // The cache up to the batch's last key in one store, then the batch.
@@ -3134,36 +3141,11 @@ fn attention_int8_matches_quantize_x() {
         let splits = ctx.div_ceil(ls);
         let (qd, kvd) = (heads * hd, kvh * hd);
         let scale = 1.0 / (hd as f32).sqrt();
-        let p = g.params([
-            heads as u32,
-            kvh as u32,
-            hd as u32,
-            ctx as u32,
-            scale.to_bits(),
-            0,
-            splits as u32,
-            0,
-        ]);
-        let kc = g.storage("kc", (ctx * kvd * 2) as u64).unwrap();
-        let vc = g.storage("vc", (ctx * kvd * 2) as u64).unwrap();
+        let p = att_params(&g, [heads, kvh, hd, ctx], scale, splits, 0);
         let part = g
             .storage("part", (heads * splits * (hd + 2) * 4) as u64)
             .unwrap();
-        let kx = randn(&mut rng, ctx * kvd);
-        let vx = randn(&mut rng, ctx * kvd);
-        let (kb, vb) = (g.upload_f32("k", &kx), g.upload_f32("v", &vx));
-        let s0 = step(&g, 0, ctx as u32);
-        let store = Op {
-            bind: kernels::bind(
-                &g,
-                &k.kv_store(&g),
-                &[(0, &kb), (1, &vb), (2, &kc), (3, &vc), (4, &p), (5, &s0)],
-            ),
-            pipeline: k.kv_store(&g),
-            label: "test",
-            shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
-        };
-        g.run(&[&[store]], ctx as u32, &[]);
+        let (kc, vc, _, _) = filled_cache(&g, &mut k, &mut rng, ctx, kvd, &p);
         let group = heads / kvh;
         let (_, qs) = kernels::chunk_shape(hd, group);
         let wgs = kvh as u32 * (group as u32).div_ceil(qs);
