@@ -575,34 +575,50 @@ fn att_params(
     ])
 }
 
-/// A KV cache of `ctx` positions of `kvd` values each, filled in one
-/// kv_store.wgsl pass from random keys and values (returned as written,
-/// before their f16 rounding); `p` is the attention uniform block.
+/// kv_store.wgsl writing `n` tokens of keys `kb` and values `vb` (f32,
+/// [n][kvd]) to the cache from step `s`'s position; `p` is the attention
+/// uniform block.
+fn kv_store_op(
+    g: &Gpu,
+    k: &Kernels,
+    bufs: [&wgpu::Buffer; 4],
+    p: &wgpu::Buffer,
+    s: &wgpu::Buffer,
+    kvd: usize,
+) -> Op {
+    let [kb, vb, kc, vc] = bufs;
+    Op {
+        bind: kernels::bind(
+            g,
+            &k.kv_store(g),
+            &[(0, kb), (1, vb), (2, kc), (3, vc), (4, p), (5, s)],
+        ),
+        pipeline: k.kv_store(g),
+        label: "test",
+        shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
+    }
+}
+
+/// A KV cache of `ctx` positions of `kvd` values each, its first `len`
+/// filled in one kv_store.wgsl pass from random keys and values (returned
+/// as written, before their f16 rounding); `p` is the attention uniform
+/// block.
 fn filled_cache(
     g: &Gpu,
-    k: &mut Kernels,
+    k: &Kernels,
     rng: &mut Rng,
-    ctx: usize,
+    [ctx, len]: [usize; 2],
     kvd: usize,
     p: &wgpu::Buffer,
 ) -> (wgpu::Buffer, wgpu::Buffer, Vec<f32>, Vec<f32>) {
     let kc = g.storage("kc", (ctx * kvd * 2) as u64).unwrap();
     let vc = g.storage("vc", (ctx * kvd * 2) as u64).unwrap();
-    let kx = randn(rng, ctx * kvd);
-    let vx = randn(rng, ctx * kvd);
+    let kx = randn(rng, len * kvd);
+    let vx = randn(rng, len * kvd);
     let (kb, vb) = (g.upload_f32("k", &kx), g.upload_f32("v", &vx));
-    let s0 = step(g, 0, ctx as u32);
-    let store = Op {
-        bind: kernels::bind(
-            g,
-            &k.kv_store(g),
-            &[(0, &kb), (1, &vb), (2, &kc), (3, &vc), (4, p), (5, &s0)],
-        ),
-        pipeline: k.kv_store(g),
-        label: "test",
-        shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
-    };
-    g.run(&[&[store]], ctx as u32, &[]);
+    let s0 = step(g, 0, len as u32);
+    let store = kv_store_op(g, k, [&kb, &vb, &kc, &vc], p, &s0, kvd);
+    g.run(&[&[store]], len as u32, &[]);
     (kc, vc, kx, vx)
 }
 
@@ -644,7 +660,7 @@ fn split_attention_matches_cpu() {
         let part = g
             .storage("part", (heads * splits * (hd + 2) * 4) as u64)
             .unwrap();
-        let (kc, vc, kx, vx) = filled_cache(&g, &mut k, &mut rng, ctx, kvd, &p);
+        let (kc, vc, kx, vx) = filled_cache(&g, &k, &mut rng, [ctx, ctx], kvd, &p);
         let group = heads / kvh;
         let (_, qs) = kernels::chunk_shape(hd, group);
         let wgs = kvh as u32 * (group as u32).div_ceil(qs);
@@ -793,16 +809,7 @@ fn check_attention(
         let out = poisoned(g, n * qd);
         let scores = g.storage("scores", (n * heads * ctx * 4) as u64).unwrap();
         let s = step(g, pos as u32, n as u32);
-        let store = Op {
-            bind: kernels::bind(
-                g,
-                &k.kv_store(g),
-                &[(0, &kb), (1, &vb), (2, &kc), (3, &vc), (4, &p), (5, &s)],
-            ),
-            pipeline: k.kv_store(g),
-            label: "test",
-            shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
-        };
+        let store = kv_store_op(g, k, [&kb, &vb, &kc, &vc], &p, &s, kvd);
         let groups = if chunked {
             let (_, qs) = kernels::chunk_shape(hd, heads / kvh);
             kvh as u32 * ((heads / kvh) as u32).div_ceil(qs)
@@ -953,30 +960,11 @@ fn check_flash(
     let tile = kernels::FlashTile::new(hd, group).unwrap();
     let scale = 1.0 / (hd as f32).sqrt();
     let p = att_params(g, [heads, kvh, hd, ctx], scale, 0, window);
-    let kc = g.storage("kc", (ctx * kvd * 2) as u64).unwrap();
-    let vc = g.storage("vc", (ctx * kvd * 2) as u64).unwrap();
     // The cache up to the batch's last key in one store, then the batch.
     let len = pos + n;
-    let kx = randn(rng, len * kvd);
-    let vx = randn(rng, len * kvd);
+    let (kc, vc, kx, vx) = filled_cache(g, k, rng, [ctx, len], kvd, &p);
     let q = randn(rng, n * qd);
-    let (kb, vb, qb) = (
-        g.upload_f32("k", &kx),
-        g.upload_f32("v", &vx),
-        g.upload_f32("q", &q),
-    );
-    let s0 = step(g, 0, len as u32);
-    let store = Op {
-        bind: kernels::bind(
-            g,
-            &k.kv_store(g),
-            &[(0, &kb), (1, &vb), (2, &kc), (3, &vc), (4, &p), (5, &s0)],
-        ),
-        pipeline: k.kv_store(g),
-        label: "test",
-        shape: Shape::PerToken([((kvd / 2) as u32).div_ceil(64), 1, 1], 1),
-    };
-    g.run(&[&[store]], len as u32, &[]);
+    let qb = g.upload_f32("q", &q);
     let out = poisoned(g, n * qd);
     let s = step(g, pos as u32, n as u32);
     let pl = k.attention_flash(g, tile);
@@ -3145,7 +3133,7 @@ fn attention_int8_matches_quantize_x() {
         let part = g
             .storage("part", (heads * splits * (hd + 2) * 4) as u64)
             .unwrap();
-        let (kc, vc, _, _) = filled_cache(&g, &mut k, &mut rng, ctx, kvd, &p);
+        let (kc, vc, _, _) = filled_cache(&g, &k, &mut rng, [ctx, ctx], kvd, &p);
         let group = heads / kvh;
         let (_, qs) = kernels::chunk_shape(hd, group);
         let wgs = kvh as u32 * (group as u32).div_ceil(qs);
