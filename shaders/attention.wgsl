@@ -5,7 +5,8 @@
 // honours it, and with P.window = 0 computes exactly what it did without.
 // Params: 0 heads, 1 kv_heads, 2 head_dim, 3 ctx, 4 scale (f32), 5 zero
 //   (read as an f32 that the compiler cannot see is 0), 6 splits, 7 window.
-// The host prepends `const C`, `QS`, `LS` (below) and appends f16.wgsl.
+// The host prepends `const C`, `QS`, `LS` (below) and appends f16.wgsl and
+// int8_block.wgsl.
 // Entry `store`: KC/VC[(pos + t) * kvd + i] = f16(K/V[t][i]).
 //   Bindings: 0 K, 1 V (f32, [tokens][kvd]), 2 KC, 3 VC (u32, [ctx][kvd/2]),
 //   4 P, 5 S. Dispatch: (ceil(kvd / 2 / 64), tokens, 1) workgroups of 64.
@@ -488,8 +489,8 @@ var<workgroup> qa: array<f32, 256>;
 // The values v of threads 0 .. n - 1 (n a multiple of 32), elements e0 ..
 // e0 + n - 1 of token t's row of P.heads * P.head_dim, as quantize_x.wgsl
 // stores them: per block of 32 (here 32 consecutive threads, e0 a multiple
-// of 32) the scale amax / 127 and round(v * 127 / amax) as int8, four to
-// a word; the same f32 operations on the same values, so the same bits.
+// of 32) the scale and the int8 values of int8_block.wgsl, four to a word:
+// the same functions on the same values, so the same bits.
 // Call in uniform control flow.
 fn store_q(lid: u32, v: f32, n: u32, t: u32, e0: u32) {
     qa[lid] = v;
@@ -500,15 +501,14 @@ fn store_q(lid: u32, v: f32, n: u32, t: u32, e0: u32) {
         for (var i = 0u; i < 32u; i++) {
             amax = max(amax, abs(qa[g + i]));
         }
-        let id = select(0.0, 127.0 / amax, amax > 0.0);
         let nb = P.heads * P.head_dim / 32u;
         let e = e0 + lid;
         if (lid & 3u) == 0u {
             let q = vec4<f32>(qa[lid], qa[lid + 1u], qa[lid + 2u], qa[lid + 3u]);
-            XQ[t * nb * 8u + e / 4u] = pack4xI8Clamp(vec4<i32>(round(q * id)));
+            XQ[t * nb * 8u + e / 4u] = q8_pack(q, q8_inv(amax));
         }
         if (lid & 31u) == 0u {
-            XD[t * nb + e / 32u] = amax / 127.0;
+            XD[t * nb + e / 32u] = q8_scale(amax);
         }
     }
 }

@@ -9,7 +9,8 @@
 // (into its own slot, which is where the matvec's LAST reads it).
 // The matvec (units.wgsl's unit_idot_<fmt>, dot4I8Packed) then multiplies
 // int8 weights by these in 32-bit integers and scales each 4-element sum
-// by the weight's and the x block's scales in f32.
+// by the weight's and the x block's scales in f32. The host appends
+// int8_block.wgsl (the block arithmetic, shared with attention.wgsl).
 // Bindings: the matvec's own: 1 X (f32, [tokens][cols]), 3 P (its Params:
 //   only the fields up to eps are declared here, in matrix.wgsl's order),
 //   4 G (norm gains; any buffer without NORM), 5 S (Step); and 13 XQ
@@ -105,15 +106,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     workgroupBarrier();
     let g0 = lid & ~3u;
     let amax = max(max(red[g0], red[g0 + 1u]), max(red[g0 + 2u], red[g0 + 3u]));
-    let id = select(0.0, 127.0 / amax, amax > 0.0);
+    let id = q8_inv(amax);
     if c < 4u * nb {
         let o = t * nb * 8u + 2u * c;
-        // |x| * id <= 127 up to rounding; the clamp keeps a rounded-up
-        // 127.00001 from wrapping.
-        XQ[o] = pack4xI8Clamp(vec4<i32>(round(a * id)));
-        XQ[o + 1u] = pack4xI8Clamp(vec4<i32>(round(b * id)));
+        XQ[o] = q8_pack(a, id);
+        XQ[o + 1u] = q8_pack(b, id);
         if (lid & 3u) == 0u {
-            XD[t * nb + (c >> 2u)] = amax / 127.0;
+            XD[t * nb + (c >> 2u)] = q8_scale(amax);
         }
     }
 }

@@ -29,6 +29,7 @@ const ELEMENTWISE: &str = include_str!("../../shaders/elementwise.wgsl");
 const ARGMAX: &str = include_str!("../../shaders/argmax.wgsl");
 const SAMPLE: &str = include_str!("../../shaders/sample.wgsl");
 const QUANTIZE_X: &str = include_str!("../../shaders/quantize_x.wgsl");
+const INT8_BLOCK: &str = include_str!("../../shaders/int8_block.wgsl");
 const WIDE: &str = include_str!("../../shaders/wide.wgsl");
 /// Snippets (no bindings, no entry) appended to the kernels that use them.
 const F16: &str = include_str!("../../shaders/f16.wgsl");
@@ -1121,7 +1122,7 @@ fn lazy(
 fn attention_src(head_dim: usize, group: usize) -> String {
     let (c, qs) = chunk_shape(head_dim, group);
     format!(
-        "const C: u32 = {c}u;\nconst QS: u32 = {qs}u;\nconst LS: u32 = {SPLIT_KEYS}u;\n{ATTENTION}\n{F16}"
+        "const C: u32 = {c}u;\nconst QS: u32 = {qs}u;\nconst LS: u32 = {SPLIT_KEYS}u;\n{ATTENTION}\n{F16}\n{INT8_BLOCK}"
     )
 }
 
@@ -1321,7 +1322,12 @@ impl Kernels {
     /// quantize_x.wgsl: x as int8 blocks for the integer matvec.
     pub fn quantize_x(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
         lazy(&self.quantize_x, || {
-            pipeline(gpu, "quantize_x", QUANTIZE_X, "main")
+            pipeline(
+                gpu,
+                "quantize_x",
+                &format!("{QUANTIZE_X}\n{INT8_BLOCK}"),
+                "main",
+            )
         })
     }
 
