@@ -37,8 +37,8 @@
 //   count from the window's first key, so none lies wholly outside it),
 //   summed as an f32 online softmax (`split_keys`; not `chunked`'s f16
 //   replay, whose exact order only matters below SPLIT_KEYS keys), for
-//   split s = workgroup_id.y, leaving each head's f16-accumulated sum, its
-//   total weight and its running max in Part ([heads][P.splits][head_dim +
+//   split s = workgroup_id.y, leaving each head's weighted sum, its total
+//   weight and its running max in Part ([heads][P.splits][head_dim +
 //   2]); splits past the last key exit without writing. The host prepends
 //   `const LS` (a multiple of C). Bindings: 8 Q, 2 KC, 3 VC, 4 P, 5 S, 9
 //   Part. Dispatch: (as `chunked`, P.splits, 1) workgroups of 256 threads

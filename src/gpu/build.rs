@@ -122,7 +122,9 @@ impl GpuBackend {
             split_attention: d.split_attention,
             flash: d.flash,
             splits: d.splits,
-            attention_int8: opts.tuning.attention_int8 && c.head_dim.is_multiple_of(32),
+            attention_int8: opts.tuning.attention_int8
+                && c.head_dim.is_multiple_of(32)
+                && !d.simple_attention,
             // Workgroups of the chunked and split kernels: kv heads x
             // query slots per kv head.
             att_wgs: {
@@ -338,8 +340,8 @@ impl Dims {
 /// of them), if `GpuTuning::int_dot` is on and some matrix has an integer
 /// decoder (`kernels::int_decoder`) in a group (q/k/v, gate/up, or one
 /// matrix) of at least its floor (`kernels::int_floor`); else no `IntX` is
-/// made. Unfused,
-/// a member alone may then fall short: `matvec_ops` checks each product.
+/// made. Unfused, a member alone may then fall short: `matvec_ops` checks
+/// each product.
 pub(super) fn int_x_cols(w: &Weights, opts: &GpuOptions) -> Option<usize> {
     if !opts.tuning.int_dot {
         return None;
@@ -486,7 +488,8 @@ struct Shared {
     flash: Option<FlashTile>,
     splits: usize,
     /// The chunked attention kernels may also write Wo's int8 x
-    /// (`GpuTuning::attention_int8`; heads whole 32-element blocks).
+    /// (`GpuTuning::attention_int8`; heads whole 32-element blocks; not
+    /// the simple kernel).
     attention_int8: bool,
     att_wgs: u32,
     quads: bool,
@@ -689,9 +692,7 @@ impl LayerOps<'_> {
         // write its int8 x too, which saves the quantize pass's dispatch
         // (the tiled prefill kernel does not: its Wo keeps its pass).
         let qx = match (&attn, k.int_x.clone()) {
-            (Attn::Pass | Attn::Split, Some(ix))
-                if self.sh.attention_int8 && !self.sh.simple_attention =>
-            {
+            (Attn::Pass | Attn::Split, Some(ix)) if self.sh.attention_int8 => {
                 take_quantize(self.gpu, k, &mut wo).then_some(ix)
             }
             _ => None,
