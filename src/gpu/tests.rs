@@ -2272,47 +2272,8 @@ fn quantize_x_matches_cpu() {
         let x: Vec<f32> = randn(&mut rng, n * cols).iter().map(|v| v * 3.0).collect();
         let gains = randn(&mut rng, cols);
         let (xb, gb) = (g.upload_f32("x", &x), g.upload_f32("g", &gains));
-        let ix = IntX::new(&g, cols, n).unwrap();
-        // NaN-poison both outputs.
-        for (b, len) in [
-            (&ix.q, ix.tokens * ix.blocks * 8),
-            (&ix.d, ix.tokens * ix.blocks),
-        ] {
-            let nan: Vec<u8> = (0..len).flat_map(|_| f32::NAN.to_le_bytes()).collect();
-            g.queue.write_buffer(b, 0, &nan);
-        }
-        let s = step(&g, 0, n as u32);
-        let flags = (norm as u32) << 1 | (last as u32) << 2;
-        let mut words = [0u32; 24];
-        words[1] = cols as u32;
-        words[6] = flags;
-        words[8] = eps.to_bits();
-        let params = g.params_words(&words);
-        let qp = k.quantize_x(&g);
-        let bind = kernels::bind(
-            &g,
-            &qp,
-            &[
-                (1, &xb),
-                (3, &params),
-                (4, &gb),
-                (5, &s),
-                (13, &ix.q),
-                (14, &ix.d),
-            ],
-        );
-        let wgs = (cols.div_ceil(32) * 32).div_ceil(kernels::QUANTIZE_X_SPAN) as u32;
-        let op = Op {
-            pipeline: qp,
-            bind,
-            shape: if last {
-                Shape::Fixed([wgs, 1, 1])
-            } else {
-                Shape::PerToken([wgs, 1, 1], 2)
-            },
-            label: "quantize_x",
-        };
-        g.run(&[&[op]], n as u32, &[]);
+        // Both outputs NaN-poisoned first (quantize_x_gpu).
+        let ix = quantize_x_gpu(&g, &k, &xb, &gb, [cols, n], norm, last, eps);
         let (gq, gd) = read_int_x(&g, &ix, n);
         let toks: Vec<usize> = if last { vec![n - 1] } else { (0..n).collect() };
         for t in toks {
@@ -3067,14 +3028,27 @@ fn argmax_pairs_in_two_passes() {
     assert_eq!(read_f32(&g, &out, 1)[0].to_bits(), 40);
 }
 
-/// Runs quantize_x.wgsl (no norm) over `n` tokens of `cols` values in `x`
-/// into a fresh, NaN-poisoned `IntX`.
-fn quantize_x_gpu(g: &Gpu, k: &Kernels, x: &wgpu::Buffer, cols: usize, n: usize) -> IntX {
+/// Runs quantize_x.wgsl over `n` tokens of `cols` values in `x` into a
+/// fresh, NaN-poisoned `IntX`: with `norm` (gains `gains`, epsilon `eps`)
+/// rmsnorm first, with `last` only token n - 1.
+#[allow(clippy::too_many_arguments)]
+fn quantize_x_gpu(
+    g: &Gpu,
+    k: &Kernels,
+    x: &wgpu::Buffer,
+    gains: &wgpu::Buffer,
+    [cols, n]: [usize; 2],
+    norm: bool,
+    last: bool,
+    eps: f32,
+) -> IntX {
     let ix = IntX::new(g, cols, n).unwrap();
     poison_int_x(g, &ix);
     let s = step(g, 0, n as u32);
     let mut words = [0u32; 24];
     words[1] = cols as u32;
+    words[6] = (norm as u32) << 1 | (last as u32) << 2;
+    words[8] = eps.to_bits();
     let params = g.params_words(&words);
     let qp = k.quantize_x(g);
     let bind = kernels::bind(
@@ -3083,7 +3057,7 @@ fn quantize_x_gpu(g: &Gpu, k: &Kernels, x: &wgpu::Buffer, cols: usize, n: usize)
         &[
             (1, x),
             (3, &params),
-            (4, x),
+            (4, gains),
             (5, &s),
             (13, &ix.q),
             (14, &ix.d),
@@ -3093,7 +3067,11 @@ fn quantize_x_gpu(g: &Gpu, k: &Kernels, x: &wgpu::Buffer, cols: usize, n: usize)
     let op = Op {
         pipeline: qp,
         bind,
-        shape: Shape::PerToken([wgs, 1, 1], 2),
+        shape: if last {
+            Shape::Fixed([wgs, 1, 1])
+        } else {
+            Shape::PerToken([wgs, 1, 1], 2)
+        },
         label: "quantize_x",
     };
     g.run(&[&[op]], n as u32, &[]);
@@ -3188,7 +3166,7 @@ fn attention_int8_matches_quantize_x() {
                 out
             };
             let plain = run(None);
-            let want = quantize_x_gpu(&g, &k, &plain, qd, n);
+            let want = quantize_x_gpu(&g, &k, &plain, &plain, [qd, n], false, false, 0.0);
             let got = IntX::new(&g, qd, n).unwrap();
             poison_int_x(&g, &got);
             let fused = run(Some(&got));
