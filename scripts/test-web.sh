@@ -29,4 +29,45 @@ elif [ "${CI:-}" = "true" ]; then
   echo "../shared is missing, and CI=true requires it" >&2; exit 1
 fi
 if [ $# -gt 0 ]; then set -- -- "$@"; fi
-wasm-pack test --headless --chrome --release --mode no-install -- --test web "$@"
+# A watchdog on the page's start. Once (in CI, after 6 green runs of the same
+# suite) Chromium's renderer hung before the runner's module script ran:
+# the page still read "Loading scripts..." when the 2700 s above ran out,
+# and chromedriver logged "Timed out receiving message from renderer". A
+# page that has not begun the tests within START_S (loading and compiling
+# the test wasm takes seconds) is such a hang, not a slow test: stop
+# that browser and try again, at most ATTEMPTS times. Nothing else is
+# retried: a failing or slow test still fails the run.
+# The build comes first, so that the watchdog times only the page.
+cargo build --tests --release --target wasm32-unknown-unknown --test web
+START_S=${WEBGGUF_WEB_START_S:-300}
+ATTEMPTS=${WEBGGUF_WEB_ATTEMPTS:-3}
+log=$(mktemp)
+for attempt in $(seq "$ATTEMPTS"); do
+  : >"$log"
+  setsid wasm-pack test --headless --chrome --release --mode no-install -- --test web "$@" >"$log" 2>&1 &
+  runner=$!
+  tail -n +1 -f "$log" --pid "$runner" &
+  shown=$!
+  started=0
+  for _ in $(seq "$START_S"); do
+    if ! kill -0 "$runner" 2>/dev/null; then break; fi
+    if grep -qE '^running [0-9]+ tests?' "$log"; then started=1; break; fi
+    sleep 1
+  done
+  rc=0
+  if [ "$started" = 1 ] || ! kill -0 "$runner" 2>/dev/null; then
+    wait "$runner" || rc=$?
+    wait "$shown" || true
+    rm -f "$log"
+    exit "$rc"
+  fi
+  echo "!! attempt $attempt: the test page did not start within ${START_S} s; stopping that browser" >&2
+  kill -- -"$runner" 2>/dev/null || true
+  # chromedriver may start Chromium in a process group of its own.
+  pkill -f -- '--test-type=webdriver' 2>/dev/null || true
+  wait "$runner" 2>/dev/null || true
+  kill "$shown" 2>/dev/null || true
+done
+rm -f "$log"
+echo "!! the browser tests never started ($ATTEMPTS attempts)" >&2
+exit 1
