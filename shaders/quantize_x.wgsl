@@ -20,6 +20,9 @@
 //   8 (256 x + lid) .. + 7, four threads one block. With NORM every
 //   workgroup first sums the squares of the whole row (as the matvec's
 //   workgroups do): no second pass and no grid-wide sync.
+// Why the shape of the NORM path: on the H100 this pass runs ~3 times a
+// layer in decode, and its time is latency, not bandwidth (4096 floats):
+// each global round trip and each barrier level counts.
 
 // The leading fields of matrix.wgsl's Params (the same uniform block).
 struct Params {
@@ -52,11 +55,27 @@ const WG: u32 = 256u;
 @group(0) @binding(13) var<storage, read_write> XQ: array<u32>;
 @group(0) @binding(14) var<storage, read_write> XD: array<f32>;
 
+// Per-thread partial sums of squares, then the 16 partial sums of 16.
 var<workgroup> red: array<f32, WG>;
+var<workgroup> red16: array<f32, 16>;
+// Each thread's largest magnitude, for its block's amax.
+var<workgroup> mags: array<f32, WG>;
 
 // x[k], or 0 past the row's end (the index is clamped into the row).
 fn xload(xb: u32, k: u32) -> f32 {
     return select(0.0, X[xb + min(k, P.cols - 1u)], k < P.cols);
+}
+
+// x[k0 .. k0 + 7] (0 past the row's end) as two vec4.
+fn xload8(xb: u32, k0: u32) -> mat2x4<f32> {
+    return mat2x4<f32>(
+        vec4<f32>(xload(xb, k0), xload(xb, k0 + 1u), xload(xb, k0 + 2u), xload(xb, k0 + 3u)),
+        vec4<f32>(xload(xb, k0 + 4u), xload(xb, k0 + 5u), xload(xb, k0 + 6u), xload(xb, k0 + 7u)),
+    );
+}
+
+fn sq8(v: mat2x4<f32>) -> f32 {
+    return dot(v[0], v[0]) + dot(v[1], v[1]);
 }
 
 @compute @workgroup_size(WG)
@@ -65,47 +84,65 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let t = select(wid.z, S.n - 1u, (P.flags & F_LAST) != 0u);
     let xb = t * P.cols;
     let nb = (P.cols + 31u) / 32u;
-    var scale = 1.0;
-    if norm {
-        // Four loads per thread issued before any is used (see
-        // matvec.wgsl's norm_scale).
-        var ss = 0.0;
-        for (var k = lid; k < P.cols; k += 4u * WG) {
-            let v0 = xload(xb, k);
-            let v1 = xload(xb, k + WG);
-            let v2 = xload(xb, k + 2u * WG);
-            let v3 = xload(xb, k + 3u * WG);
-            ss += (v0 * v0 + v1 * v1) + (v2 * v2 + v3 * v3);
-        }
-        red[lid] = ss;
-        workgroupBarrier();
-        for (var s = WG / 2u; s > 0u; s >>= 1u) {
-            if lid < s {
-                red[lid] += red[lid + s];
-            }
-            workgroupBarrier();
-        }
-        scale = 1.0 / sqrt(red[0] / f32(P.cols) + P.eps);
-        workgroupBarrier();
-    }
     let c = wid.x * WG + lid;
     let k0 = 8u * c;
-    var a = vec4<f32>(xload(xb, k0), xload(xb, k0 + 1u), xload(xb, k0 + 2u), xload(xb, k0 + 3u));
-    var b = vec4<f32>(xload(xb, k0 + 4u), xload(xb, k0 + 5u), xload(xb, k0 + 6u), xload(xb, k0 + 7u));
+    var v = mat2x4<f32>();
     if norm {
         // Gains past the row's end multiply zeros: clamp their index.
+        // Loaded first, so that their round trip overlaps x's.
         let kg = vec4<u32>(k0, k0 + 1u, k0 + 2u, k0 + 3u);
         let last = vec4<u32>(P.cols - 1u);
         let ga = min(kg, last);
         let gb = min(kg + vec4<u32>(4u), last);
-        a = (a * scale) * vec4<f32>(G[ga.x], G[ga.y], G[ga.z], G[ga.w]);
-        b = (b * scale) * vec4<f32>(G[gb.x], G[gb.y], G[gb.z], G[gb.w]);
+        let g = mat2x4<f32>(
+            vec4<f32>(G[ga.x], G[ga.y], G[ga.z], G[ga.w]),
+            vec4<f32>(G[gb.x], G[gb.y], G[gb.z], G[gb.w]),
+        );
+        // Every workgroup sums the squares of the whole row, in the
+        // quantizing layout (chunk j of the row is what workgroup j
+        // quantizes), two chunks (16 loads) in flight per thread: one
+        // round trip for rows up to 4096. Each thread keeps its own
+        // chunk's values, so x is read once.
+        let nch = (nb * 32u + 8u * WG - 1u) / (8u * WG);
+        var ss = 0.0;
+        for (var j = 0u; j < nch; j += 2u) {
+            let p = xload8(xb, 8u * (j * WG + lid));
+            let q = xload8(xb, 8u * ((j + 1u) * WG + lid));
+            ss += sq8(p) + sq8(q);
+            if j == wid.x {
+                v = p;
+            }
+            if j + 1u == wid.x {
+                v = q;
+            }
+        }
+        // Two levels of 16 (two barriers) rather than a tree of eight.
+        red[lid] = ss;
+        workgroupBarrier();
+        if lid < 16u {
+            var s = 0.0;
+            for (var i = 0u; i < 16u; i++) {
+                s += red[16u * lid + i];
+            }
+            red16[lid] = s;
+        }
+        workgroupBarrier();
+        var total = 0.0;
+        for (var i = 0u; i < 16u; i++) {
+            total += red16[i];
+        }
+        let scale = 1.0 / sqrt(total / f32(P.cols) + P.eps);
+        v = mat2x4<f32>((v[0] * scale) * g[0], (v[1] * scale) * g[1]);
+    } else {
+        v = xload8(xb, k0);
     }
+    let a = v[0];
+    let b = v[1];
     let m = max(abs(a), abs(b));
-    red[lid] = max(max(m.x, m.y), max(m.z, m.w));
+    mags[lid] = max(max(m.x, m.y), max(m.z, m.w));
     workgroupBarrier();
     let g0 = lid & ~3u;
-    let amax = max(max(red[g0], red[g0 + 1u]), max(red[g0 + 2u], red[g0 + 3u]));
+    let amax = max(max(mags[g0], mags[g0 + 1u]), max(mags[g0 + 2u], mags[g0 + 3u]));
     let id = q8_inv(amax);
     if c < 4u * nb {
         let o = t * nb * 8u + 2u * c;

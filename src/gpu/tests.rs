@@ -2267,6 +2267,13 @@ fn quantize_x_matches_cpu() {
         (64, true, true),
         (37, false, true),
         (1000, true, false),
+        // Rows of several 2048-element workgroups: the NORM pass reads
+        // the row two chunks at a time, so an even count (2), an odd one
+        // (3, the second pair half past the row) and more than one pair.
+        (2049, true, false),
+        (5000, true, true),
+        (9000, true, false),
+        (9000, false, false),
     ] {
         let n = 3usize;
         let x: Vec<f32> = randn(&mut rng, n * cols).iter().map(|v| v * 3.0).collect();
