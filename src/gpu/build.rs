@@ -921,7 +921,8 @@ impl LayerOps<'_> {
     fn attention_split(&self, k: &mut Kernels, qx: Option<&IntX>) -> Vec<Op> {
         let (gpu, s, c, w) = (self.gpu, self.s, self.c, self.w);
         let group = c.n_heads / c.n_kv_heads;
-        let sp = k.attention_entry(gpu, c.head_dim, group, "split");
+        let sp = k.attention_split(gpu, c.head_dim, group);
+        let wgs = kernels::split_workgroups(c.n_kv_heads, c.head_dim, group);
         let merge = if qx.is_some() { "merge_q" } else { "merge" };
         let mp = k.attention_entry(gpu, c.head_dim, group, merge);
         let mut split_entries = self.attention_reads().to_vec();
@@ -934,7 +935,7 @@ impl LayerOps<'_> {
             Op {
                 bind: kernels::bind(gpu, &sp, &split_entries),
                 pipeline: sp,
-                shape: Shape::Fixed([self.sh.att_wgs, self.sh.splits as u32, 1]),
+                shape: Shape::Fixed([wgs, self.sh.splits as u32, 1]),
                 label: "attention",
             },
             Op {

@@ -29,6 +29,7 @@ const ELEMENTWISE: &str = include_str!("../../shaders/elementwise.wgsl");
 const ARGMAX: &str = include_str!("../../shaders/argmax.wgsl");
 const SAMPLE: &str = include_str!("../../shaders/sample.wgsl");
 const QUANTIZE_X: &str = include_str!("../../shaders/quantize_x.wgsl");
+const SPLIT: &str = include_str!("../../shaders/split.wgsl");
 const INT8_BLOCK: &str = include_str!("../../shaders/int8_block.wgsl");
 const WIDE: &str = include_str!("../../shaders/wide.wgsl");
 /// Snippets (no bindings, no entry) appended to the kernels that use them.
@@ -991,6 +992,7 @@ pub struct Kernels {
     quantize_x: Lazy,
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
     chunked: HashMap<((u32, u32), &'static str), Rc<wgpu::ComputePipeline>>,
+    split: HashMap<(usize, u32), Rc<wgpu::ComputePipeline>>,
     flash: HashMap<FlashTile, Rc<wgpu::ComputePipeline>>,
     matmul: HashMap<(Fmts, Mv, Tile, bool), Rc<wgpu::ComputePipeline>>,
     /// The prefill tile (matmul.wgsl).
@@ -1135,6 +1137,20 @@ pub const PAIRS_PER_GROUP: usize = 1024;
 /// up to it, `chunked`'s one pass keeps llama.cpp's CPU order exactly.
 pub const SPLIT_KEYS: usize = 64;
 
+/// split.wgsl's query heads per workgroup for heads of `head_dim` in
+/// groups of `group` per kv head: the whole group where it fits (at most
+/// 8, and 1024 query elements in workgroup memory), so that each split's
+/// K and V rows are read once for all of them.
+pub fn split_heads(head_dim: usize, group: usize) -> u32 {
+    (group.clamp(1, 8) as u32).min((1024 / head_dim.max(1)).max(1) as u32)
+}
+
+/// split.wgsl's workgroups per split: each kv head's query heads in
+/// workgroups of `split_heads`.
+pub fn split_workgroups(kv_heads: usize, head_dim: usize, group: usize) -> u32 {
+    kv_heads as u32 * (group as u32).div_ceil(split_heads(head_dim, group))
+}
+
 /// attention.wgsl `chunked`'s keys per chunk (a power of two <= 64 whose
 /// K and V rows fit 1024 words each) and query heads per workgroup.
 pub fn chunk_shape(head_dim: usize, group: usize) -> (u32, u32) {
@@ -1261,6 +1277,7 @@ impl Kernels {
             quantize_x: Lazy::new(),
             embed: HashMap::new(),
             chunked: HashMap::new(),
+            split: HashMap::new(),
             flash: HashMap::new(),
             matmul: HashMap::new(),
             // The large tile measured slower on the H100 (BENCHMARKS.md);
@@ -1593,6 +1610,27 @@ impl Kernels {
         self.chunked
             .entry((chunk_shape(head_dim, group), entry))
             .or_insert_with(|| pipeline(gpu, "attention", &attention_src(head_dim, group), entry))
+            .clone()
+    }
+
+    /// split.wgsl for heads of `head_dim` in groups of `group`: decode
+    /// attention past SPLIT_KEYS keys, one split of SPLIT_KEYS keys per
+    /// workgroup (attention.wgsl's `merge` combines them).
+    pub fn attention_split(
+        &mut self,
+        gpu: &Gpu,
+        head_dim: usize,
+        group: usize,
+    ) -> Rc<wgpu::ComputePipeline> {
+        let gq = split_heads(head_dim, group);
+        self.split
+            .entry((head_dim, gq))
+            .or_insert_with(|| {
+                let src = format!(
+                    "const HD: u32 = {head_dim}u;\nconst GQ: u32 = {gq}u;\nconst LS: u32 = {SPLIT_KEYS}u;\n{SPLIT}\n{F16}"
+                );
+                pipeline(gpu, "attention_split", &src, "main")
+            })
             .clone()
     }
 

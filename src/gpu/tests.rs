@@ -622,19 +622,19 @@ fn filled_cache(
     (kc, vc, kx, vx)
 }
 
-/// Decode attention past SPLIT_KEYS keys: `split` (keys in blocks of
-/// SPLIT_KEYS from the first key the query sees, each block an f32 online
-/// softmax over its chunks) and `merge` (the blocks rescaled to the largest
-/// max and summed in f32) vs the exact softmax (f64) over the same scores
-/// (the kernel's f32 dot products, reproduced exactly) and f16-rounded
-/// values; at one block past the boundary, at a ragged last block and near
-/// the end of the context, for head sizes 6, 64 (3 and 10 query heads per
-/// kv head; and 4 with 37 blocks, more than the merge's lanes) and 128;
-/// without a window and with sliding windows of 5 (every split but one
-/// wholly outside it), 64 (exactly one block), 65 and 130 (two and three
-/// blocks, the last of one key); the output NaN-poisoned first. Bound
-/// `flash_bound` (its exp and rescale terms counted over a block's chunks
-/// and the merge's rescale).
+/// Decode attention past SPLIT_KEYS keys: split.wgsl (keys in blocks of
+/// SPLIT_KEYS from the first key the query sees, each block's softmax
+/// against its own max in f32) and `merge` (the blocks rescaled to the
+/// largest max and summed in f32) vs the exact softmax (f64, exact
+/// scores) over f16-rounded queries, keys and values; at one block past
+/// the boundary, at a ragged last block and near the end of the context,
+/// for head sizes 6 (a row of 3 words: score parts past the row), 64 (3
+/// query heads per kv head, and 10 in workgroups of 8 and 2; and 4 with
+/// 37 blocks, more than the merge's lanes) and 128; without a window and
+/// with sliding windows of 5 (every split but one wholly outside it), 64
+/// (exactly one block), 65 and 130 (two and three blocks, the last of one
+/// key); the output NaN-poisoned first. Bound `flash_bound` with the f32
+/// scores' error `ds`, one exp per weight and the merge's rescale.
 #[test]
 fn split_attention_matches_cpu() {
     let Some(g) = gpu() else { return };
@@ -662,9 +662,8 @@ fn split_attention_matches_cpu() {
             .unwrap();
         let (kc, vc, kx, vx) = filled_cache(&g, &k, &mut rng, [ctx, ctx], kvd, &p);
         let group = heads / kvh;
-        let (_, qs) = kernels::chunk_shape(hd, group);
-        let wgs = kvh as u32 * (group as u32).div_ceil(qs);
-        let sp = k.attention_entry(&g, hd, group, "split");
+        let wgs = kernels::split_workgroups(kvh, hd, group);
+        let sp = k.attention_split(&g, hd, group);
         let mp = k.attention_entry(&g, hd, group, "merge");
         let cases = [0usize, 5, 64, 65, 130]
             .into_iter()
@@ -705,25 +704,24 @@ fn split_attention_matches_cpu() {
             for h in 0..heads {
                 let kh = h / group * hd;
                 let qh: Vec<f64> = (0..hd).map(|d| f16r(q[h * hd + d]) as f64).collect();
-                // The kernel's scores exactly (see check_attention).
-                let sc: Vec<f32> = (lo..=pos)
-                    .map(|j| {
-                        let dot = (0..hd)
-                            .fold(0f32, |a, d| a + qh[d] as f32 * f16r(kx[j * kvd + kh + d]));
-                        dot * scale
-                    })
+                let kr = |j: usize, d: usize| f16r(kx[j * kvd + kh + d]) as f64;
+                // Exact scores (f64); the kernel's f32 dot products of
+                // exact f16 products are within `ds` of them.
+                let sc: Vec<f64> = (lo..=pos)
+                    .map(|j| (0..hd).map(|d| qh[d] * kr(j, d)).sum::<f64>() * scale as f64)
                     .collect();
-                // The exact softmax over the same scores (f64), which the
-                // splits' f32 online softmax and the merge approximate
-                // within `flash_bound`: every weight passes through its
-                // chunk's exp and the rescales of the chunks after it in
-                // its split, then the merge's.
-                let m = sc.iter().fold(f32::MIN, |a, &b| a.max(b)) as f64;
-                let lo_s = sc.iter().fold(f32::MAX, |a, &b| a.min(b)) as f64;
-                let w: Vec<f64> = sc.iter().map(|&s| (s as f64 - m).exp()).collect();
+                let mag = (lo..=pos)
+                    .map(|j| (0..hd).map(|d| (qh[d] * kr(j, d)).abs()).sum::<f64>())
+                    .fold(0f64, f64::max);
+                let ds = 2f64.powi(-24) * (hd + 1) as f64 * scale as f64 * mag;
+                // The exact softmax over them, which the splits and the
+                // merge approximate within `flash_bound`: every weight is
+                // one exp against its split's max (no rescale inside a
+                // split), then the merge's rescale (chunks = 1).
+                let m = sc.iter().cloned().fold(f64::MIN, f64::max);
+                let lo_s = sc.iter().cloned().fold(f64::MAX, f64::min);
+                let w: Vec<f64> = sc.iter().map(|&s| (s - m).exp()).collect();
                 let total: f64 = w.iter().sum();
-                let (c, _) = kernels::chunk_shape(hd, group);
-                let chunks = ls.div_ceil(c as usize) + 1;
                 for d in 0..hd {
                     let vs: Vec<f64> = (lo..=pos)
                         .map(|j| f16r(vx[j * kvd + kh + d]) as f64)
@@ -731,7 +729,7 @@ fn split_attention_matches_cpu() {
                     let o = w.iter().zip(&vs).map(|(a, b)| a * b).sum::<f64>() / total;
                     let vmax = vs.iter().fold(0f64, |a, b| a.max(b.abs()));
                     want[h * hd + d] = o;
-                    tol[h * hd + d] = flash_bound(0.0, m - lo_s, chunks, sc.len(), vmax, o);
+                    tol[h * hd + d] = flash_bound(ds, m - lo_s, 1, sc.len(), vmax, o);
                 }
             }
             close_each(
@@ -3122,7 +3120,9 @@ fn attention_int8_matches_quantize_x() {
         let group = heads / kvh;
         let (_, qs) = kernels::chunk_shape(hd, group);
         let wgs = kvh as u32 * (group as u32).div_ceil(qs);
-        let [sp, mp, mq, cp, cq] = ["split", "merge", "merge_q", "chunked", "chunked_q"]
+        let split_wgs = kernels::split_workgroups(kvh, hd, group);
+        let sp = k.attention_split(&g, hd, group);
+        let [mp, mq, cp, cq] = ["merge", "merge_q", "chunked", "chunked_q"]
             .map(|e| k.attention_entry(&g, hd, group, e));
         // (pos, tokens, split path)
         for (pos, n, split) in [
@@ -3149,7 +3149,7 @@ fn attention_int8_matches_quantize_x() {
                         ),
                         pipeline: sp.clone(),
                         label: "test",
-                        shape: Shape::Fixed([wgs, splits as u32, 1]),
+                        shape: Shape::Fixed([split_wgs, splits as u32, 1]),
                     });
                     let m = if quant.is_some() { &mq } else { &mp };
                     last.push((9, &part));
