@@ -705,15 +705,7 @@ fn split_attention_matches_cpu() {
                 let kh = h / group * hd;
                 let qh: Vec<f64> = (0..hd).map(|d| f16r(q[h * hd + d]) as f64).collect();
                 let kr = |j: usize, d: usize| f16r(kx[j * kvd + kh + d]) as f64;
-                // Exact scores (f64); the kernel's f32 dot products of
-                // exact f16 products are within `ds` of them.
-                let sc: Vec<f64> = (lo..=pos)
-                    .map(|j| (0..hd).map(|d| qh[d] * kr(j, d)).sum::<f64>() * scale as f64)
-                    .collect();
-                let mag = (lo..=pos)
-                    .map(|j| (0..hd).map(|d| (qh[d] * kr(j, d)).abs()).sum::<f64>())
-                    .fold(0f64, f64::max);
-                let ds = 2f64.powi(-24) * (hd + 1) as f64 * scale as f64 * mag;
+                let (sc, ds) = exact_scores(&qh, kr, lo..=pos, scale);
                 // The exact softmax over them, which the splits and the
                 // merge approximate within `flash_bound`: every weight is
                 // one exp against its split's max (no rescale inside a
@@ -920,6 +912,27 @@ fn flash_attention_matches_cpu() {
     }
 }
 
+/// The exact scores (f64) of query `qh` against keys `keys` (element d of
+/// key j: `kr(j, d)`) times `scale`, and `ds`, the most by which an f32 dot
+/// product of those exact f16 products (any order), scaled, can differ
+/// from them: (hd + 1) u scale max_j sum_d |q_d k_jd| (u = 2^-24).
+fn exact_scores(
+    qh: &[f64],
+    kr: impl Fn(usize, usize) -> f64,
+    keys: std::ops::RangeInclusive<usize>,
+    scale: f32,
+) -> (Vec<f64>, f64) {
+    let hd = qh.len();
+    let sc = keys
+        .clone()
+        .map(|j| (0..hd).map(|d| qh[d] * kr(j, d)).sum::<f64>() * scale as f64)
+        .collect();
+    let mag = keys
+        .map(|j| (0..hd).map(|d| (qh[d] * kr(j, d)).abs()).sum::<f64>())
+        .fold(0f64, f64::max);
+    (sc, 2f64.powi(-24) * (hd + 1) as f64 * scale as f64 * mag)
+}
+
 /// The flash kernel's bound for one output o = sum_j w_j v_j / sum_j w_j
 /// (w_j = e^(s_j - max)) against the exact value over the same f16 inputs,
 /// from its f32 arithmetic (u = 2^-24): each score's f32 dot of exact f16
@@ -1000,13 +1013,7 @@ fn check_flash(
             let kh = h / group * hd;
             let qh: Vec<f64> = (0..hd).map(|d| f16r(q[t * qd + h * hd + d])).collect();
             let kr = |j: usize, d: usize| f16r(kx[j * kvd + kh + d]);
-            let sc: Vec<f64> = (lo..=p)
-                .map(|j| (0..hd).map(|d| qh[d] * kr(j, d)).sum::<f64>() * scale as f64)
-                .collect();
-            let mag = (lo..=p)
-                .map(|j| (0..hd).map(|d| (qh[d] * kr(j, d)).abs()).sum::<f64>())
-                .fold(0f64, f64::max);
-            let ds = 2f64.powi(-24) * (hd + 1) as f64 * scale as f64 * mag;
+            let (sc, ds) = exact_scores(&qh, kr, lo..=p, scale);
             let mx = sc.iter().cloned().fold(f64::MIN, f64::max);
             let mn = sc.iter().cloned().fold(f64::MAX, f64::min);
             let wts: Vec<f64> = sc.iter().map(|&s| (s - mx).exp()).collect();
