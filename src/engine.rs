@@ -863,7 +863,17 @@ impl Engine {
             .map(|_| (rng.next_u32() as u64 % vocab) as u32)
             .collect();
         let mut sampler = Sampler::new(params, self.config.vocab_size)?;
-        // Warm-up, untimed: first-touch page faults and pipeline creation.
+        // Warm-up, untimed, as llama-bench warms up each test: a prompt
+        // batch of the pp test's size (up to the backend's batch) and a
+        // decode step, so that first-touch page faults and any pipeline or
+        // driver work that waits for a kernel's first dispatch fall in
+        // neither timed test.
+        let warm = p.min(self.backend.max_batch());
+        if warm > 1 {
+            self.backend.forward(&ids[..warm], 0)?;
+            self.backend.sync().await?;
+            self.reset();
+        }
         self.backend
             .forward_sample(&ids[..1], 0, &mut sampler, &[])
             .await?;
