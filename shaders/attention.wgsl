@@ -172,7 +172,6 @@ const AWG: u32 = 256u;
 var<workgroup> kch: array<u32, 1088>;
 var<workgroup> vch: array<u32, 1024>;
 var<workgroup> qsl: array<f32, 256>;
-var<workgroup> sc: array<f32, 256>;
 var<workgroup> pm: array<f32, 256>;
 var<workgroup> rs: array<f32, 256>;
 var<workgroup> wt: array<f32, 256>;
@@ -311,7 +310,6 @@ fn chunked_keys(wx: u32, lid: u32, t: u32, lo: u32, hi: u32) -> Acc {
         if sslot < nslot && key < cn {
             s = chunk_score(sslot * hd, key, hw, Z) * P.scale;
         }
-        sc[lid] = s;
         pm[lid] = s;
         workgroupBarrier();
         // Inclusive max-scan of each slot's scores.
