@@ -125,8 +125,8 @@ impl GpuBackend {
             attention_int8: opts.tuning.attention_int8
                 && c.head_dim.is_multiple_of(32)
                 && !d.simple_attention,
-            // Workgroups of the chunked and split kernels: kv heads x
-            // query slots per kv head.
+            // Workgroups of the chunked kernels: kv heads x query slots
+            // per kv head (split.wgsl has its own: split_workgroups).
             att_wgs: {
                 let group = c.n_heads / c.n_kv_heads;
                 let (_, qs) = kernels::chunk_shape(c.head_dim, group);
