@@ -11,6 +11,7 @@ mod common;
 
 use common::{assert_all_passed, check_forced, references, report};
 use webgguf::engine::Engine;
+use webgguf::gpu::GpuTuning;
 use webgguf::sampler::SamplerParams;
 
 /// Largest |GPU logit - llama.cpp's| allowed on llama.cpp's top-10.
@@ -59,6 +60,11 @@ fn run_file(file: &str, only: &str, exact: bool) {
 
 /// `run_file` on the first `max` matching references.
 fn run_first(file: &str, only: &str, exact: bool, max: usize) {
+    run_tuned(file, only, exact, max, |_| {});
+}
+
+/// `run_first` with `tune` applied to the tests' GPU tuning.
+fn run_tuned(file: &str, only: &str, exact: bool, max: usize, tune: fn(&mut GpuTuning)) {
     let Some(shared) = common::shared() else {
         return;
     };
@@ -72,7 +78,7 @@ fn run_first(file: &str, only: &str, exact: bool, max: usize) {
         let Some(path) = common::model_path(&shared, &r) else {
             continue;
         };
-        let Some(mut e) = common::gpu_engine(&path, false) else {
+        let Some(mut e) = common::gpu_engine_tuned(&path, tune) else {
             return;
         };
         checked += 1;
@@ -140,6 +146,21 @@ fn gpu_synthllama3_matches_llama_cpp() {
     run_file("synthllama3.json", "synthllama3.F32", true);
     run_file("synthllama3.json", "synthllama3.Q", false);
     run_file("synthllama3.json", "synthllama3.F16", false);
+}
+
+/// The integer prefill tile (`GpuTuning::int_prefill`, off by default:
+/// matmul_int.wgsl after a quantize_x pass for every prefill product) on a
+/// K-quant mix (synth256 Q4_K_S: Q4_K with Q5_K and Q6_K members, mixed
+/// q/k/v and gate/up groups) and on Q4_0 with q/k/v biases (synthqwen2):
+/// the forced check prefills each prompt as one batch, so its first step's
+/// logits and every later step's KV cache come from it. Same checks and
+/// bounds as the quantized files' (its one difference from the f32 tile
+/// is x's int8 rounding, which llama.cpp's quantized products make too).
+#[test]
+fn gpu_int_prefill_matches_llama_cpp() {
+    let int = |t: &mut GpuTuning| t.int_prefill = true;
+    run_tuned("synth256.json", "synth256.Q4_K_S", false, usize::MAX, int);
+    run_tuned("synthqwen2.json", "synthqwen2.Q4_0", false, usize::MAX, int);
 }
 
 /// One of the three references: on lavapipe each takes about 100 s (a

@@ -337,16 +337,25 @@ impl Dims {
 }
 
 /// The longest rows an integer product reads (`IntX` holds `batch` tokens
-/// of them), if `GpuTuning::int_dot` is on and some matrix has an integer
-/// decoder (`kernels::int_decoder`) in a group (q/k/v, gate/up, or one
-/// matrix) of at least its floor (`kernels::int_floor`); else no `IntX` is
-/// made. Unfused, a member alone may then fall short: `matvec_ops` checks
-/// each product.
+/// of them): with `GpuTuning::int_dot`, those of the matrices with an
+/// integer decoder (`kernels::int_decoder`) in a group (q/k/v, gate/up, or
+/// one matrix) of at least its floor (`kernels::int_floor`); with
+/// `int_prefill`, those of every layer matrix with an int8 tile decoder
+/// (`kernels::tile_q_decoder`). None where neither has any: no `IntX` is
+/// made. Unfused, a member alone may fall short of its floor, and a
+/// device may lack dot4I8Packed: `matvec_ops` checks each product.
 pub(super) fn int_x_cols(w: &Weights, opts: &GpuOptions) -> Option<usize> {
-    if !opts.tuning.int_dot {
-        return None;
-    }
     let t = &opts.tuning;
+    let tiles = w
+        .layers
+        .iter()
+        .flat_map(|l| [&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down])
+        .filter(|m| t.int_prefill && kernels::tile_q_decoder(m.ty).is_some())
+        .map(|m| m.cols)
+        .max();
+    if !t.int_dot {
+        return tiles;
+    }
     let groups = w.layers.iter().flat_map(|l| {
         [
             vec![&l.wq, &l.wk, &l.wv],
@@ -369,6 +378,7 @@ pub(super) fn int_x_cols(w: &Weights, opts: &GpuOptions) -> Option<usize> {
         .filter(|m| kernels::int_decoder(m.ty).is_some())
         .map(|m| m.cols)
         .max()
+        .max(tiles)
 }
 
 /// Bytes of one layer's key (or value) cache: f16, `ctx` x kv_dim.

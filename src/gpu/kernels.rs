@@ -17,6 +17,8 @@ const MATRIX: &str = include_str!("../../shaders/matrix.wgsl");
 const MATVEC: &str = include_str!("../../shaders/matvec.wgsl");
 const MATMUL: &str = include_str!("../../shaders/matmul.wgsl");
 const MATMUL_COOP: &str = include_str!("../../shaders/matmul_coop.wgsl");
+const MATMUL_INT: &str = include_str!("../../shaders/matmul_int.wgsl");
+const UNITS_Q: &str = include_str!("../../shaders/units_q.wgsl");
 const TILE: &str = include_str!("../../shaders/tile.wgsl");
 const REDUCE: &str = include_str!("../../shaders/reduce.wgsl");
 const REDUCE_SUBGROUP: &str = include_str!("../../shaders/reduce_subgroup.wgsl");
@@ -685,6 +687,50 @@ fn tile_src(f: Fmts) -> String {
     cols + &w
 }
 
+/// The int8 staging decoder (units_q.wgsl's `unit_q_<fmt>`) for `ty` and
+/// its grouping (the f32 tile's, `tile_decoder`), where one exists: every
+/// block format but the float ones, which keep matmul.wgsl.
+pub fn tile_q_decoder(ty: GgmlType) -> Option<(&'static str, &'static str)> {
+    use GgmlType::*;
+    matches!(
+        ty,
+        Q8_0 | Q4_0 | Q4_1 | Q5_0 | Q5_1 | IQ4_NL | IQ4_XS | Q4_K | Q5_K | Q6_K | Q2_K | Q3_K
+    )
+    .then(|| tile_decoder(ty))
+}
+
+/// matmul_int.wgsl's `tile_cols` and `tile_q` for formats `f` (each with a
+/// `tile_q_decoder`): the format's, or in a mixed group the row's
+/// section's.
+fn tile_q_src(f: Fmts) -> String {
+    let decs = f.map(|t| tile_q_decoder(t).unwrap_or(("q8_0", "elem")));
+    let sec = |i: usize, ret: &str| {
+        let (dec, group) = decs[i];
+        match ret {
+            "cols" => format!("unit_cols_{group}(u)"),
+            _ => format!("unit_q_{dec}(rb, u)"),
+        }
+    };
+    let mut cols = String::from("fn tile_cols(s: u32, u: u32) -> vec2<u32> {\n");
+    let mut q = String::from("fn tile_q(s: u32, rb: u32, u: u32) -> UnitQ {\n");
+    if is_mixed(f) {
+        for i in 0..2 {
+            cols += &format!(
+                "    if s == {i}u {{\n        return {};\n    }}\n",
+                sec(i, "cols")
+            );
+            q += &format!(
+                "    if s == {i}u {{\n        return {};\n    }}\n",
+                sec(i, "q")
+            );
+        }
+    }
+    let last = if is_mixed(f) { 2 } else { 0 };
+    cols += &format!("    return {};\n}}\n", sec(last, "cols"));
+    q += &format!("    return {};\n}}\n", sec(last, "q"));
+    cols + &q
+}
+
 /// The prefill tile: rows and tokens per workgroup and how they are shared
 /// out. matmul.wgsl: each thread 4 * rv rows and 4 * xv tokens.
 /// matmul_coop.wgsl (`coop`): each subgroup of 32 threads rv x xv blocks
@@ -813,53 +859,51 @@ fn prefetch(upt: u32, xpt: u32) -> String {
     s
 }
 
-/// matmul.wgsl's constants and generated entry point for `t`: the
-/// accumulators and the multiply-add loop written out per register.
-fn matmul_src(t: Tile) -> String {
+/// The tiled kernels' constants (matmul.wgsl's header names them) and
+/// `body`, the kernel's own source.
+fn tile_consts(t: Tile, body: &str) -> String {
     let wgs = t.threads();
-    let (upt, xpt) = (t.rows * 4 / wgs, t.tokens * 4 / wgs);
-    let tcols = t.tokens / (4 * t.xv);
-    let (rv, xv) = (t.rv, t.xv);
-    let xyzw = ["x", "y", "z", "w"];
-    let mut s = format!(
+    format!(
         "const TM: u32 = {}u;\nconst TN: u32 = {}u;\nconst WGS: u32 = {wgs}u;\n\
-         const UPT: u32 = {upt}u;\nconst XPT: u32 = {xpt}u;\n{MATMUL}\n",
-        t.rows, t.tokens
-    );
-    s += "@compute @workgroup_size(WGS)
+         const UPT: u32 = {}u;\nconst XPT: u32 = {}u;\n{body}\n",
+        t.rows,
+        t.tokens,
+        t.rows * 4 / wgs,
+        t.tokens * 4 / wgs
+    )
+}
+
+/// The entry point's head for matmul.wgsl and matmul_int.wgsl: the tile's
+/// origin, the thread's place in it (ty: its 4 RV rows, tx: its 4 XV
+/// tokens) and its accumulators a{row}_{token quad}, zeroed.
+fn tile_head(t: Tile) -> String {
+    let mut s = "@compute @workgroup_size(WGS)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let r0 = wid.x * TM;
     let t0 = wid.y * TN;
-";
-    s += &format!("    let ty = lid / {tcols}u;\n    let tx = lid % {tcols}u;\n");
-    for r in 0..4 * rv {
-        for u in 0..xv {
+"
+    .to_string();
+    s += &format!(
+        "    let ty = lid / {}u;\n    let tx = lid % {}u;\n",
+        t.tokens / (4 * t.xv),
+        t.tokens / (4 * t.xv)
+    );
+    for r in 0..4 * t.rv {
+        for u in 0..t.xv {
             s += &format!("    var a{r}_{u} = vec4<f32>(0.0);\n");
         }
     }
-    s += &staging(upt, xpt);
-    s += &prefetch(upt, xpt);
-    s += "        for (var kk = 0u; kk < KS; kk++) {\n";
-    for v in 0..rv {
-        s += &format!("            let wv{v} = Ws[kk * (TM / 4u) + ty * {rv}u + {v}u];\n");
-    }
+    s
+}
+
+/// The entry point's end for matmul.wgsl and matmul_int.wgsl: each
+/// accumulator through the epilogue, 4 rows of one token at a time,
+/// skipping tokens and rows past the ends.
+fn tile_tail(t: Tile) -> String {
+    let (rv, xv) = (t.rv, t.xv);
+    let mut s = format!("    let l0 = r0 + ty * {}u;\n", 4 * rv);
     for u in 0..xv {
-        s += &format!("            let xv{u} = Xs[kk * (TN / 4u) + tx * {xv}u + {u}u];\n");
-    }
-    for v in 0..rv {
-        for (c, comp) in xyzw.iter().enumerate() {
-            for u in 0..xv {
-                s += &format!(
-                    "            a{}_{u} += wv{v}.{comp} * xv{u};\n",
-                    4 * v + c as u32
-                );
-            }
-        }
-    }
-    s += "        }\n        workgroupBarrier();\n    }\n";
-    s += &format!("    let l0 = r0 + ty * {}u;\n", 4 * rv);
-    for u in 0..xv {
-        for (e, comp) in xyzw.iter().enumerate() {
+        for (e, comp) in XYZW.iter().enumerate() {
             let tok = format!("t0 + tx * {}u + {}u", 4 * xv, 4 * u + e as u32);
             s += &format!("    if {tok} < S.n {{\n");
             for v in 0..rv {
@@ -876,6 +920,102 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
     }
     s + "}\n"
+}
+
+const XYZW: [&str; 4] = ["x", "y", "z", "w"];
+
+/// matmul.wgsl's constants and generated entry point for `t`: the
+/// multiply-add loop written out per register.
+fn matmul_src(t: Tile) -> String {
+    let wgs = t.threads();
+    let (upt, xpt) = (t.rows * 4 / wgs, t.tokens * 4 / wgs);
+    let (rv, xv) = (t.rv, t.xv);
+    let mut s = tile_consts(t, MATMUL) + &tile_head(t);
+    s += &staging(upt, xpt);
+    s += &prefetch(upt, xpt);
+    s += "        for (var kk = 0u; kk < KS; kk++) {\n";
+    for v in 0..rv {
+        s += &format!("            let wv{v} = Ws[kk * (TM / 4u) + ty * {rv}u + {v}u];\n");
+    }
+    for u in 0..xv {
+        s += &format!("            let xv{u} = Xs[kk * (TN / 4u) + tx * {xv}u + {u}u];\n");
+    }
+    for v in 0..rv {
+        for (c, comp) in XYZW.iter().enumerate() {
+            for u in 0..xv {
+                s += &format!(
+                    "            a{}_{u} += wv{v}.{comp} * xv{u};\n",
+                    4 * v + c as u32
+                );
+            }
+        }
+    }
+    s += "        }\n        workgroupBarrier();\n    }\n";
+    s + &tile_tail(t)
+}
+
+/// matmul_int.wgsl's constants and generated entry point for `t` (a tile
+/// matmul.wgsl takes): per 16-column half, the integer sums i{row}_{token
+/// quad} of four words each and the tokens' x sums xs, then one scaling
+/// into the f32 accumulators.
+fn matmul_int_src(t: Tile) -> String {
+    let wgs = t.threads();
+    let (upt, xpt) = (t.rows * 4 / wgs, t.tokens * 4 / wgs);
+    let (rv, xv) = (t.rv, t.xv);
+    let mut s = tile_consts(t, MATMUL_INT) + &tile_head(t);
+    s += &staging(upt, xpt);
+    s += &prefetch(upt, xpt);
+    s += "        for (var h = 0u; h < 2u; h++) {\n";
+    for r in 0..4 * rv {
+        for u in 0..xv {
+            s += &format!("            var i{r}_{u} = vec4<i32>(0);\n");
+        }
+    }
+    for u in 0..xv {
+        s += &format!("            var xs{u} = vec4<i32>(0);\n");
+    }
+    s += "            for (var jj = 0u; jj < 4u; jj++) {\n                let j = 4u * h + jj;\n";
+    for v in 0..rv {
+        s += &format!("                let wv{v} = Wq[j * (TM / 4u) + ty * {rv}u + {v}u];\n");
+    }
+    for u in 0..xv {
+        s += &format!("                let xv{u} = Xq[j * (TN / 4u) + tx * {xv}u + {u}u];\n");
+        s += &format!("                xs{u} += dot4x(ONES, xv{u});\n");
+    }
+    for v in 0..rv {
+        for (c, comp) in XYZW.iter().enumerate() {
+            for u in 0..xv {
+                s += &format!(
+                    "                i{}_{u} += dot4x(wv{v}.{comp}, xv{u});\n",
+                    4 * v + c as u32
+                );
+            }
+        }
+    }
+    s += "            }\n";
+    for u in 0..xv {
+        s += &format!(
+            "            let dx{u} = Xd[tx * {xv}u + {u}u];\n            let xm{u} = dx{u} * vec4<f32>(xs{u});\n"
+        );
+    }
+    for v in 0..rv {
+        s += &format!("            let s{v} = Wsm[2u * h * (TM / 4u) + ty * {rv}u + {v}u];\n");
+        s += &format!(
+            "            let m{v} = Wsm[(2u * h + 1u) * (TM / 4u) + ty * {rv}u + {v}u];\n"
+        );
+    }
+    for v in 0..rv {
+        for (c, comp) in XYZW.iter().enumerate() {
+            for u in 0..xv {
+                let r = 4 * v + c as u32;
+                s += &format!(
+                    "            a{r}_{u} += s{v}.{comp} * (dx{u} * vec4<f32>(i{r}_{u})) + m{v}.{comp} * xm{u};\n"
+                );
+            }
+        }
+    }
+    s += "        }\n        workgroupBarrier();\n    }\n";
+    s + &tile_tail(t)
 }
 
 /// matmul_coop.wgsl's directives, constants and generated entry point for
@@ -995,6 +1135,12 @@ pub struct Kernels {
     split: HashMap<(usize, u32), Rc<wgpu::ComputePipeline>>,
     flash: HashMap<FlashTile, Rc<wgpu::ComputePipeline>>,
     matmul: HashMap<(Fmts, Mv, Tile, bool), Rc<wgpu::ComputePipeline>>,
+    matmul_int: HashMap<(Fmts, Mv, Tile), Rc<wgpu::ComputePipeline>>,
+    /// Prefill products whose formats all have a `tile_q_decoder` take
+    /// matmul_int.wgsl (int8 x, dot4I8Packed) instead of matmul.wgsl:
+    /// `GpuTuning::int_prefill` and the device's WGSL has dot4I8Packed.
+    /// Never instead of a cooperative-matrix tile.
+    pub int_prefill: bool,
     /// The prefill tile (matmul.wgsl).
     pub tile: Tile,
     /// Prefill on matmul_coop.wgsl: the device has what it needs and
@@ -1040,7 +1186,31 @@ pub fn matmul_source(f: Fmts, mv: Mv, tile: Tile, vx: bool) -> String {
     src.push_str(if vx { X_VEC4 } else { X_SCALAR });
     src.push_str(&tile_src(f));
     src.push_str(w_sec_src(f, mv));
-    src.push_str(match mv {
+    src.push_str(tile_rows_src(mv));
+    src.push_str(&matrix_tail(mv));
+    src
+}
+
+/// matmul_int.wgsl's whole source for formats `f` (each with a
+/// `tile_q_decoder`), entry `mv` (not the LM head), tile `tile` (not a
+/// `coop` one).
+pub fn matmul_int_source(f: Fmts, mv: Mv, tile: Tile) -> String {
+    let mut src = matmul_int_src(tile);
+    src.push_str(MATRIX);
+    src.push_str(&compose("", f[0]));
+    src.push_str(UNITS);
+    src.push_str(UNITS_Q);
+    src.push_str(INT_X_SRC);
+    src.push_str(&tile_q_src(f));
+    src.push_str(w_sec_src(f, mv));
+    src.push_str(tile_rows_src(mv));
+    src.push_str(&matrix_tail(mv));
+    src
+}
+
+/// The tiled kernels' `phys_row` and `epilogue` for entry `mv`.
+fn tile_rows_src(mv: Mv) -> &'static str {
+    match mv {
         Mv::Main | Mv::Head => {
             "fn phys_row(l: u32) -> u32 {
     return l;
@@ -1076,9 +1246,7 @@ fn epilogue(t: u32, l0: u32, v: vec4<f32>) {
 }
 "
         }
-    });
-    src.push_str(&matrix_tail(mv));
-    src
+    }
 }
 
 pub fn pipeline(gpu: &Gpu, label: &str, src: &str, entry: &str) -> Rc<wgpu::ComputePipeline> {
@@ -1280,6 +1448,8 @@ impl Kernels {
             split: HashMap::new(),
             flash: HashMap::new(),
             matmul: HashMap::new(),
+            matmul_int: HashMap::new(),
+            int_prefill: tuning.int_prefill && gpu.int_dot,
             // The large tile measured slower on the H100 (BENCHMARKS.md);
             // `GpuTuning::large_tile` picks it where the memory allows.
             tile: if gpu.limits.max_compute_workgroup_storage_size >= 24 << 10 && tuning.large_tile
@@ -1677,6 +1847,37 @@ impl Kernels {
             .matmul
             .entry((f, mv, tile, vx))
             .or_insert_with(|| pipeline(gpu, "matmul", &matmul_source(f, mv, tile, vx), "main"))
+            .clone())
+    }
+
+    /// Whether a prefill product of formats `f` and `rows` rows takes
+    /// matmul_int.wgsl (`int_prefill`): every format has a
+    /// `tile_q_decoder`, the product would take matmul.wgsl (not a
+    /// cooperative-matrix tile) and `int_x` holds rows of `cols`.
+    pub fn int_tile(&self, f: Fmts, rows: usize, cols: usize) -> bool {
+        self.int_prefill
+            && !self.tile_for(f, rows).coop
+            && f.iter().all(|&t| tile_q_decoder(t).is_some())
+            && self
+                .int_x
+                .as_ref()
+                .is_some_and(|x| cols.div_ceil(32) <= x.blocks)
+    }
+
+    /// The integer prefill pipeline (matmul_int.wgsl) for formats `f`,
+    /// entry `mv`, on `tile`.
+    pub fn matmul_int(&mut self, gpu: &Gpu, f: Fmts, mv: Mv) -> Result<Rc<wgpu::ComputePipeline>> {
+        if let Some(&bad) = f.iter().find(|&&t| tile_q_decoder(t).is_none()) {
+            return Err(Error::Gpu(format!("no integer tile decoder for {bad}")));
+        }
+        if mv == Mv::Head {
+            return Err(Error::Gpu("the LM head is never tiled".into()));
+        }
+        let tile = self.tile;
+        Ok(self
+            .matmul_int
+            .entry((f, mv, tile))
+            .or_insert_with(|| pipeline(gpu, "matmul_int", &matmul_int_source(f, mv, tile), "main"))
             .clone())
     }
 

@@ -164,6 +164,13 @@ pub struct GpuTuning {
     /// (decode) also write their output as its int8 x (attention.wgsl
     /// `chunked_q`, `merge_q`) instead of a quantize_x pass after them.
     pub attention_int8: bool,
+    /// Prefill products in int8 x and packed integer dot products
+    /// (matmul_int.wgsl after a quantize_x.wgsl pass) where every format
+    /// has an int8 staging decoder (the block formats) and no
+    /// cooperative-matrix tile applies; else matmul.wgsl's f32. Off by
+    /// default: correct and tested, but not yet measured against
+    /// matmul.wgsl on a real GPU (BENCHMARKS.md).
+    pub int_prefill: bool,
 }
 
 /// `GpuTuning::int_min_bytes`'s default, measured on the H100 with the wide
@@ -200,6 +207,7 @@ impl Default for GpuTuning {
             coop_shape: None,
             wide_int: true,
             attention_int8: true,
+            int_prefill: false,
         }
     }
 }

@@ -145,9 +145,9 @@ pub fn take_quantize(gpu: &Gpu, k: &Kernels, ops: &mut Vec<Op>) -> bool {
 /// Dispatches for rows `rows` of `m` as `a` describes, one per part that
 /// holds some of them; the batch runs along z unless `a.last`. Where the
 /// integer path applies (`Kernels::int_dot`, an `IntX`, not tiled, every
-/// format with an int decoder) the dispatches are preceded by one
-/// quantize_x.wgsl pass (with the norm, if any) that shares the first
-/// part's uniform block.
+/// format with an int decoder; or tiled, `Kernels::int_tile`) the
+/// dispatches are preceded by one quantize_x.wgsl pass (with the norm, if
+/// any) that shares the first part's uniform block.
 pub fn matvec_ops(
     gpu: &Gpu,
     k: &mut Kernels,
@@ -219,6 +219,8 @@ pub fn matvec_ops(
         }
     }
     let tiled = a.tiled && m.cols.is_multiple_of(32) && a.norm.is_none() && !a.last;
+    // The integer prefill tile (matmul_int.wgsl) reads x as int8 too.
+    let int_tile = tiled && k.int_tile(fmts, rows.len(), m.cols);
     let int = !tiled
         && k.int_dot
         && (rows.len() * row_bytes) as u64
@@ -241,7 +243,9 @@ pub fn matvec_ops(
     } else {
         kernels::MvPath::F32
     };
-    let pipeline = if tiled {
+    let pipeline = if int_tile {
+        k.matmul_int(gpu, fmts, a.mv)?
+    } else if tiled {
         k.matmul(gpu, fmts, a.mv, rows.len())?
     } else {
         k.matvec(gpu, fmts, a.mv, r, m.cols, path)?
@@ -302,8 +306,8 @@ pub fn matvec_ops(
         if path.binds_wq() {
             entries.push((15, &p.buf));
         }
-        // The integer kernel reads x from XQ/XD only (13, 14 below).
-        if !int {
+        // The integer kernels read x from XQ/XD only (13, 14 below).
+        if !int && !int_tile {
             entries.push((x_binding, a.x));
         }
         if !tiled && !int {
@@ -312,7 +316,7 @@ pub fn matvec_ops(
                 entries.extend([(11, a.x), (12, g)]);
             }
         }
-        let ix = k.int_x.as_ref().filter(|_| int);
+        let ix = k.int_x.as_ref().filter(|_| int || int_tile);
         if let Some(ix) = ix {
             entries.extend([(13, &ix.q), (14, &ix.d)]);
             if ops.is_empty() {
@@ -355,7 +359,11 @@ pub fn matvec_ops(
         }
         let bind = kernels::bind(gpu, &pipeline, &entries);
         let shape = if tiled {
-            let t = k.tile_for(fmts, rows.len());
+            let t = if int_tile {
+                k.tile
+            } else {
+                k.tile_for(fmts, rows.len())
+            };
             Shape::TokenTiles(n.div_ceil(t.rows), t.tokens)
         } else if a.last {
             Shape::Fixed([nx, ny, 1])
@@ -366,7 +374,11 @@ pub fn matvec_ops(
             pipeline: pipeline.clone(),
             bind,
             shape,
-            label: if tiled { "matmul" } else { a.label },
+            label: match (int_tile, tiled) {
+                (true, _) => "matmul_int",
+                (_, true) => "matmul",
+                _ => a.label,
+            },
         });
     }
     Ok(ops)

@@ -1365,7 +1365,9 @@ fn matvec_row_groups_norm_and_last_token() {
 /// on top of eg, which gelu (|gelu'| < 1.13) carries to the output, plus
 /// `geglu_tolerance` (the GPU's tanh), plus the up product's error times
 /// |gelu|, plus 1e-6 relative. Each decode case also through the integer
-/// path where both formats have int decoders; there each product's error
+/// path where both formats have int decoders, and each tiled case through
+/// the integer prefill tile (matmul_int.wgsl, mixed groups too) where both
+/// have int8 tile decoders; there each product's error
 /// grows by `int_err` (qg, qu), carried the same way: silu adds 1.1 qg
 /// (|u| + qu) + qu |silu(g)|, gelu 1.13 qg (|u| + qu) + qu (|gelu(g)| +
 /// 1.13 (its gate error)).
@@ -1396,8 +1398,18 @@ fn gate_up_fused_matches_cpu() {
             .flat_map(move |mv| [(tys, tiled, mv, false), (tys, tiled, mv, true)])
     }) {
         // The integer path: decode (not tiled), every format with an int
-        // decoder (mixed groups too).
-        let int = int && int_ok && !tiled && tys.iter().all(|&t| kernels::int_decoder(t).is_some());
+        // decoder (mixed groups too); or the integer prefill tile (tiled,
+        // every format with an int8 tile decoder).
+        // (Silu only: the epilogue is the f32 tile's, and each tile
+        // compiles for a while on lavapipe.)
+        let int_tile = int
+            && int_ok
+            && tiled
+            && mv == Mv::Silu
+            && tys.iter().all(|&t| kernels::tile_q_decoder(t).is_some());
+        let int = int_tile
+            || int && int_ok && !tiled && tys.iter().all(|&t| kernels::int_decoder(t).is_some());
+        k.int_prefill = int_tile;
         let cols = match tys.iter().map(|t| t.block_len()).max() {
             Some(256) => 512,
             _ if tys[0] == F32 => 70,
@@ -1431,7 +1443,11 @@ fn gate_up_fused_matches_cpu() {
         };
         k.int_x = int.then(|| IntX::new(&g, cols, n).unwrap());
         let ops = matvec_ops(&g, &mut k, m, 0..2 * ff, &a).unwrap();
-        assert_eq!(ops[0].label == "matmul", tiled);
+        let tile = ops.iter().find(|o| o.label.starts_with("matmul"));
+        assert_eq!(
+            tile.map(|o| o.label),
+            tiled.then_some(if int_tile { "matmul_int" } else { "matmul" })
+        );
         assert_eq!(ops[0].label == "quantize_x", int);
         g.run(&[&ops], n as u32, &[]);
         let got = read_f32(&g, &y, n * ff);
@@ -2060,6 +2076,122 @@ fn matmul_every_format_matches_cpu() {
         check_tiled_plain(&g, &mut k, &mut rng, ty, &what, &|w, x| {
             2e-5 * dot_mag(w, x).1
         });
+    }
+}
+
+/// The formats with an int8 tile decoder (units_q.wgsl).
+const TILE_Q_TYPES: [GgmlType; 12] = [
+    GgmlType::Q8_0,
+    GgmlType::Q4_0,
+    GgmlType::Q4_1,
+    GgmlType::Q5_0,
+    GgmlType::Q5_1,
+    GgmlType::IQ4_NL,
+    GgmlType::IQ4_XS,
+    GgmlType::Q4_K,
+    GgmlType::Q5_K,
+    GgmlType::Q6_K,
+    GgmlType::Q2_K,
+    GgmlType::Q3_K,
+];
+
+/// The integer prefill tile (matmul_int.wgsl) for every format with an
+/// int8 tile decoder on the small tile, and Q4_K (Q4_K_M's main format) on
+/// the large one too where the adapter has its workgroup memory: 150 rows
+/// (3.. read: a row range from mid-matrix) and 67 tokens (ragged tiles
+/// both ways), 2 blocks (2 and 3 super-blocks for the K-quants) per row;
+/// output NaN-poisoned first (or, every other case, random values it
+/// accumulates onto), the int8 x NaN-poisoned before its quantize pass.
+/// Two references (each tile compiles for a while on lavapipe, so the f32
+/// tile is not run again here: `matmul_every_format_matches_cpu` holds it
+/// to the same f64 product):
+/// 1. `int_twin` (16-element groups) on the int8 x and scales the GPU's
+///    quantize pass left (read back; `quantize_x_matches_cpu` checks it):
+///    the kernel's integer sums are exact, so only its f32 scaling and
+///    summing of 2 cols / 16 pieces differ: `twin_bound(2 cols / 16)`,
+///    plus 2^-23 of |y| for the accumulation onto y.
+/// 2. The exact f64 product on the f32 x, as the f32 tile's test: they
+///    differ by x's rounding to int8, `int_err(w, x)`, plus the f32 tile's
+///    own bound, 2e-5 * sum |w x| + 1e-6 |y|.
+#[test]
+fn matmul_int_matches_integer_twin_and_f64() {
+    let Some(g) = gpu() else { return };
+    let mut k = Kernels::new(&g, &tuning());
+    if !k.int_dot {
+        eprintln!("SKIPPED: no dot4I8Packed on this device");
+        return;
+    }
+    k.int_prefill = true;
+    let mut rng = Rng::new(59);
+    let large = g.limits.max_compute_workgroup_storage_size >= 24 << 10;
+    let mut cases: Vec<(GgmlType, usize, kernels::Tile)> = TILE_Q_TYPES
+        .iter()
+        .map(|&ty| (ty, 2 * ty.block_len().max(32), kernels::Tile::SMALL))
+        .collect();
+    cases.push((GgmlType::Q4_K, 768, kernels::Tile::SMALL));
+    if large {
+        cases.push((GgmlType::Q4_K, 768, kernels::Tile::LARGE));
+    }
+    for (i, (ty, cols, tile)) in cases.into_iter().enumerate() {
+        k.tile = tile;
+        let acc = i % 2 == 1;
+        let what = format!("{ty} x {cols} {tile:?} acc {acc}");
+        let (rows, n, r0) = (150usize, 67usize, 3usize);
+        let out = rows - r0;
+        let data = random_matrix(&mut rng, ty, rows, cols);
+        let m = GpuMatrix::upload(&g, "w", ty, rows, cols, &data, u64::MAX).unwrap();
+        let w = rows_f32(ty, &data, rows, cols);
+        let x = randn(&mut rng, n * cols);
+        let init = if acc {
+            randn(&mut rng, n * out)
+        } else {
+            vec![0.0; n * out]
+        };
+        let xb = g.upload_f32("x", &x);
+        let s = step(&g, 0, n as u32);
+        let y = if acc {
+            g.upload_f32("y", &init)
+        } else {
+            poisoned(&g, n * out)
+        };
+        let ix = IntX::new(&g, cols, n).unwrap();
+        poison_int_x(&g, &ix);
+        k.int_x = Some(ix.clone());
+        let a = MatvecArgs {
+            tiled: true,
+            ..MatvecArgs::plain(&xb, &y, &s, out, acc)
+        };
+        let ops = matvec_ops(&g, &mut k, &m, r0..rows, &a).unwrap();
+        let labels: Vec<&str> = ops.iter().map(|o| o.label).collect();
+        assert_eq!(labels, ["quantize_x", "matmul_int"], "{what}");
+        g.run(&[&ops], n as u32, &[]);
+        let got = read_f32(&g, &y, n * out);
+        let (gq, gd) = read_int_x(&g, &ix, n);
+        for t in 0..n {
+            let xt: Vec<f64> = x[t * cols..(t + 1) * cols]
+                .iter()
+                .map(|&v| v as f64)
+                .collect();
+            for (r, wr) in w.iter().enumerate().skip(r0) {
+                let j = t * out + r - r0;
+                let (o, y0) = (got[j] as f64, init[j] as f64);
+                let row = &data[r * m.row_bytes..(r + 1) * m.row_bytes];
+                let (val, mag) = int_twin(ty, row, &gq[t], &gd[t], 16);
+                let want = val + y0;
+                assert!(
+                    (o - want).abs()
+                        <= twin_bound(2 * cols / 16, mag) + 2f64.powi(-23) * want.abs(),
+                    "{what} token {t} row {r}: int tile {o} vs twin {want} (scale {mag})"
+                );
+                let (d, dm) = dot_mag(wr, &xt);
+                let exact = d + y0;
+                let tol = int_err(wr, &xt) + 2e-5 * dm + 1e-6 * exact.abs() + 1e-7;
+                assert!(
+                    (o - exact).abs() <= tol,
+                    "{what} token {t} row {r}: int tile {o} vs f64 {exact} (bound {tol})"
+                );
+            }
+        }
     }
 }
 
@@ -3269,4 +3401,62 @@ fn layer_lists_follow_the_keys() {
         }
         assert_eq!(b.layers_flash.is_empty(), !flash);
     }
+}
+
+/// `GpuTuning::int_prefill` on and `int_dot` off: the prefill list runs
+/// every layer product on the integer tile (matmul_int.wgsl after a
+/// quantize_x pass, or for Wo after the attention kernel that writes its
+/// int8 x; the `IntX` made for the prefill's rows alone), the
+/// decode list none on the integer path; on a one-layer Q8_0 synthetic
+/// model (the products' results are `matmul_int_matches_integer_twin_and_f64`'s
+/// and the oracle tests' to check).
+#[test]
+fn int_prefill_lists_use_the_int_tile() {
+    let Some(g) = gpu() else { return };
+    if !Kernels::new(&g, &tuning()).int_dot {
+        eprintln!("SKIPPED: no dot4I8Packed on this device");
+        return;
+    }
+    let shape = crate::synthetic::Shape {
+        name: "int-prefill",
+        dim: 128,
+        n_layers: 1,
+        n_heads: 2,
+        n_kv_heads: 1,
+        ffn_dim: 64,
+        vocab: 300,
+        context: 256,
+        ..crate::synthetic::SMOLLM2_135M
+    };
+    let bytes = crate::synthetic::build(&shape, GgmlType::Q8_0, 1).unwrap();
+    let loaded =
+        crate::engine::Loaded::from_parts(bytes, &crate::gguf::Parts::one(), Default::default())
+            .unwrap();
+    let opts = GpuOptions {
+        tuning: GpuTuning {
+            int_prefill: true,
+            int_dot: false,
+            ..tuning()
+        },
+        ..GpuOptions::default()
+    };
+    let b = pollster::block_on(GpuBackend::new(
+        g.clone(),
+        &loaded.config,
+        &loaded.weights,
+        256,
+        128,
+        opts,
+        &|_| {},
+    ))
+    .unwrap();
+    let count = |ops: &[Op], label: &str| ops.iter().filter(|o| o.label == label).count();
+    // q/k/v, Wo, gate/up and down: fused or not, at least 4 products.
+    let tiles = count(&b.layers, "matmul_int");
+    assert!(tiles >= 4, "{tiles} integer tiles in the prefill list");
+    // Wo's int8 x comes from the chunked attention kernel (`chunked_q`:
+    // 64-dim heads are whole blocks), the rest from quantize passes.
+    assert_eq!(count(&b.layers, "quantize_x"), tiles - 1);
+    assert_eq!(count(&b.layers, "matmul"), 0);
+    assert_eq!(count(&b.layers_one, "quantize_x"), 0);
 }

@@ -98,10 +98,29 @@ pub fn gpu_engine(path: &std::path::Path, upcast_f16: bool) -> Option<Engine> {
     Some(gpu_engine_on(gpu()?, path, upcast_f16))
 }
 
+/// `gpu_engine` with `tune` applied to the tests' tuning first.
+#[cfg(feature = "gpu")]
+pub fn gpu_engine_tuned(
+    path: &std::path::Path,
+    tune: fn(&mut webgguf::gpu::GpuTuning),
+) -> Option<Engine> {
+    Some(gpu_engine_with(gpu()?, path, false, tune))
+}
+
 /// The engine on the GPU backend of `gpu` (whose handle then sees, for
 /// instance, the bytes the engine reads back).
 #[cfg(feature = "gpu")]
 pub fn gpu_engine_on(gpu: webgguf::gpu::Gpu, path: &std::path::Path, upcast_f16: bool) -> Engine {
+    gpu_engine_with(gpu, path, upcast_f16, |_| {})
+}
+
+#[cfg(feature = "gpu")]
+fn gpu_engine_with(
+    gpu: webgguf::gpu::Gpu,
+    path: &std::path::Path,
+    upcast_f16: bool,
+    tune: fn(&mut webgguf::gpu::GpuTuning),
+) -> Engine {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     let opts = EngineOptions {
         context: 512,
@@ -116,6 +135,7 @@ pub fn gpu_engine_on(gpu: webgguf::gpu::Gpu, path: &std::path::Path, upcast_f16:
     let mut gpu_opts = webgguf::gpu::GpuOptions::default();
     gpu_opts.tuning.int_min_bytes = 0;
     gpu_opts.tuning.int_min_bytes_q8_0 = 0;
+    tune(&mut gpu_opts.tuning);
     pollster::block_on(webgguf::gpu::load_engine(
         gpu,
         bytes,

@@ -102,6 +102,9 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   of the attention kernel.
 /// - `WEBGGUF_GPU_WIDE=0`: the integer path decodes 8 elements per call
 ///   (per-unit decoders) instead of 32 (the wide decoders).
+/// - `WEBGGUF_GPU_INT_PREFILL=1`: prefill products of block formats on
+///   int8 x and packed integer dot products (matmul_int.wgsl) where no
+///   cooperative-matrix tile applies.
 /// - `WEBGGUF_GPU_TILE=large`: the 128x64 prefill tile where the device's
 ///   workgroup memory allows.
 /// - `WEBGGUF_GPU_COOP=0`: no cooperative-matrix (tensor core) prefill;
@@ -142,6 +145,7 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
                 .or(d.tuning.coop_shape),
             wide_int: !off("WEBGGUF_GPU_WIDE"),
             attention_int8: !off("WEBGGUF_GPU_ATT_INT8"),
+            int_prefill: var("WEBGGUF_GPU_INT_PREFILL").as_deref() == Some("1"),
         },
         ..d
     }
