@@ -379,8 +379,28 @@ fn unit_w_iq4_xs(rb: u32, u: u32) -> mat2x4<f32> {
 
 // The K-quants' unit_w decoders take grouping `elem`: unit j of a block is
 // elements 8j .. 8j + 7, in sub-block j / 4 (Q4_K/Q5_K) or 16-element
-// scale group j / 2 (Q6_K/Q2_K/Q3_K), read as two words of quants.
-fn unit_w_q4_k(rb: u32, u: u32) -> mat2x4<f32> {
+// scale group j / 2 (Q6_K/Q2_K/Q3_K), read as two words of quants. Each
+// format's quants and scales come from one decoder, unit_r_<fmt>, which
+// the integer prefill tile (units_q.wgsl) reads too: UnitQ's q holds the
+// unit's quants as unsigned bytes (below 0x80), and with sm = (s, m) its
+// weights are s * q + m (Q4_K, Q5_K, Q2_K: m = -dmin * min) or s * (q - o)
+// with the format's fixed offset o (Q6_K: 32, Q3_K: 4; m = 0).
+
+struct UnitQ {
+    q: vec2<u32>,
+    sm: vec2<f32>,
+}
+
+fn unit_w_min(r: UnitQ) -> mat2x4<f32> {
+    return mat2x4<f32>(bytes4(r.q.x) * r.sm.x + r.sm.y, bytes4(r.q.y) * r.sm.x + r.sm.y);
+}
+
+fn unit_w_off(r: UnitQ, o: f32) -> mat2x4<f32> {
+    let m = vec4<f32>(o);
+    return mat2x4<f32>((bytes4(r.q.x) - m) * r.sm.x, (bytes4(r.q.y) - m) * r.sm.x);
+}
+
+fn unit_r_q4_k(rb: u32, u: u32) -> UnitQ {
     let bw = (rb >> 2u) + (u >> 5u) * 36u;
     let sb = (u >> 2u) & 7u;
     let qw = bw + 4u + 8u * (sb >> 1u) + 2u * (u & 3u);
@@ -388,12 +408,15 @@ fn unit_w_q4_k(rb: u32, u: u32) -> mat2x4<f32> {
     let dm = unpack2x16float(W[bw]);
     let s = k4_scales(W[bw + 1u], W[bw + 2u], W[bw + 3u], sb >> 1u);
     let sm = select(s.xz, s.yw, (sb & 1u) == 1u);
-    let dl = dm.x * sm.x;
-    let ml = dm.y * sm.y;
-    return mat2x4<f32>(nib_lo(W[qw] >> sh) * dl - ml, nib_lo(W[qw + 1u] >> sh) * dl - ml);
+    let q = vec2<u32>((W[qw] >> sh) & 0x0f0f0f0fu, (W[qw + 1u] >> sh) & 0x0f0f0f0fu);
+    return UnitQ(q, vec2<f32>(dm.x * sm.x, -(dm.y * sm.y)));
 }
 
-fn unit_w_q5_k(rb: u32, u: u32) -> mat2x4<f32> {
+fn unit_w_q4_k(rb: u32, u: u32) -> mat2x4<f32> {
+    return unit_w_min(unit_r_q4_k(rb, u));
+}
+
+fn unit_r_q5_k(rb: u32, u: u32) -> UnitQ {
     let bw = (rb >> 2u) + (u >> 5u) * 44u;
     let sb = (u >> 2u) & 7u;
     let i = 2u * (u & 3u);
@@ -404,12 +427,14 @@ fn unit_w_q5_k(rb: u32, u: u32) -> mat2x4<f32> {
     let dm = unpack2x16float(W[bw]);
     let s = k4_scales(W[bw + 1u], W[bw + 2u], W[bw + 3u], sb >> 1u);
     let sm = select(s.xz, s.yw, (sb & 1u) == 1u);
-    let dl = dm.x * sm.x;
-    let ml = dm.y * sm.y;
-    return mat2x4<f32>(bytes4(q0) * dl - ml, bytes4(q1) * dl - ml);
+    return UnitQ(vec2<u32>(q0, q1), vec2<f32>(dm.x * sm.x, -(dm.y * sm.y)));
 }
 
-fn unit_w_q6_k(rb: u32, u: u32) -> mat2x4<f32> {
+fn unit_w_q5_k(rb: u32, u: u32) -> mat2x4<f32> {
+    return unit_w_min(unit_r_q5_k(rb, u));
+}
+
+fn unit_r_q6_k(rb: u32, u: u32) -> UnitQ {
     let blk = rb + (u >> 5u) * 210u;
     let hf = (u >> 4u) & 1u;
     let qt = (u >> 2u) & 3u;
@@ -420,23 +445,29 @@ fn unit_w_q6_k(rb: u32, u: u32) -> mat2x4<f32> {
     let q0 = ((rd_w2(lb) >> sh) & 0x0f0f0f0fu) | (((rd_w2(hb) >> (2u * qt)) & 0x03030303u) << 4u);
     let q1 = ((rd_w2(lb + 4u) >> sh) & 0x0f0f0f0fu) | (((rd_w2(hb + 4u) >> (2u * qt)) & 0x03030303u) << 4u);
     let dl = rd_f16(blk + 208u) * f32(rd_i8(blk + 192u + ((u & 31u) >> 1u)));
-    let m = vec4<f32>(32.0);
-    return mat2x4<f32>((bytes4(q0) - m) * dl, (bytes4(q1) - m) * dl);
+    return UnitQ(vec2<u32>(q0, q1), vec2<f32>(dl, 0.0));
 }
 
-fn unit_w_q2_k(rb: u32, u: u32) -> mat2x4<f32> {
+fn unit_w_q6_k(rb: u32, u: u32) -> mat2x4<f32> {
+    return unit_w_off(unit_r_q6_k(rb, u), 32.0);
+}
+
+fn unit_r_q2_k(rb: u32, u: u32) -> UnitQ {
     let bw = (rb >> 2u) + (u >> 5u) * 21u;
     let j = u & 31u;
     let qw = bw + 4u + 8u * (j >> 4u) + 2u * (j & 3u);
     let sh = 2u * ((j >> 2u) & 3u);
     let s = (W[bw + (j >> 3u)] >> (8u * ((j >> 1u) & 3u))) & 255u;
     let dm = unpack2x16float(W[bw + 20u]);
-    let dl = dm.x * f32(s & 15u);
-    let ml = dm.y * f32(s >> 4u);
-    return mat2x4<f32>(bytes4((W[qw] >> sh) & 0x03030303u) * dl - ml, bytes4((W[qw + 1u] >> sh) & 0x03030303u) * dl - ml);
+    let q = vec2<u32>((W[qw] >> sh) & 0x03030303u, (W[qw + 1u] >> sh) & 0x03030303u);
+    return UnitQ(q, vec2<f32>(dm.x * f32(s & 15u), -(dm.y * f32(s >> 4u))));
 }
 
-fn unit_w_q3_k(rb: u32, u: u32) -> mat2x4<f32> {
+fn unit_w_q2_k(rb: u32, u: u32) -> mat2x4<f32> {
+    return unit_w_min(unit_r_q2_k(rb, u));
+}
+
+fn unit_r_q3_k(rb: u32, u: u32) -> UnitQ {
     let blk = rb + (u >> 5u) * 110u;
     let j = u & 31u;
     let hf = j >> 4u;
@@ -450,8 +481,11 @@ fn unit_w_q3_k(rb: u32, u: u32) -> mat2x4<f32> {
     let low = (rd_u8(blk + 96u + (g & 7u)) >> (4u * (g >> 3u))) & 15u;
     let high = (rd_u8(blk + 104u + (g & 3u)) >> (2u * (g >> 2u))) & 3u;
     let dl = rd_f16(blk + 108u) * f32(i32(low | (high << 4u)) - 32);
-    let m = vec4<f32>(4.0);
-    return mat2x4<f32>((bytes4(q0) - m) * dl, (bytes4(q1) - m) * dl);
+    return UnitQ(vec2<u32>(q0, q1), vec2<f32>(dl, 0.0));
+}
+
+fn unit_w_q3_k(rb: u32, u: u32) -> mat2x4<f32> {
+    return unit_w_off(unit_r_q3_k(rb, u), 4.0);
 }
 
 fn unit_w_q8_0(rb: u32, u: u32) -> mat2x4<f32> {

@@ -873,6 +873,15 @@ fn tile_consts(t: Tile, body: &str) -> String {
     )
 }
 
+/// matmul.wgsl's or matmul_int.wgsl's (`body`) source up to the step
+/// loop's products: the constants, the entry point's head (`tile_head`),
+/// the staging and the next step's fetches.
+fn tile_open(t: Tile, body: &str) -> String {
+    let wgs = t.threads();
+    let (upt, xpt) = (t.rows * 4 / wgs, t.tokens * 4 / wgs);
+    tile_consts(t, body) + &tile_head(t) + &staging(upt, xpt) + &prefetch(upt, xpt)
+}
+
 /// The entry point's head for matmul.wgsl and matmul_int.wgsl: the tile's
 /// origin, the thread's place in it (ty: its 4 RV rows, tx: its 4 XV
 /// tokens) and its accumulators a{row}_{token quad}, zeroed.
@@ -927,12 +936,8 @@ const XYZW: [&str; 4] = ["x", "y", "z", "w"];
 /// matmul.wgsl's constants and generated entry point for `t`: the
 /// multiply-add loop written out per register.
 fn matmul_src(t: Tile) -> String {
-    let wgs = t.threads();
-    let (upt, xpt) = (t.rows * 4 / wgs, t.tokens * 4 / wgs);
     let (rv, xv) = (t.rv, t.xv);
-    let mut s = tile_consts(t, MATMUL) + &tile_head(t);
-    s += &staging(upt, xpt);
-    s += &prefetch(upt, xpt);
+    let mut s = tile_open(t, MATMUL);
     s += "        for (var kk = 0u; kk < KS; kk++) {\n";
     for v in 0..rv {
         s += &format!("            let wv{v} = Ws[kk * (TM / 4u) + ty * {rv}u + {v}u];\n");
@@ -959,12 +964,8 @@ fn matmul_src(t: Tile) -> String {
 /// quad} of four words each and the tokens' x sums xs, then one scaling
 /// into the f32 accumulators.
 fn matmul_int_src(t: Tile) -> String {
-    let wgs = t.threads();
-    let (upt, xpt) = (t.rows * 4 / wgs, t.tokens * 4 / wgs);
     let (rv, xv) = (t.rv, t.xv);
-    let mut s = tile_consts(t, MATMUL_INT) + &tile_head(t);
-    s += &staging(upt, xpt);
-    s += &prefetch(upt, xpt);
+    let mut s = tile_open(t, MATMUL_INT);
     s += "        for (var h = 0u; h < 2u; h++) {\n";
     for r in 0..4 * rv {
         for u in 0..xv {
