@@ -2079,21 +2079,13 @@ fn matmul_every_format_matches_cpu() {
     }
 }
 
-/// The formats with an int8 tile decoder (units_q.wgsl).
-const TILE_Q_TYPES: [GgmlType; 12] = [
-    GgmlType::Q8_0,
-    GgmlType::Q4_0,
-    GgmlType::Q4_1,
-    GgmlType::Q5_0,
-    GgmlType::Q5_1,
-    GgmlType::IQ4_NL,
-    GgmlType::IQ4_XS,
-    GgmlType::Q4_K,
-    GgmlType::Q5_K,
-    GgmlType::Q6_K,
-    GgmlType::Q2_K,
-    GgmlType::Q3_K,
-];
+/// The formats with an int8 tile decoder (units_q.wgsl): those with an
+/// integer decoder, and Q2_K and Q3_K.
+fn tile_q_types() -> impl Iterator<Item = GgmlType> {
+    INT_TYPES
+        .into_iter()
+        .chain([GgmlType::Q2_K, GgmlType::Q3_K])
+}
 
 /// The integer prefill tile (matmul_int.wgsl) for every format with an
 /// int8 tile decoder on the small tile, and Q4_K (Q4_K_M's main format) on
@@ -2124,9 +2116,8 @@ fn matmul_int_matches_integer_twin_and_f64() {
     k.int_prefill = true;
     let mut rng = Rng::new(59);
     let large = g.limits.max_compute_workgroup_storage_size >= 24 << 10;
-    let mut cases: Vec<(GgmlType, usize, kernels::Tile)> = TILE_Q_TYPES
-        .iter()
-        .map(|&ty| (ty, 2 * ty.block_len().max(32), kernels::Tile::SMALL))
+    let mut cases: Vec<(GgmlType, usize, kernels::Tile)> = tile_q_types()
+        .map(|ty| (ty, 2 * ty.block_len().max(32), kernels::Tile::SMALL))
         .collect();
     cases.push((GgmlType::Q4_K, 768, kernels::Tile::SMALL));
     if large {
