@@ -12,7 +12,9 @@
 //   further on), `k64` (Q4_K/Q5_K/Q2_K/Q3_K: the two groups lie 32 apart
 //   in one 64-element chunk), `q6k` (Q6_K: 64 apart in one 128-element
 //   half) and `elem` (8 consecutive elements).
-//   unit_w_<fmt>(rb, u) returns the unit's weights themselves (see below);
+//   unit_w_<fmt>(rb, u) returns the unit's weights themselves (see below),
+//   unit_idot_<fmt> the sum against int8 x and unit_q_<fmt> (the 32-element
+//   formats and IQ4_XS) the quants and scales those two read;
 //   the tiled kernel stages 32 columns at a time, so its groupings must map
 //   units 4m .. 4m + 3 onto columns 32m .. 32m + 31: `nib` and `elem` do,
 //   and the K-quants' unit_w decoders use `elem`.
@@ -537,32 +539,87 @@ fn idot(w: u32, x: u32) -> f32 {
     return f32(dot4I8Packed(w, x));
 }
 
-fn unit_idot_q8_0(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
+// The 32-element formats' quants and scales as UnitQ (grouping `nib`,
+// Q8_0 `elem`), the fixed offsets folded into the bytes: read by the
+// integer decode here and by the integer prefill tile (units_q.wgsl).
+fn unit_q_q8_0(rb: u32, u: u32) -> UnitQ {
     let blk = rb + (u >> 2u) * 34u;
     let b = blk + 2u + 8u * (u & 3u);
-    return rd_f16(blk) * da * f32(dot4I8Packed(rd_w2(b), xa) + dot4I8Packed(rd_w2(b + 4u), xc));
+    return UnitQ(vec2<u32>(rd_w2(b), rd_w2(b + 4u)), vec2<f32>(rd_f16(blk), 0.0));
 }
 
-fn unit_idot_q4_0(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
+fn unit_q_q4_0(rb: u32, u: u32) -> UnitQ {
     let blk = rb + (u >> 2u) * 18u;
     let q = rd_w2(blk + 2u + 4u * (u & 3u));
     let lo = i8_off(q & 0x0f0f0f0fu, 0x78787878u);
     let hi = i8_off((q >> 4u) & 0x0f0f0f0fu, 0x78787878u);
-    return rd_f16(blk) * da * f32(dot4I8Packed(lo, xa) + dot4I8Packed(hi, xc));
+    return UnitQ(vec2<u32>(lo, hi), vec2<f32>(rd_f16(blk), 0.0));
 }
 
-fn unit_idot_q4_1(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
+fn unit_q_q4_1(rb: u32, u: u32) -> UnitQ {
     let blk = rb + (u >> 2u) * 20u;
     let dm = unpack2x16float(W[blk >> 2u]);
     let q = W[(blk >> 2u) + 1u + (u & 3u)];
-    let s = dot4I8Packed(q & 0x0f0f0f0fu, xa) + dot4I8Packed((q >> 4u) & 0x0f0f0f0fu, xc);
-    return da * (dm.x * f32(s) + dm.y * f32(dot4I8Packed(ONES, xa) + dot4I8Packed(ONES, xc)));
+    return UnitQ(vec2<u32>(q & 0x0f0f0f0fu, (q >> 4u) & 0x0f0f0f0fu), dm);
+}
+
+fn unit_q_iq4_nl(rb: u32, u: u32) -> UnitQ {
+    let blk = rb + (u >> 2u) * 18u;
+    let q = rd_w2(blk + 2u + 4u * (u & 3u));
+    return UnitQ(vec2<u32>(iq4_bytes(q), iq4_bytes(q >> 4u)), vec2<f32>(rd_f16(blk), 0.0));
+}
+
+fn unit_q_q5_0(rb: u32, u: u32) -> UnitQ {
+    let blk = rb + (u >> 2u) * 22u;
+    let q = rd_w2(blk + 6u + 4u * (u & 3u));
+    let h = rd_w2(blk + 2u) >> (4u * (u & 3u));
+    let lo = i8_off((q & 0x0f0f0f0fu) | bits16_bytes(h), 0x70707070u);
+    let hi = i8_off(((q >> 4u) & 0x0f0f0f0fu) | bits16_bytes(h >> 16u), 0x70707070u);
+    return UnitQ(vec2<u32>(lo, hi), vec2<f32>(rd_f16(blk), 0.0));
+}
+
+fn unit_q_q5_1(rb: u32, u: u32) -> UnitQ {
+    let bw = (rb >> 2u) + (u >> 2u) * 6u;
+    let dm = unpack2x16float(W[bw]);
+    let h = W[bw + 1u] >> (4u * (u & 3u));
+    let q = W[bw + 2u + (u & 3u)];
+    let lo = (q & 0x0f0f0f0fu) | bits16_bytes(h);
+    let hi = ((q >> 4u) & 0x0f0f0f0fu) | bits16_bytes(h >> 16u);
+    return UnitQ(vec2<u32>(lo, hi), dm);
+}
+
+fn unit_q_iq4_xs(rb: u32, u: u32) -> UnitQ {
+    let bw = (rb >> 2u) + (u >> 5u) * 34u;
+    let q = W[bw + 2u + (u & 31u)];
+    return UnitQ(vec2<u32>(iq4_bytes(q), iq4_bytes(q >> 4u)), vec2<f32>(iq4_xs_scale(bw, u), 0.0));
+}
+
+// A unit's integer sum against x's two words, from its UnitQ: s * sum
+// for the formats without a min (m = 0), s * sum + m * sum(x) for Q4_1
+// and Q5_1.
+fn idot_s(r: UnitQ, xa: u32, xc: u32, da: f32) -> f32 {
+    return r.sm.x * da * f32(dot4I8Packed(r.q.x, xa) + dot4I8Packed(r.q.y, xc));
+}
+
+fn idot_sm(r: UnitQ, xa: u32, xc: u32, da: f32) -> f32 {
+    let s = dot4I8Packed(r.q.x, xa) + dot4I8Packed(r.q.y, xc);
+    return da * (r.sm.x * f32(s) + r.sm.y * f32(dot4I8Packed(ONES, xa) + dot4I8Packed(ONES, xc)));
+}
+
+fn unit_idot_q8_0(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
+    return idot_s(unit_q_q8_0(rb, u), xa, xc, da);
+}
+
+fn unit_idot_q4_0(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
+    return idot_s(unit_q_q4_0(rb, u), xa, xc, da);
+}
+
+fn unit_idot_q4_1(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
+    return idot_sm(unit_q_q4_1(rb, u), xa, xc, da);
 }
 
 fn unit_idot_iq4_nl(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
-    let blk = rb + (u >> 2u) * 18u;
-    let q = rd_w2(blk + 2u + 4u * (u & 3u));
-    return rd_f16(blk) * da * f32(dot4I8Packed(iq4_bytes(q), xa) + dot4I8Packed(iq4_bytes(q >> 4u), xc));
+    return idot_s(unit_q_iq4_nl(rb, u), xa, xc, da);
 }
 
 // Bits 0..3 of h as bit 4 of four bytes (Q5_0/Q5_1's fifth bits).
@@ -571,23 +628,11 @@ fn bits16_bytes(h: u32) -> u32 {
 }
 
 fn unit_idot_q5_0(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
-    let blk = rb + (u >> 2u) * 22u;
-    let q = rd_w2(blk + 6u + 4u * (u & 3u));
-    let h = rd_w2(blk + 2u) >> (4u * (u & 3u));
-    let lo = i8_off((q & 0x0f0f0f0fu) | bits16_bytes(h), 0x70707070u);
-    let hi = i8_off(((q >> 4u) & 0x0f0f0f0fu) | bits16_bytes(h >> 16u), 0x70707070u);
-    return rd_f16(blk) * da * f32(dot4I8Packed(lo, xa) + dot4I8Packed(hi, xc));
+    return idot_s(unit_q_q5_0(rb, u), xa, xc, da);
 }
 
 fn unit_idot_q5_1(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
-    let bw = (rb >> 2u) + (u >> 2u) * 6u;
-    let dm = unpack2x16float(W[bw]);
-    let h = W[bw + 1u] >> (4u * (u & 3u));
-    let q = W[bw + 2u + (u & 3u)];
-    let lo = (q & 0x0f0f0f0fu) | bits16_bytes(h);
-    let hi = ((q >> 4u) & 0x0f0f0f0fu) | bits16_bytes(h >> 16u);
-    let s = dot4I8Packed(lo, xa) + dot4I8Packed(hi, xc);
-    return da * (dm.x * f32(s) + dm.y * f32(dot4I8Packed(ONES, xa) + dot4I8Packed(ONES, xc)));
+    return idot_sm(unit_q_q5_1(rb, u), xa, xc, da);
 }
 
 // IQ4_NL's values of the low nibbles of q's four bytes, as packed int8
@@ -603,9 +648,7 @@ fn iq4_bytes(q: u32) -> u32 {
 }
 
 fn unit_idot_iq4_xs(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
-    let bw = (rb >> 2u) + (u >> 5u) * 34u;
-    let q = W[bw + 2u + (u & 31u)];
-    return iq4_xs_scale(bw, u) * da * f32(dot4I8Packed(iq4_bytes(q), xa) + dot4I8Packed(iq4_bytes(q >> 4u), xc));
+    return idot_s(unit_q_iq4_xs(rb, u), xa, xc, da);
 }
 
 // Q4_K/Q5_K: the two groups are sub-blocks 2c and 2c + 1 (x blocks of

@@ -11,66 +11,16 @@
 // 16-element halves, which share it.
 // Computes: unit_q_<fmt>(rb, u) -> UnitQ (units.wgsl's struct), for
 //   Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, Q4_K, Q5_K, Q6_K, Q2_K
-//   and Q3_K (the K-quants through units.wgsl's unit_r decoders; the float
-//   formats keep the f32 tile). Offsets are folded into the int8 bytes
+//   and Q3_K (the float formats keep the f32 tile). The 32-element formats'
+//   and IQ4_XS's live in units.wgsl, where the integer matvec's unit_idot
+//   decoders read them too; here are the K-quants', through units.wgsl's
+//   unit_r decoders. Offsets are folded into the int8 bytes
 //   where the format has a constant one (Q4_0's -8, Q5_0's -16, Q6_K's
 //   -32, Q3_K's -4: units.wgsl's i8_off), and m carries the mins (Q4_1,
 //   Q5_1 and the K-quants' -dmin * min; 0 elsewhere).
 // Bindings: none of its own (reads `W` through dequant.wgsl's and
 //   units.wgsl's readers, which the host appends too). Dispatch: none (a
 //   library).
-
-fn unit_q_q8_0(rb: u32, u: u32) -> UnitQ {
-    let blk = rb + (u >> 2u) * 34u;
-    let b = blk + 2u + 8u * (u & 3u);
-    return UnitQ(vec2<u32>(rd_w2(b), rd_w2(b + 4u)), vec2<f32>(rd_f16(blk), 0.0));
-}
-
-fn unit_q_q4_0(rb: u32, u: u32) -> UnitQ {
-    let blk = rb + (u >> 2u) * 18u;
-    let q = rd_w2(blk + 2u + 4u * (u & 3u));
-    let lo = i8_off(q & 0x0f0f0f0fu, 0x78787878u);
-    let hi = i8_off((q >> 4u) & 0x0f0f0f0fu, 0x78787878u);
-    return UnitQ(vec2<u32>(lo, hi), vec2<f32>(rd_f16(blk), 0.0));
-}
-
-fn unit_q_q4_1(rb: u32, u: u32) -> UnitQ {
-    let blk = rb + (u >> 2u) * 20u;
-    let dm = unpack2x16float(W[blk >> 2u]);
-    let q = W[(blk >> 2u) + 1u + (u & 3u)];
-    return UnitQ(vec2<u32>(q & 0x0f0f0f0fu, (q >> 4u) & 0x0f0f0f0fu), dm);
-}
-
-fn unit_q_iq4_nl(rb: u32, u: u32) -> UnitQ {
-    let blk = rb + (u >> 2u) * 18u;
-    let q = rd_w2(blk + 2u + 4u * (u & 3u));
-    return UnitQ(vec2<u32>(iq4_bytes(q), iq4_bytes(q >> 4u)), vec2<f32>(rd_f16(blk), 0.0));
-}
-
-fn unit_q_q5_0(rb: u32, u: u32) -> UnitQ {
-    let blk = rb + (u >> 2u) * 22u;
-    let q = rd_w2(blk + 6u + 4u * (u & 3u));
-    let h = rd_w2(blk + 2u) >> (4u * (u & 3u));
-    let lo = i8_off((q & 0x0f0f0f0fu) | bits16_bytes(h), 0x70707070u);
-    let hi = i8_off(((q >> 4u) & 0x0f0f0f0fu) | bits16_bytes(h >> 16u), 0x70707070u);
-    return UnitQ(vec2<u32>(lo, hi), vec2<f32>(rd_f16(blk), 0.0));
-}
-
-fn unit_q_q5_1(rb: u32, u: u32) -> UnitQ {
-    let bw = (rb >> 2u) + (u >> 2u) * 6u;
-    let dm = unpack2x16float(W[bw]);
-    let h = W[bw + 1u] >> (4u * (u & 3u));
-    let q = W[bw + 2u + (u & 3u)];
-    let lo = (q & 0x0f0f0f0fu) | bits16_bytes(h);
-    let hi = ((q >> 4u) & 0x0f0f0f0fu) | bits16_bytes(h >> 16u);
-    return UnitQ(vec2<u32>(lo, hi), dm);
-}
-
-fn unit_q_iq4_xs(rb: u32, u: u32) -> UnitQ {
-    let bw = (rb >> 2u) + (u >> 5u) * 34u;
-    let q = W[bw + 2u + (u & 31u)];
-    return UnitQ(vec2<u32>(iq4_bytes(q), iq4_bytes(q >> 4u)), vec2<f32>(iq4_xs_scale(bw, u), 0.0));
-}
 
 // The K-quants: units.wgsl's unit_r decoders, the fixed offsets folded
 // into the bytes.
