@@ -805,6 +805,13 @@ impl Tile {
         }
     }
 
+    /// Each thread's share of a step's staging: (UPT, XPT), the weight
+    /// units and the x quads it fetches and stores.
+    fn per_thread(self) -> (u32, u32) {
+        let wgs = self.threads();
+        (self.rows * 4 / wgs, self.tokens * 4 / wgs)
+    }
+
     /// matmul_coop.wgsl's subgroups along the rows.
     fn subgroup_rows(self) -> u32 {
         self.rows / (16 * self.rv)
@@ -863,13 +870,11 @@ fn prefetch(upt: u32, xpt: u32) -> String {
 /// `body`, the kernel's own source.
 fn tile_consts(t: Tile, body: &str) -> String {
     let wgs = t.threads();
+    let (upt, xpt) = t.per_thread();
     format!(
         "const TM: u32 = {}u;\nconst TN: u32 = {}u;\nconst WGS: u32 = {wgs}u;\n\
-         const UPT: u32 = {}u;\nconst XPT: u32 = {}u;\n{body}\n",
-        t.rows,
-        t.tokens,
-        t.rows * 4 / wgs,
-        t.tokens * 4 / wgs
+         const UPT: u32 = {upt}u;\nconst XPT: u32 = {xpt}u;\n{body}\n",
+        t.rows, t.tokens
     )
 }
 
@@ -877,8 +882,7 @@ fn tile_consts(t: Tile, body: &str) -> String {
 /// loop's products: the constants, the entry point's head (`tile_head`),
 /// the staging and the next step's fetches.
 fn tile_open(t: Tile, body: &str) -> String {
-    let wgs = t.threads();
-    let (upt, xpt) = (t.rows * 4 / wgs, t.tokens * 4 / wgs);
+    let (upt, xpt) = t.per_thread();
     tile_consts(t, body) + &tile_head(t) + &staging(upt, xpt) + &prefetch(upt, xpt)
 }
 
@@ -892,11 +896,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let t0 = wid.y * TN;
 "
     .to_string();
-    s += &format!(
-        "    let ty = lid / {}u;\n    let tx = lid % {}u;\n",
-        t.tokens / (4 * t.xv),
-        t.tokens / (4 * t.xv)
-    );
+    let tcols = t.tokens / (4 * t.xv);
+    s += &format!("    let ty = lid / {tcols}u;\n    let tx = lid % {tcols}u;\n");
     for r in 0..4 * t.rv {
         for u in 0..t.xv {
             s += &format!("    var a{r}_{u} = vec4<f32>(0.0);\n");
@@ -1024,7 +1025,7 @@ fn matmul_int_src(t: Tile) -> String {
 /// products per 16-column half written out.
 fn matmul_coop_src(t: Tile) -> String {
     let wgs = t.threads();
-    let (upt, xpt) = (t.rows * 4 / wgs, t.tokens * 4 / wgs);
+    let (upt, xpt) = t.per_thread();
     let (mr, mt) = (t.rv, t.xv);
     let mut s = format!(
         "enable f16;\nenable wgpu_cooperative_matrix;\n\
