@@ -8,7 +8,7 @@
 // instruction out of shared memory a quarter the size of f32 staging.
 // Per step of KS = 32 columns (one x block) the threads stage the tile's
 // weights as int8 words plus each row's two (scale s, offset m) pairs, one
-// per 16-column half (units_q.wgsl: w = s q + m exactly), and the tokens'
+// per 16-column half (unit_q_<fmt>: w = s q + m exactly), and the tokens'
 // int8 words and dx; the next step's are fetched into registers while
 // this one is multiplied. Per half, each output's exact integer sum
 // I = sum q x (and the tokens' S = sum x, for the offsets) is scaled once:
@@ -26,8 +26,9 @@
 //   WGS) and XPT (8-value x groups per thread, TN * 4 / WGS), and appends
 //   the generated entry `main`, matrix.wgsl, dequant.wgsl, units.wgsl,
 //   units_q.wgsl, `w_sec`, `tile_cols(sec, u)` and `tile_q(sec, rb, u)`
-//   (units.wgsl's unit_cols and units_q.wgsl's unit_q of the matrix's
-//   format, or of section sec's in a mixed group) and the XQ/XD bindings.
+//   (units.wgsl's unit_cols and the unit_q_<fmt> of the matrix's format,
+//   from units.wgsl or units_q.wgsl, or of section sec's in a mixed group)
+//   and the XQ/XD bindings.
 
 const KS: u32 = 32u;
 
