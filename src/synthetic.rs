@@ -138,7 +138,7 @@ const FIXED_TOKENS: usize = 3 + 256;
 /// Weight formats a synthetic model can be written in: those `quantize_row`
 /// encodes without a search, and those written as random bits
 /// (`RANDOM_BITS`).
-pub const TYPES: [GgmlType; 12] = [
+pub const TYPES: [GgmlType; 15] = [
     GgmlType::F32,
     GgmlType::F16,
     GgmlType::BF16,
@@ -147,28 +147,36 @@ pub const TYPES: [GgmlType; 12] = [
     GgmlType::Q4_1,
     GgmlType::Q5_0,
     GgmlType::Q5_1,
+    GgmlType::Q2_K,
+    GgmlType::Q3_K,
     GgmlType::Q4_K,
     GgmlType::Q5_K,
     GgmlType::Q6_K,
+    GgmlType::IQ4_NL,
     GgmlType::IQ4_XS,
 ];
 
-/// Formats with no encoder here (the K-quants' and IQ4_XS's need a
-/// search): weights are random quant bits with small random f16 scales at
+/// Formats with no encoder here (the K-quants' and the IQ4 formats' need
+/// a search): weights are random quant bits with small random f16 scales at
 /// `scale_fields`, which decode to finite values of about unit size;
 /// speed does not depend on the values.
-const RANDOM_BITS: [GgmlType; 4] = [
+const RANDOM_BITS: [GgmlType; 7] = [
+    GgmlType::Q2_K,
+    GgmlType::Q3_K,
     GgmlType::Q4_K,
     GgmlType::Q5_K,
     GgmlType::Q6_K,
+    GgmlType::IQ4_NL,
     GgmlType::IQ4_XS,
 ];
 
 /// Byte offsets of the f16 scales in one block of a `RANDOM_BITS` format.
 fn scale_fields(ty: GgmlType) -> &'static [usize] {
     match ty {
+        GgmlType::Q2_K => &[80, 82],
+        GgmlType::Q3_K => &[108],
         GgmlType::Q6_K => &[208],
-        GgmlType::IQ4_XS => &[0],
+        GgmlType::IQ4_NL | GgmlType::IQ4_XS => &[0],
         _ => &[0, 2],
     }
 }
