@@ -32,12 +32,23 @@
 //   Bindings: 8 Q, 2 KC, 3 VC, 4 P, 5 S, 6 Out (no scratch).
 //   Dispatch: (kv_heads * ceil(heads / kv_heads / QS), tokens, 1)
 //   workgroups of 256 threads.
-// Entry `merge` (decode, one token, long contexts: after split.wgsl, which
-//   leaves each split's weighted sum, total weight and max in Part
-//   [heads][P.splits][head_dim + 2] for splits of LS keys from lo =
-//   first_key(pos)): Out = sum_s acc_s e^(m_s - M) / sum_s total_s e^(m_s - M)
+// Entry `split` (decode, one token, long contexts): attention over keys
+//   [lo + LS * s, lo + LS * (s + 1)) only (lo = first_key(pos): splits
+//   count from the window's first key, so none lies wholly outside it),
+//   summed as an f32 online softmax (`split_keys`; not `chunked`'s f16
+//   replay, whose exact order only matters below SPLIT_KEYS keys), for
+//   split s = workgroup_id.y, leaving each head's weighted sum, its total
+//   weight and its running max in Part ([heads][P.splits][head_dim +
+//   2]); splits past the last key exit without writing. The host prepends
+//   `const LS` (a multiple of C). Bindings: 8 Q, 2 KC, 3 VC, 4 P, 5 S, 9
+//   Part. Dispatch: (as `chunked`, P.splits, 1) workgroups of 256 threads
+//   (P.splits >= ceil(ctx / LS) covers any position and window).
+//   split.wgsl does the same job with fewer, larger workgroups; which one
+//   runs is `kernels::deep_split`'s choice (measured on the H100).
+// Entry `merge`: Out = sum_s acc_s e^(m_s - M) / sum_s total_s e^(m_s - M)
 //   over the splits in use, s < ceil((pos + 1 - lo) / LS), which are those
-//   split.wgsl wrote (M their largest max): flash-decoding's merge, in f32,
+//   `split` (or split.wgsl) wrote (M their largest max): flash-decoding's
+//   merge, in f32,
 //   each dimension's splits summed in 256 / head_dim interleaved lanes and
 //   the lanes added in order. With one split it is that split's acc /
 //   total. Bindings: 9 Part, 4 P, 5 S, 6 Out. Dispatch: (heads, 1, 1)
@@ -172,6 +183,7 @@ const AWG: u32 = 256u;
 var<workgroup> kch: array<u32, 1088>;
 var<workgroup> vch: array<u32, 1024>;
 var<workgroup> qsl: array<f32, 256>;
+var<workgroup> sc: array<f32, 256>;
 var<workgroup> pm: array<f32, 256>;
 var<workgroup> rs: array<f32, 256>;
 var<workgroup> wt: array<f32, 256>;
@@ -310,6 +322,7 @@ fn chunked_keys(wx: u32, lid: u32, t: u32, lo: u32, hi: u32) -> Acc {
         if sslot < nslot && key < cn {
             s = chunk_score(sslot * hd, key, hw, Z) * P.scale;
         }
+        sc[lid] = s;
         pm[lid] = s;
         workgroupBarrier();
         // Inclusive max-scan of each slot's scores.
@@ -379,6 +392,80 @@ fn chunked_keys(wx: u32, lid: u32, t: u32, lo: u32, hi: u32) -> Acc {
     return Acc(acc, total);
 }
 
+// `split`'s keys [lo, hi) of the one token: the chunks staged and scored
+// as in `chunked_keys`, but summed as an f32 online softmax: per chunk each
+// slot's running max rises to the chunk's, the sums so far are rescaled
+// once, and every key's weight against that max is added in f32. Why:
+// `chunked_keys` replays llama.cpp's CPU order key by key with an f16
+// accumulator, a serial chain per key that made an 8192-key decode step of
+// an 8B model spend ~170 us a layer here against llama.cpp's ~17; below
+// SPLIT_KEYS keys (where `chunked` keeps that order exactly) splits never
+// run. The result leaves acc and total relative to run_max[slot], as
+// `chunked_keys` does, for the merge.
+fn split_keys(wx: u32, lid: u32, lo: u32, hi: u32) -> Acc {
+    let hd = P.head_dim;
+    let hw = hd / 2u;
+    let kvw = P.kv_heads * hw;
+    let sl = slots(wx);
+    let nslot = sl.n;
+    let Z = bitcast<f32>(P._p0);
+    // Sum role: slot lid / hd, dim lid % hd.
+    let rslot = lid / hd;
+    let d = lid % hd;
+    let sums = rslot < nslot;
+    load_queries(lid, 0u, sl);
+    // Score role: slot lid / C, key lid % C.
+    let sslot = lid / C;
+    let key = lid % C;
+    var acc = 0.0;
+    var total = 0.0;
+    for (var j0 = lo; j0 < hi; j0 += C) {
+        stage_chunk(j0, lid, hi, kvw, sl.kvh, hw);
+        let cn = min(C, hi - j0);
+        var s = -3.4e38;
+        if sslot < nslot && key < cn {
+            s = chunk_score(sslot * hd, key, hw, Z) * P.scale;
+        }
+        sc[lid] = s;
+        workgroupBarrier();
+        // The slot's new max; each key's weight against it (0 past the
+        // chunk's end), and the slot's rescale of what came before.
+        if sslot < nslot {
+            var m = run_max[sslot];
+            for (var i = 0u; i < C; i++) {
+                m = max(m, sc[sslot * C + i]);
+            }
+            wt[lid] = exp(s - m);
+            if key == 0u {
+                rs[sslot] = exp(run_max[sslot] - m);
+                pm[sslot] = m;
+            }
+        }
+        workgroupBarrier();
+        if sums {
+            let b = rslot * C;
+            let odd = (d & 1u) == 1u;
+            var a = 0.0;
+            var t = 0.0;
+            for (var c = 0u; c < cn; c++) {
+                let vv = unpack2x16float(vch[c * hw + d / 2u]);
+                let w = wt[b + c];
+                a += w * select(vv.x, vv.y, odd);
+                t += w;
+            }
+            let r = rs[rslot];
+            acc = acc * r + a;
+            total = total * r + t;
+        }
+        workgroupBarrier();
+        if lid < nslot {
+            run_max[lid] = pm[lid];
+        }
+        workgroupBarrier();
+    }
+    return Acc(acc, total);
+}
+
 // `chunked` for its workgroup: the outputs, and each thread's (0 past
 // the slots in use).
 fn chunked_out(wid: vec3<u32>, lid: u32) -> f32 {
@@ -436,12 +523,36 @@ fn chunked_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
     store_q(lid, v, sl.n * P.head_dim, wid.y, sl.h0 * P.head_dim);
 }
 
+@compute @workgroup_size(256)
+fn split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let len = S.pos + 1u;
+    let lo = first_key(S.pos) + wid.y * LS;
+    if lo >= len {
+        return;
+    }
+    let r = split_keys(wid.x, lid, lo, min(len, lo + LS));
+    let hd = P.head_dim;
+    let sl = slots(wid.x);
+    let rslot = lid / hd;
+    let d = lid % hd;
+    if rslot < sl.n {
+        let o = ((sl.h0 + rslot) * P.splits + wid.y) * (hd + 2u);
+        Part[o + d] = r.acc;
+        if d == 0u {
+            Part[o + hd] = r.total;
+            Part[o + hd + 1u] = run_max[rslot];
+        }
+    }
+}
+
 // The merge's threads: lane = lid / head_dim of ML lanes handles splits
 // lane, lane + ML, ... for dimension lid % head_dim, so all 256 threads
 // load at once. One thread per dimension looping over the splits (the
 // first version) waited for a memory round trip per split: at 8192 keys
 // (128 splits) TinyLlama's decode on the H100 went 264 -> 378 tok/s with
-// this merge (BENCHMARKS.md, decode at depth).
+// this merge (BENCHMARKS.md, decode at depth). Loading 4 or 16 splits per
+// lane and round into per-thread arrays was slower there (2026-11-26: the
+// 8B's 8192-key merge 26 us a layer with one, 30 with 4, 47 with 16).
 const MT: u32 = 256u;
 var<workgroup> mred: array<f32, 256>;
 var<workgroup> mtot: array<f32, 256>;
@@ -481,25 +592,13 @@ fn merge_out(wid: vec3<u32>, lid: u32) -> f32 {
     var acc = 0.0;
     var total = 0.0;
     if lane < lanes {
-        // Four splits' loads in flight per round (a round's splits past
-        // the last read the last and weigh 0); summed in split order.
-        for (var s = lane; s < n; s += 4u * lanes) {
-            var ms: vec4<f32>;
-            var pa: vec4<f32>;
-            var pt: vec4<f32>;
-            for (var r = 0u; r < 4u; r++) {
-                let o = (base + min(s + r * lanes, n - 1u)) * (hd + 2u);
-                ms[r] = Part[o + hd + 1u];
-                pa[r] = Part[o + d];
-                pt[r] = Part[o + hd];
-            }
-            for (var r = 0u; r < 4u; r++) {
-                // Exactly 1 for the split holding the max (exp(0) need
-                // not be).
-                let w = select(0.0, select(exp(ms[r] - m), 1.0, ms[r] == m), s + r * lanes < n);
-                acc += pa[r] * w;
-                total += pt[r] * w;
-            }
+        for (var s = lane; s < n; s += lanes) {
+            let o = (base + s) * (hd + 2u);
+            let ms = Part[o + hd + 1u];
+            // Exactly 1 for the split holding the max (exp(0) need not be).
+            let w = select(exp(ms - m), 1.0, ms == m);
+            acc += Part[o + d] * w;
+            total += Part[o + hd] * w;
         }
     }
     mred[lid] = acc;

@@ -138,6 +138,7 @@ impl GpuBackend {
         let mut layers = Vec::new();
         let mut layers_one = Vec::new();
         let mut layers_long = Vec::new();
+        let mut layers_deep = Vec::new();
         let mut layers_flash = Vec::new();
         for (l, (layer, spec)) in w.layers.iter().zip(&c.spec.layers).enumerate() {
             let lw = LayerBufs::upload(&gpu, c, w, l, layer, spec, ctx, limit, opts.tuning.fuse)?;
@@ -157,6 +158,9 @@ impl GpuBackend {
             ];
             if shared.split_attention {
                 lists.push((&mut layers_long, true, Attn::Split));
+                if kernels::deep_split(c.head_dim, opts.tuning.deep_split_keys) {
+                    lists.push((&mut layers_deep, true, Attn::Deep));
+                }
             }
             if let Some(tile) = shared.flash {
                 lists.push((&mut layers_flash, false, Attn::Flash(tile)));
@@ -259,6 +263,8 @@ impl GpuBackend {
             layers,
             layers_one,
             layers_long,
+            layers_deep,
+            deep_keys: opts.tuning.deep_split_keys,
             layers_flash,
             head,
             argmax,
@@ -476,8 +482,11 @@ impl ScratchSizes {
 enum Attn {
     /// One pass per query (`LayerOps::attention`).
     Pass,
-    /// Decode in splits, merged after (`LayerOps::attention_split`).
+    /// Decode in splits, merged after (`LayerOps::attention_split`):
+    /// attention.wgsl's `split`.
     Split,
+    /// The same with split.wgsl's splits, for many keys.
+    Deep,
     /// Prefill in tiles (`LayerOps::attention_flash`).
     Flash(FlashTile),
 }
@@ -702,14 +711,15 @@ impl LayerOps<'_> {
         // write its int8 x too, which saves the quantize pass's dispatch
         // (the tiled prefill kernel does not: its Wo keeps its pass).
         let qx = match (&attn, k.int_x.clone()) {
-            (Attn::Pass | Attn::Split, Some(ix)) if self.sh.attention_int8 => {
+            (Attn::Pass | Attn::Split | Attn::Deep, Some(ix)) if self.sh.attention_int8 => {
                 take_quantize(self.gpu, k, &mut wo).then_some(ix)
             }
             _ => None,
         };
         ops.extend(match attn {
             Attn::Pass => vec![self.attention(k, qx.as_ref())],
-            Attn::Split => self.attention_split(k, qx.as_ref()),
+            Attn::Split => self.attention_split(k, qx.as_ref(), false),
+            Attn::Deep => self.attention_split(k, qx.as_ref(), true),
             Attn::Flash(tile) => vec![self.attention_flash(k, tile)],
         });
         ops.extend(wo);
@@ -927,12 +937,21 @@ impl LayerOps<'_> {
     /// Decode past SPLIT_KEYS keys: the keys in splits, each split in its
     /// own workgroups (splits past the context or outside the window exit
     /// at once), then the merge; one pass would serialize every key of a
-    /// kv head. With `qx` the merge also writes Wo's int8 x.
-    fn attention_split(&self, k: &mut Kernels, qx: Option<&IntX>) -> Vec<Op> {
+    /// kv head. With `qx` the merge also writes Wo's int8 x. `deep`: the
+    /// splits in split.wgsl (whole query groups per workgroup), else
+    /// attention.wgsl's `split` (the chunked kernel's workgroups).
+    fn attention_split(&self, k: &mut Kernels, qx: Option<&IntX>, deep: bool) -> Vec<Op> {
         let (gpu, s, c, w) = (self.gpu, self.s, self.c, self.w);
         let group = c.n_heads / c.n_kv_heads;
-        let sp = k.attention_split(gpu, c.head_dim, group);
-        let wgs = kernels::split_workgroups(c.n_kv_heads, c.head_dim, group);
+        let (sp, wgs) = if deep {
+            let wgs = kernels::split_workgroups(c.n_kv_heads, c.head_dim, group);
+            (k.attention_split(gpu, c.head_dim, group), wgs)
+        } else {
+            (
+                k.attention_entry(gpu, c.head_dim, group, "split"),
+                self.sh.att_wgs,
+            )
+        };
         let merge = if qx.is_some() { "merge_q" } else { "merge" };
         let mp = k.attention_entry(gpu, c.head_dim, group, merge);
         let mut split_entries = self.attention_reads().to_vec();

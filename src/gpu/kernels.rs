@@ -1307,6 +1307,13 @@ pub const PAIRS_PER_GROUP: usize = 1024;
 /// up to it, `chunked`'s one pass keeps llama.cpp's CPU order exactly.
 pub const SPLIT_KEYS: usize = 64;
 
+/// Whether decode steps of heads of `head_dim` ever take split.wgsl
+/// (`GpuTuning::deep_split_keys`, here `keys`, 0 for never): measured
+/// faster only at head size 128, from 2048 keys (`DEEP_SPLIT_KEYS`).
+pub fn deep_split(head_dim: usize, keys: usize) -> bool {
+    head_dim >= 128 && keys > 0
+}
+
 /// split.wgsl's query heads per workgroup for heads of `head_dim` in
 /// groups of `group` per kv head: the whole group where it fits (at most
 /// 8, and 1024 query elements in workgroup memory), so that each split's

@@ -167,11 +167,26 @@ pub struct GpuTuning {
     /// Prefill products in int8 x and packed integer dot products
     /// (matmul_int.wgsl after a quantize_x.wgsl pass) where every format
     /// has an int8 staging decoder (the block formats) and no
-    /// cooperative-matrix tile applies; else matmul.wgsl's f32. Off by
-    /// default: correct and tested, but not yet measured against
-    /// matmul.wgsl on a real GPU (BENCHMARKS.md).
+    /// cooperative-matrix tile applies; else matmul.wgsl's f32. On by
+    /// default: on the H100 with the tensor-core tile off (what a browser
+    /// gets) it ran pp512 48-60% faster than the f32 tile on real-layout
+    /// llama-3.2-1b and llama-3.1-8b Q4_K_M and Q4_0 files and 24-45% on
+    /// synthetic SmolLM2 Q4_0 and 1B Q6_K (BENCHMARKS.md, 2026-11-26).
     pub int_prefill: bool,
+    /// Decode steps attending at least this many keys take split.wgsl's
+    /// splits instead of attention.wgsl's `split`, at head sizes of 128
+    /// and more (`kernels::deep_split`); 0: never. See `DEEP_SPLIT_KEYS`.
+    pub deep_split_keys: usize,
 }
+
+/// `GpuTuning::deep_split_keys`'s default, measured on the H100
+/// (BENCHMARKS.md, 2026-11-26; synthetic llama-3.1-8b Q4_K, tg128 after a
+/// d-token context, split.wgsl from SPLIT_KEYS keys against never):
+/// d 256, 512 and 1024 -3%, -3% and -4%; d 2048 +8%, d 8192 +24%. Its one
+/// workgroup per kv head and split leaves most of the GPU idle until the
+/// splits are many. At head size 64 (1B, TinyLlama, SmolLM2) it lost at
+/// every depth, so it never runs there (`kernels::deep_split`).
+pub const DEEP_SPLIT_KEYS: usize = 2048;
 
 /// `GpuTuning::int_min_bytes`'s default, measured on the H100 with the wide
 /// decoders (BENCHMARKS.md, 2026-11-25c, synthetic shapes, tg128 at floors
@@ -207,7 +222,8 @@ impl Default for GpuTuning {
             coop_shape: None,
             wide_int: true,
             attention_int8: true,
-            int_prefill: false,
+            int_prefill: true,
+            deep_split_keys: DEEP_SPLIT_KEYS,
         }
     }
 }
@@ -227,6 +243,10 @@ pub struct GpuBackend {
     /// for positions past the first SPLIT_KEYS (empty where the chunked
     /// kernel does not apply, or without `GpuTuning::split_attention`).
     layers_long: Vec<Op>,
+    /// The same with split.wgsl's splits, for steps that attend at least
+    /// `deep_keys` keys (empty where `kernels::deep_split` says no).
+    layers_deep: Vec<Op>,
+    deep_keys: usize,
     /// The prefill layers with attention in tiles (flash.wgsl), for
     /// batches whose keys run past SPLIT_KEYS (empty without a tile for
     /// the head size, or without `GpuTuning::flash_prefill`).

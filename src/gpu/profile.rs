@@ -115,11 +115,10 @@ impl GpuBackend {
         self.lists_at(if fused { 1 } else { 2 }, 0)
     }
 
-    /// The lists a step of `n` tokens at position `pos` runs: past
-    /// SPLIT_KEYS keys a decode step attends in splits (`layers_long`), a
-    /// prefill in tiles (`layers_flash`).
+    /// The lists a step of `n` tokens at position `pos` runs (as
+    /// `GpuBackend::keys` picks them).
     fn lists_at(&self, n: usize, pos: usize) -> Vec<&[Op]> {
-        let layers = self.layer_list(n, self.long(n, pos));
+        let layers = self.layer_list(n, self.keys(n, pos));
         vec![&self.embed, layers, &self.head, &self.argmax]
     }
 

@@ -34,32 +34,45 @@ impl GpuBackend {
         self.gpu.check()
     }
 
-    /// Whether `n` tokens at `pos` see more than SPLIT_KEYS keys and have
-    /// a list for that: one token attends in splits (`layers_long`), a
-    /// batch in tiles (`layers_flash`). Up to SPLIT_KEYS keys both keep
-    /// the chunked kernel's exact llama.cpp order.
-    pub(super) fn long(&self, n: usize, pos: usize) -> bool {
+    /// Which keys `n` tokens at `pos` attend, as far as the layer list
+    /// goes: past SPLIT_KEYS keys one token attends in splits
+    /// (`layers_long`; from `deep_keys` keys in split.wgsl's,
+    /// `layers_deep`) and a batch in tiles (`layers_flash`), where those
+    /// lists exist. Up to SPLIT_KEYS keys both keep the chunked kernel's
+    /// exact llama.cpp order.
+    pub(super) fn keys(&self, n: usize, pos: usize) -> Keys {
         if n == 1 {
-            pos >= kernels::SPLIT_KEYS && !self.layers_long.is_empty()
+            if pos < kernels::SPLIT_KEYS {
+                Keys::Few
+            } else if pos + 1 >= self.deep_keys && !self.layers_deep.is_empty() {
+                Keys::Deep
+            } else if !self.layers_long.is_empty() {
+                Keys::Long
+            } else {
+                Keys::Few
+            }
+        } else if pos + n > kernels::SPLIT_KEYS && !self.layers_flash.is_empty() {
+            Keys::Long
         } else {
-            pos + n > kernels::SPLIT_KEYS && !self.layers_flash.is_empty()
+            Keys::Few
         }
     }
 
-    /// The layer list for `n` tokens (`long`: as `long` says).
-    pub(super) fn layer_list(&self, n: usize, long: bool) -> &[Op] {
-        match (n, long) {
-            (1, true) => &self.layers_long,
-            (1, false) => &self.layers_one,
-            (_, true) => &self.layers_flash,
-            (_, false) => &self.layers,
+    /// The layer list for `n` tokens attending `keys` (as `keys` says).
+    pub(super) fn layer_list(&self, n: usize, keys: Keys) -> &[Op] {
+        match (n, keys) {
+            (1, Keys::Deep) => &self.layers_deep,
+            (1, Keys::Long) => &self.layers_long,
+            (1, Keys::Few) => &self.layers_one,
+            (_, Keys::Few) => &self.layers,
+            (_, _) => &self.layers_flash,
         }
     }
 
     /// The op lists for `n` tokens (`long`: see `long`) and `tail`, and
     /// the copy that follows (an id goes to readback buffer `slot`).
-    fn plan(&self, n: u32, long: bool, tail: Tail, slot: usize) -> (Vec<&[Op]>, Vec<Copy<'_>>) {
-        let layers = self.layer_list(n as usize, long);
+    fn plan(&self, n: u32, keys: Keys, tail: Tail, slot: usize) -> (Vec<&[Op]>, Vec<Copy<'_>>) {
+        let layers = self.layer_list(n as usize, keys);
         let mut ops: Vec<&[Op]> = vec![&self.embed, layers];
         let mut copies = Vec::new();
         match tail {
@@ -103,7 +116,7 @@ impl GpuBackend {
     /// token from the previous step's pick first), so it can be recorded
     /// ahead of time.
     fn encode(&self, r: Recipe) -> wgpu::CommandBuffer {
-        let (ops, copies) = self.plan(r.n, r.long, r.tail, r.slot);
+        let (ops, copies) = self.plan(r.n, r.keys, r.tail, r.slot);
         let feed: &[Copy] = if r.fed {
             &[(&self.s.argmax, &self.s.tokens, 4)]
         } else {
@@ -145,7 +158,7 @@ impl GpuBackend {
         self.write_inputs(tokens, pos)?;
         let r = Recipe {
             n: tokens.len() as u32,
-            long: self.long(tokens.len(), pos),
+            keys: self.keys(tokens.len(), pos),
             tail,
             fed: false,
             slot: 0,
@@ -157,7 +170,7 @@ impl GpuBackend {
             && matches!(tail, Tail::Argmax | Tail::MaskedArgmax | Tail::Sample)
         {
             let next = Recipe {
-                long: self.long(1, pos + 1),
+                keys: self.keys(1, pos + 1),
                 ..r
             };
             self.ahead = Some((next, self.encode(next)));
@@ -180,7 +193,7 @@ impl GpuBackend {
         self.gpu.write_step(&self.s.step, pos as u32, 1);
         let r = Recipe {
             n: 1,
-            long: self.long(1, pos),
+            keys: self.keys(1, pos),
             tail,
             fed: true,
             slot,
@@ -198,7 +211,7 @@ impl GpuBackend {
         if self.pipeline {
             let next = Recipe {
                 slot: 1 - slot,
-                long: self.long(1, pos + 1),
+                keys: self.keys(1, pos + 1),
                 ..r
             };
             self.ahead = Some((next, self.encode(next)));
@@ -313,14 +326,24 @@ impl GpuBackend {
     }
 }
 
-/// What a recorded command buffer runs: `n` tokens (`long`: attention in
-/// splits, or for a batch in tiles) and `tail`, with the
-/// token written by the host or (`fed`) the previous step's pick, and an id
-/// copied to readback buffer `slot`.
+/// Which attention a step's layer list runs (`GpuBackend::keys`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Keys {
+    /// Up to SPLIT_KEYS keys: the chunked kernel.
+    Few,
+    /// More: splits (one token) or tiles (a batch).
+    Long,
+    /// One token and at least `deep_keys` keys: split.wgsl's splits.
+    Deep,
+}
+
+/// What a recorded command buffer runs: `n` tokens attending `keys` and
+/// `tail`, with the token written by the host or (`fed`) the previous
+/// step's pick, and an id copied to readback buffer `slot`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Recipe {
     n: u32,
-    long: bool,
+    keys: Keys,
     tail: Tail,
     fed: bool,
     slot: usize,

@@ -622,19 +622,21 @@ fn filled_cache(
     (kc, vc, kx, vx)
 }
 
-/// Decode attention past SPLIT_KEYS keys: split.wgsl (keys in blocks of
-/// SPLIT_KEYS from the first key the query sees, each block's softmax
-/// against its own max in f32) and `merge` (the blocks rescaled to the
-/// largest max and summed in f32) vs the exact softmax (f64, exact
-/// scores) over f16-rounded queries, keys and values; at one block past
-/// the boundary, at a ragged last block and near the end of the context,
-/// for head sizes 6 (a row of 3 words: score parts past the row), 64 (3
-/// query heads per kv head, and 10 in workgroups of 8 and 2; and 4 with
-/// 37 blocks, more than the merge's lanes) and 128; without a window and
-/// with sliding windows of 5 (every split but one wholly outside it), 64
-/// (exactly one block), 65 and 130 (two and three blocks, the last of one
-/// key); the output NaN-poisoned first. Bound `flash_bound` with the f32
-/// scores' error `ds`, one exp per weight and the merge's rescale.
+/// Decode attention past SPLIT_KEYS keys: attention.wgsl's `split` (each
+/// block an f32 online softmax over its chunks) and split.wgsl (each
+/// block's softmax against its own max in f32), keys in blocks of
+/// SPLIT_KEYS from the first key the query sees, then `merge` (the blocks
+/// rescaled to the largest max and summed in f32) vs the exact softmax
+/// (f64, exact scores) over f16-rounded queries, keys and values; at one
+/// block past the boundary, at a ragged last block and near the end of
+/// the context, for head sizes 6 (a row of 3 words: score parts past the
+/// row), 64 (3 query heads per kv head, and 10 in workgroups of 8 and 2;
+/// and 4 with 37 blocks, more than the merge's lanes) and 128 (also with
+/// 37 blocks); without a window and with sliding windows of 5 (every split
+/// but one wholly outside it), 64 (exactly one block), 65 and 130 (two and
+/// three blocks, the last of one key); the output NaN-poisoned first.
+/// Bound `flash_bound` with the f32 scores' error `ds`, the exps and
+/// rescales of each kernel's chunks and the merge's rescale.
 #[test]
 fn split_attention_matches_cpu() {
     let Some(g) = gpu() else { return };
@@ -642,14 +644,15 @@ fn split_attention_matches_cpu() {
     let mut rng = Rng::new(17);
     let ls = kernels::SPLIT_KEYS;
     let f16r = |v: f32| half::f16::from_f32(v).to_f32();
-    // The last case has more splits (37) than the merge has lanes, so
-    // each lane sums several.
+    // The last two cases have more splits (37) than the merge has lanes,
+    // so each lane sums several.
     for (hd, heads, kvh, blocks) in [
         (6usize, 4usize, 2usize, 5usize),
         (64, 9, 3, 5),
         (64, 10, 1, 5),
         (128, 4, 2, 5),
         (64, 8, 2, 37),
+        (128, 4, 1, 37),
     ] {
         let ctx = blocks * ls;
         let splits = ctx.div_ceil(ls);
@@ -662,13 +665,34 @@ fn split_attention_matches_cpu() {
             .unwrap();
         let (kc, vc, kx, vx) = filled_cache(&g, &k, &mut rng, [ctx, ctx], kvd, &p);
         let group = heads / kvh;
-        let wgs = kernels::split_workgroups(kvh, hd, group);
-        let sp = k.attention_split(&g, hd, group);
         let mp = k.attention_entry(&g, hd, group, "merge");
+        // attention.wgsl's `split`: each weight through its chunk's exp
+        // and the rescales of the chunks after it in its split; split.wgsl:
+        // one exp against the split's max.
+        let (c, _) = kernels::chunk_shape(hd, group);
+        let kinds = [
+            (
+                "split",
+                k.attention_entry(&g, hd, group, "split"),
+                {
+                    let (_, qs) = kernels::chunk_shape(hd, group);
+                    kvh as u32 * (group as u32).div_ceil(qs)
+                },
+                ls.div_ceil(c as usize) + 1,
+            ),
+            (
+                "split.wgsl",
+                k.attention_split(&g, hd, group),
+                kernels::split_workgroups(kvh, hd, group),
+                1,
+            ),
+        ];
         let cases = [0usize, 5, 64, 65, 130]
             .into_iter()
-            .flat_map(|w| [ls, ls + 7, 3 * ls + 1, ctx - 1].map(|pos| (w, pos)));
-        for (window, pos) in cases {
+            .flat_map(|w| [ls, ls + 7, 3 * ls + 1, ctx - 1].map(|pos| (w, pos)))
+            .flat_map(|c| [0, 1].map(|kind| (c, kind)));
+        for ((window, pos), kind) in cases {
+            let (name, sp, wgs, chunks) = &kinds[kind];
             let p = params(window);
             let lo = if window == 0 {
                 0
@@ -683,12 +707,12 @@ fn split_attention_matches_cpu() {
                 Op {
                     bind: kernels::bind(
                         &g,
-                        &sp,
+                        sp,
                         &[(8, &qb), (2, &kc), (3, &vc), (4, &p), (5, &st), (9, &part)],
                     ),
                     pipeline: sp.clone(),
                     label: "test",
-                    shape: Shape::Fixed([wgs, splits as u32, 1]),
+                    shape: Shape::Fixed([*wgs, splits as u32, 1]),
                 },
                 Op {
                     bind: kernels::bind(&g, &mp, &[(9, &part), (4, &p), (5, &st), (6, &out)]),
@@ -707,9 +731,9 @@ fn split_attention_matches_cpu() {
                 let kr = |j: usize, d: usize| f16r(kx[j * kvd + kh + d]) as f64;
                 let (sc, ds) = exact_scores(&qh, kr, lo..=pos, scale);
                 // The exact softmax over them, which the splits and the
-                // merge approximate within `flash_bound`: every weight is
-                // one exp against its split's max (no rescale inside a
-                // split), then the merge's rescale (chunks = 1).
+                // merge approximate within `flash_bound`: every weight
+                // passes the exps and rescales `chunks` counts, then the
+                // merge's rescale.
                 let m = sc.iter().cloned().fold(f64::MIN, f64::max);
                 let lo_s = sc.iter().cloned().fold(f64::MAX, f64::min);
                 let w: Vec<f64> = sc.iter().map(|&s| (s - m).exp()).collect();
@@ -721,11 +745,11 @@ fn split_attention_matches_cpu() {
                     let o = w.iter().zip(&vs).map(|(a, b)| a * b).sum::<f64>() / total;
                     let vmax = vs.iter().fold(0f64, |a, b| a.max(b.abs()));
                     want[h * hd + d] = o;
-                    tol[h * hd + d] = flash_bound(ds, m - lo_s, 1, sc.len(), vmax, o);
+                    tol[h * hd + d] = flash_bound(ds, m - lo_s, *chunks, sc.len(), vmax, o);
                 }
             }
             close_each(
-                &format!("split attention hd {hd} heads {heads}/{kvh} window {window} pos {pos}"),
+                &format!("{name} hd {hd} heads {heads}/{kvh} window {window} pos {pos}"),
                 &got,
                 &want,
                 &tol,
@@ -3330,33 +3354,45 @@ fn attention_int8_matches_quantize_x() {
 }
 
 /// The layer list a step runs: one token attends in one pass up to
-/// SPLIT_KEYS keys and in splits past them; a batch with the chunked
-/// kernel (llama.cpp's exact order) while its keys, pos + n, are at most
-/// SPLIT_KEYS, and in tiles (flash.wgsl) past them unless
-/// `GpuTuning::flash_prefill` is off; on a one-layer synthetic model with
-/// 64-dim heads.
+/// SPLIT_KEYS keys and in splits past them, from `deep_split_keys` keys
+/// (100 or 1 here) in split.wgsl's at head size 128 (not at 64, nor with
+/// 0); a
+/// batch with the chunked kernel (llama.cpp's exact order) while its keys,
+/// pos + n, are at most SPLIT_KEYS, and in tiles (flash.wgsl) past them
+/// unless `GpuTuning::flash_prefill` is off; on one-layer synthetic models
+/// with 64- and 128-dim heads.
 #[test]
 fn layer_lists_follow_the_keys() {
     let Some(g) = gpu() else { return };
-    let shape = crate::synthetic::Shape {
-        name: "lists",
-        dim: 128,
-        n_layers: 1,
-        n_heads: 2,
-        n_kv_heads: 1,
-        ffn_dim: 64,
-        vocab: 300,
-        context: 256,
-        ..crate::synthetic::SMOLLM2_135M
-    };
-    let bytes = crate::synthetic::build(&shape, GgmlType::F32, 1).unwrap();
-    let loaded =
-        crate::engine::Loaded::from_parts(bytes, &crate::gguf::Parts::one(), Default::default())
-            .unwrap();
-    for flash in [true, false] {
+    for (dim, flash, deep_keys) in [
+        (128, true, 100),
+        (128, false, 100),
+        (256, true, 100),
+        (256, true, 1),
+        (256, true, 0),
+    ] {
+        let shape = crate::synthetic::Shape {
+            name: "lists",
+            dim,
+            n_layers: 1,
+            n_heads: 2,
+            n_kv_heads: 1,
+            ffn_dim: 64,
+            vocab: 300,
+            context: 256,
+            ..crate::synthetic::SMOLLM2_135M
+        };
+        let bytes = crate::synthetic::build(&shape, GgmlType::F32, 1).unwrap();
+        let loaded = crate::engine::Loaded::from_parts(
+            bytes,
+            &crate::gguf::Parts::one(),
+            Default::default(),
+        )
+        .unwrap();
         let opts = GpuOptions {
             tuning: GpuTuning {
                 flash_prefill: flash,
+                deep_split_keys: deep_keys,
                 ..tuning()
             },
             ..GpuOptions::default()
@@ -3372,25 +3408,39 @@ fn layer_lists_follow_the_keys() {
         ))
         .unwrap();
         let k = kernels::SPLIT_KEYS;
+        let deep = dim == 256 && deep_keys > 0;
         let prefill_long: &[Op] = if flash { &b.layers_flash } else { &b.layers };
+        let one = |pos: usize| -> &[Op] {
+            // One token past SPLIT_KEYS: split.wgsl from deep_keys keys.
+            if deep && pos + 1 >= deep_keys {
+                &b.layers_deep
+            } else {
+                &b.layers_long
+            }
+        };
         for (n, pos, want) in [
             (1, 0, &b.layers_one[..]),
             (1, k - 1, &b.layers_one),
-            (1, k, &b.layers_long),
+            (1, k, one(k)),
+            (1, 98, one(98)),
+            (1, 99, one(99)),
+            (1, 200, one(200)),
             (2, 0, &b.layers),
             (k, 0, &b.layers),
             (2, k - 2, &b.layers),
             (k + 1, 0, prefill_long),
             (2, k - 1, prefill_long),
             (77, 29, prefill_long),
+            (2, 150, prefill_long),
         ] {
-            let got = b.layer_list(n, b.long(n, pos));
+            let got = b.layer_list(n, b.keys(n, pos));
             assert!(
                 std::ptr::eq(got, want),
-                "flash {flash}: {n} tokens at {pos} picked the wrong list"
+                "dim {dim} flash {flash} deep_keys {deep_keys}: {n} tokens at {pos} picked the wrong list"
             );
         }
         assert_eq!(b.layers_flash.is_empty(), !flash);
+        assert_eq!(b.layers_deep.is_empty(), !deep);
     }
 }
 

@@ -102,9 +102,11 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   of the attention kernel.
 /// - `WEBGGUF_GPU_WIDE=0`: the integer path decodes 8 elements per call
 ///   (per-unit decoders) instead of 32 (the wide decoders).
-/// - `WEBGGUF_GPU_INT_PREFILL=1`: prefill products of block formats on
-///   int8 x and packed integer dot products (matmul_int.wgsl) where no
-///   cooperative-matrix tile applies.
+/// - `WEBGGUF_GPU_INT_PREFILL=0`: prefill products of block formats in
+///   f32 (matmul.wgsl) instead of int8 x and packed integer dot products
+///   (matmul_int.wgsl) where no cooperative-matrix tile applies.
+/// - `WEBGGUF_GPU_DEEP_KEYS=K`: decode steps at head size >= 128 take
+///   split.wgsl's splits from K keys (default 2048; 0: never).
 /// - `WEBGGUF_GPU_TILE=large`: the 128x64 prefill tile where the device's
 ///   workgroup memory allows.
 /// - `WEBGGUF_GPU_COOP=0`: no cooperative-matrix (tensor core) prefill;
@@ -145,7 +147,10 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
                 .or(d.tuning.coop_shape),
             wide_int: !off("WEBGGUF_GPU_WIDE"),
             attention_int8: !off("WEBGGUF_GPU_ATT_INT8"),
-            int_prefill: var("WEBGGUF_GPU_INT_PREFILL").as_deref() == Some("1"),
+            int_prefill: !off("WEBGGUF_GPU_INT_PREFILL"),
+            deep_split_keys: var("WEBGGUF_GPU_DEEP_KEYS")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(d.tuning.deep_split_keys),
         },
         ..d
     }
