@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tables for BENCHMARKS.md from one gpu-side-by-side result folder.
 
-Usage: scripts/sbs-table.py bench/h100-YYYY-MM-DD
+Usage: scripts/sbs-table.py bench/h100-YYYY-MM-DD/sbs/res
 Reads lb-*.json (llama-bench), webgguf.log (our CLI's raw JSON), bpt.jsonl
 (bytes per decoded token) and torch-bw.json (the HBM ceiling), and prints:
 the side-by-side table with ratios, the depth figures, the old/new A/B, and
@@ -54,13 +54,14 @@ for shape in ["llama-3.2-1b", "llama-3.1-8b"]:
 print("\nDecode at depth (tg128 after a d-token context), tokens/s:\n")
 print("| file | depth | llama.cpp CUDA | webgguf | llama.cpp loss vs d=0 | webgguf loss vs d=0 |")
 print("| --- | ---: | ---: | ---: | ---: | ---: |")
-for q in ["Q4_K_M", "Q4_0"]:
-    base_a, base_b = lb(f"llama-3.2-1b-{q}"), wg(f"llama-3.2-1b-{q}")
-    for dep in [2048, 8192]:
-        a, b = lb(f"d{dep}-llama-3.2-1b-{q}"), wg(f"d{dep}-llama-3.2-1b-{q}")
-        if a and b:
-            print(f"| llama-3.2-1b {q} | {dep} | {f(a['tg'])} | {f(b['tg_tok_s'])} | "
-                  f"{100*(1-a['tg']/base_a['tg']):.0f}% | {100*(1-b['tg_tok_s']/base_b['tg_tok_s']):.0f}% |")
+for shape in ["llama-3.2-1b", "llama-3.1-8b"]:
+    for q in ["Q4_K_M", "Q4_0"]:
+        base_a, base_b = lb(f"{shape}-{q}"), wg(f"{shape}-{q}")
+        for dep in [2048, 8192]:
+            a, b = lb(f"d{dep}-{shape}-{q}"), wg(f"d{dep}-{shape}-{q}")
+            if a and b and base_a and base_b:
+                print(f"| {shape} {q} | {dep} | {f(a['tg'])} | {f(b['tg_tok_s'])} | "
+                      f"{100*(1-a['tg']/base_a['tg']):.0f}% | {100*(1-b['tg_tok_s']/base_b['tg_tok_s']):.0f}% |")
 
 ab = {}
 for label in runs:
@@ -79,7 +80,8 @@ if ab:
 # gate/up: 2 x ffn x dim weights per layer, all layers, one format
 SH = {"llama-3.1-8b": (4096, 14336, 32), "llama-3.2-1b": (2048, 8192, 16)}
 BPW = {"Q4_K": 144 / 256, "Q5_K": 176 / 256, "Q6_K": 210 / 256, "IQ4_XS": 136 / 256,
-       "Q4_0": 18 / 32, "Q8_0": 34 / 32, "F16": 2.0}
+       "Q4_0": 18 / 32, "Q8_0": 34 / 32, "F16": 2.0, "Q2_K": 84 / 256, "Q3_K": 110 / 256,
+       "Q4_1": 20 / 32, "Q5_0": 22 / 32, "Q5_1": 24 / 32, "IQ4_NL": 18 / 32, "BF16": 2.0}
 GU = {"Q4_K_M": "Q4_K", "Q5_K_M": "Q5_K", "Q6_K": "Q6_K", "IQ4_XS": "IQ4_XS", "Q4_0": "Q4_0", "Q8_0": "Q8_0", "F16": "F16"}
 print("\nPer-kernel decode bandwidth (`gpu-profile`, one token, timestamps): fused gate/up, "
       "2 × ffn × dim per layer, all layers:\n")
@@ -102,3 +104,22 @@ for label, (out, rc) in runs.items():
     gbs = by / k["gate_up"] / 1e3
     step = bpt[f"{shape}-{q}"]["bytes_per_token"] / prof["kernels_decode"]["sum_of_kernels_us"] / 1e3
     print(f"| {shape} {q} | {GU[q]} | {by/1e6:,.0f} MB | {k['gate_up']:,.0f} | {gbs:,.0f} | {100*gbs/hbm:.0f}% | {step:,.0f} |")
+
+# The other families: synthetic 8B profiles (every matrix in one type), in
+# a folder above the results as prof-synth-TYPE.json, if there.
+synth = sorted(d.parent.glob("prof-synth-*.json")) or sorted(d.parent.parent.glob("prof-synth-*.json"))
+if synth:
+    print("\nThe other decode families (synthetic llama-3.1-8b, every matrix in TYPE; fused gate/up):\n")
+    print("| format | bytes | µs | GB/s | % of HBM |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    dim, ff, L = SH["llama-3.1-8b"]
+    for pth in synth:
+        t = pth.stem.removeprefix("prof-synth-")
+        try:
+            prof = json.loads(pth.read_text())
+        except Exception:
+            continue
+        k = {x["kernel"]: x["us"] for x in prof["kernels_decode"]["by_kernel"]}
+        by = 2 * ff * dim * L * BPW[t]
+        gbs = by / k["gate_up"] / 1e3
+        print(f"| {t} | {by/1e6:,.0f} MB | {k['gate_up']:,.0f} | {gbs:,.0f} | {100*gbs/hbm:.0f}% |")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Pending H100 A/B (not run: the session's device time was spent): base =
+# Superseded by bench/h100-2026-11-26/ab.sh, which ran it (2026-11-26). Was: the pending H100 A/B: base =
 # the CLI at 3bca6ed, new = at the commit that adds this file (quantize_x's
 # NORM latency, split.wgsl, the merge's four loads in flight; and the
 # integer prefill tile, opt-in, on and off in the new binary). Run from the
