@@ -38,7 +38,8 @@ pub struct PlanOptions {
     /// CPU engine's need is taken at the same context.
     pub engine: EngineOptions,
     /// `max_binding`, `max_batch` and the tuning flags that change buffers
-    /// (`fuse`, `chunked_attention`, `split_attention`, `flash_prefill`).
+    /// (`fuse`, `chunked_attention`, `split_attention`, `deep_split_keys`,
+    /// `flash_prefill`, `int_prefill`).
     pub gpu: GpuOptions,
     pub limits: GpuLimits,
     /// Memory the CPU engine may use (`memory::WASM_LIMIT` in the browser).
@@ -157,7 +158,11 @@ pub fn gpu_memory(
         add(Scratch, PARAMS_BYTES);
     }
 
-    let lists = 2 + d.split_attention as usize + d.flash.is_some() as usize;
+    // Decode, prefill, and where they apply the split, split.wgsl (deep)
+    // and flash lists.
+    let deep =
+        d.split_attention && super::kernels::deep_split(c.head_dim, opts.tuning.deep_split_keys);
+    let lists = 2 + d.split_attention as usize + deep as usize + d.flash.is_some() as usize;
     for (layer, spec) in w.layers.iter().zip(&c.spec.layers) {
         let qkv = Planned::group(
             &[&layer.wq, &layer.wk, &layer.wv],
