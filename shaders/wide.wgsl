@@ -34,7 +34,8 @@
 //   scalar loads otherwise. Q6_K (210), Q4_0 (18) and Q8_0 (34) blocks
 //   start on even bytes only: 16 bytes are read as 5 words and shifted
 //   (rd4), and a whole Q4_0 / Q8_0 block, scale included, as 5 / 9 words.
-//   IQ4_XS (136) is 8-byte aligned: 4 word loads.
+//   IQ4_XS (136) is 8-byte aligned: 4 word loads. IQ4_NL (18) is read as
+//   Q4_0.
 // Every format here has 32- or 256-element blocks, so a row (whole blocks)
 // is whole wide units: there is no tail.
 // Bindings: none of its own (reads `W` like dequant.wgsl and units.wgsl,
@@ -212,4 +213,26 @@ fn wide_idot_iq4_xs(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: 
     let a = vec4<u32>(q0.x, q1.x, q2.x, q3.x);
     let c = vec4<u32>(q0.y, q1.y, q2.y, q3.y);
     return iq4_xs_scale(bw, 4u * v) * da * f32(idot16(a, xa) + idot16(c, xc));
+}
+
+// IQ4_NL: wide unit v is block v, laid out as Q4_0's (18 bytes: f16 d, 16
+// bytes of nibbles) and read the same way; the nibbles' values come from
+// the code book (IQ4L, as IQ4_XS's). Needs IQ4L filled. Why: through the
+// per-unit decoder (iq4_bytes per 4 nibbles) an 8B-sized IQ4_NL matvec
+// ran at 0.7 TB/s on the H100 (BENCHMARKS.md, 2026-11-26).
+fn wide_idot_iq4_nl(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f32, sa: i32, sc: i32) -> f32 {
+    let blk = rb + v * 18u;
+    let i = blk >> 2u;
+    let w0 = W[i];
+    let lo = vec4<u32>(W[i + 1u], W[i + 2u], W[i + 3u], W[i + 4u]);
+    let odd = (blk & 2u) != 0u;
+    let q = select(fun16(vec4<u32>(w0, lo.xyz), lo), lo, odd);
+    let d = unpack2x16float(select(w0, w0 >> 16u, odd)).x;
+    let q0 = iq4_lut2(q.x);
+    let q1 = iq4_lut2(q.y);
+    let q2 = iq4_lut2(q.z);
+    let q3 = iq4_lut2(q.w);
+    let a = vec4<u32>(q0.x, q1.x, q2.x, q3.x);
+    let c = vec4<u32>(q0.y, q1.y, q2.y, q3.y);
+    return d * da * f32(idot16(a, xa) + idot16(c, xc));
 }

@@ -2547,13 +2547,14 @@ fn int_matvec_matches_integer_twin() {
 }
 
 /// The formats with a wide integer decoder (wide.wgsl).
-const WIDE_TYPES: [GgmlType; 6] = [
+const WIDE_TYPES: [GgmlType; 7] = [
     GgmlType::Q4_K,
     GgmlType::Q6_K,
     GgmlType::Q5_K,
     GgmlType::IQ4_XS,
     GgmlType::Q8_0,
     GgmlType::Q4_0,
+    GgmlType::IQ4_NL,
 ];
 
 /// The integer twin of one row's product: `row` (`ty` bytes) times the int8
