@@ -7,11 +7,15 @@
 // score_j = (f16(q) . K[j]) * scale, all in f32. attention.wgsl's `merge`
 // (or `merge_q`) then combines the splits. Splits past the last key exit
 // without writing.
-// Why this shape: the split kernel it replaces staged 16 or 32 keys at a
-// time and walked each chunk as an online softmax, with four barriers a
+// Why this shape: attention.wgsl's `split` stages 16 or 32 keys at a
+// time and walks each chunk as an online softmax, with four barriers a
 // chunk, a serial dot product per (head, key) thread and 1 or 2 of a
-// group's query heads per workgroup (so the KV rows were read twice). On
-// the H100 it read the cache at ~0.25 TB/s. Here a workgroup takes all
+// group's query heads per workgroup (so the KV rows are read twice). On
+// the H100 it read an 8B's cache at ~0.23 TB/s at 8192 keys. When this
+// runs instead: at head size >= 128 from GpuTuning::deep_split_keys keys
+// (2048), the only place it measured faster (BENCHMARKS.md, 2026-11-26:
+// with few splits its few workgroups leave the GPU idle, and at head size
+// 64 it lost at every depth). Here a workgroup takes all
 // GQ query heads of its kv head that it serves and the split's LS keys at
 // once: every thread loads its share of the K rows in one round trip, the
 // scores and the split's max come from short shared-memory reductions,
