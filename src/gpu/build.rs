@@ -127,11 +127,7 @@ impl GpuBackend {
                 && !d.simple_attention,
             // Workgroups of the chunked kernels: kv heads x query slots
             // per kv head (split.wgsl has its own: split_workgroups).
-            att_wgs: {
-                let group = c.n_heads / c.n_kv_heads;
-                let (_, qs) = kernels::chunk_shape(c.head_dim, group);
-                c.n_kv_heads as u32 * (group as u32).div_ceil(qs)
-            },
+            att_wgs: kernels::chunk_workgroups(c.n_kv_heads, c.head_dim, c.n_heads / c.n_kv_heads),
             quads: d.quads,
         };
 

@@ -1324,6 +1324,13 @@ pub fn split_heads(head_dim: usize, group: usize) -> u32 {
     (group.clamp(1, 8) as u32).min((1024 / head_dim.max(1)).max(1) as u32)
 }
 
+/// The chunked kernels' workgroups per token (attention.wgsl `chunked`,
+/// `split`): each kv head's query heads in slots of `chunk_shape`'s QS.
+pub fn chunk_workgroups(kv_heads: usize, head_dim: usize, group: usize) -> u32 {
+    let (_, qs) = chunk_shape(head_dim, group);
+    kv_heads as u32 * (group as u32).div_ceil(qs)
+}
+
 /// split.wgsl's workgroups per split: each kv head's query heads in
 /// workgroups of `split_heads`.
 pub fn split_workgroups(kv_heads: usize, head_dim: usize, group: usize) -> u32 {

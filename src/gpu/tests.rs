@@ -674,10 +674,7 @@ fn split_attention_matches_cpu() {
             (
                 "split",
                 k.attention_entry(&g, hd, group, "split"),
-                {
-                    let (_, qs) = kernels::chunk_shape(hd, group);
-                    kvh as u32 * (group as u32).div_ceil(qs)
-                },
+                kernels::chunk_workgroups(kvh, hd, group),
                 ls.div_ceil(c as usize) + 1,
             ),
             (
@@ -825,8 +822,7 @@ fn check_attention(
         let s = step(g, pos as u32, n as u32);
         let store = kv_store_op(g, k, [&kb, &vb, &kc, &vc], &p, &s, kvd);
         let groups = if chunked {
-            let (_, qs) = kernels::chunk_shape(hd, heads / kvh);
-            kvh as u32 * ((heads / kvh) as u32).div_ceil(qs)
+            kernels::chunk_workgroups(kvh, hd, heads / kvh)
         } else {
             heads as u32
         };
@@ -3273,8 +3269,7 @@ fn attention_int8_matches_quantize_x() {
             .unwrap();
         let (kc, vc, _, _) = filled_cache(&g, &k, &mut rng, [ctx, ctx], kvd, &p);
         let group = heads / kvh;
-        let (_, qs) = kernels::chunk_shape(hd, group);
-        let wgs = kvh as u32 * (group as u32).div_ceil(qs);
+        let wgs = kernels::chunk_workgroups(kvh, hd, group);
         let split_wgs = kernels::split_workgroups(kvh, hd, group);
         let sp = k.attention_split(&g, hd, group);
         let [mp, mq, cp, cq] = ["merge", "merge_q", "chunked", "chunked_q"]
