@@ -33,20 +33,23 @@
 //   Dispatch: (kv_heads * ceil(heads / kv_heads / QS), tokens, 1)
 //   workgroups of 256 threads.
 // Entry `split` (decode, one token, long contexts): attention over keys
-//   [lo + LS * s, lo + LS * (s + 1)) only (lo = first_key(pos): splits
-//   count from the window's first key, so none lies wholly outside it),
+//   [lo + L * s, lo + L * (s + 1)) only (lo = first_key(pos): splits
+//   count from the window's first key, so none lies wholly outside it;
+//   L = split_len(keys) for the pos + 1 - lo keys the query sees),
 //   summed as an f32 online softmax (`split_keys`; not `chunked`'s f16
 //   replay, whose exact order only matters below SPLIT_KEYS keys), for
 //   split s = workgroup_id.y, leaving each head's weighted sum, its total
 //   weight and its running max in Part ([heads][P.splits][head_dim +
 //   2]); splits past the last key exit without writing. The host prepends
-//   `const LS` (a multiple of C). Bindings: 8 Q, 2 KC, 3 VC, 4 P, 5 S, 9
-//   Part. Dispatch: (as `chunked`, P.splits, 1) workgroups of 256 threads
-//   (P.splits >= ceil(ctx / LS) covers any position and window).
+//   `const LS` (the longest split, a multiple of C), `LS0` (the shortest:
+//   C, or LS for splits of LS keys always) and `SPLIT_WGS` (see
+//   split_len). Bindings: 8 Q, 2 KC, 3 VC, 4 P, 5 S, 9 Part. Dispatch:
+//   (as `chunked`, P.splits, 1) workgroups of 256 threads (the host's
+//   `kernels::split_slots`: enough for any position and window).
 //   split.wgsl does the same job with fewer, larger workgroups; which one
 //   runs is `kernels::deep_split`'s choice (measured on the H100).
 // Entry `merge`: Out = sum_s acc_s e^(m_s - M) / sum_s total_s e^(m_s - M)
-//   over the splits in use, s < ceil((pos + 1 - lo) / LS), which are those
+//   over the splits in use, s < ceil(keys / split_len(keys)), which are those
 //   `split` (or split.wgsl) wrote (M their largest max): flash-decoding's
 //   merge, in f32,
 //   each dimension's splits summed in 256 / head_dim interleaved lanes and
@@ -523,14 +526,34 @@ fn chunked_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
     store_q(lid, v, sl.n * P.head_dim, wid.y, sl.h0 * P.head_dim);
 }
 
+// Keys per split for a query that sees `keys` keys, which `split` and
+// `merge` both derive from the step: the shortest of LS0, 2 LS0, .. LS
+// whose splits keep the dispatch's busy workgroups (splits x the kernel's
+// workgroups per split) within SPLIT_WGS. Why: each split's workgroup walks
+// its chunks one after another, so a short context in splits of LS keys
+// (64: 2-4 chunks) left most of the GPU idle and the step waiting on those
+// walks; one-chunk splits lost again once their splits (and the merge's
+// loads) passed ~512 workgroups (BENCHMARKS.md, 2026-11-26b).
+fn split_len(keys: u32) -> u32 {
+    let grp = P.heads / P.kv_heads;
+    let wgs = P.kv_heads * ((grp + QS - 1u) / QS);
+    var ls = LS0;
+    while ls < LS && (keys + ls - 1u) / ls * wgs > SPLIT_WGS {
+        ls *= 2u;
+    }
+    return ls;
+}
+
 @compute @workgroup_size(256)
 fn split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let len = S.pos + 1u;
-    let lo = first_key(S.pos) + wid.y * LS;
+    let first = first_key(S.pos);
+    let ls = split_len(len - first);
+    let lo = first + wid.y * ls;
     if lo >= len {
         return;
     }
-    let r = split_keys(wid.x, lid, lo, min(len, lo + LS));
+    let r = split_keys(wid.x, lid, lo, min(len, lo + ls));
     let hd = P.head_dim;
     let sl = slots(wid.x);
     let rslot = lid / hd;
@@ -566,8 +589,10 @@ fn split_max(base: u32, s: u32, n: u32, hd: u32) -> f32 {
 fn merge_out(wid: vec3<u32>, lid: u32) -> f32 {
     let h = wid.x;
     let hd = P.head_dim;
-    // Splits in use: ceil(keys / LS) for the pos + 1 - first_key(pos) keys.
-    let n = (S.pos - first_key(S.pos) + LS) / LS;
+    // Splits in use: ceil(keys / ls) for the pos + 1 - first_key(pos) keys.
+    let keys = S.pos + 1u - first_key(S.pos);
+    let ls = split_len(keys);
+    let n = (keys + ls - 1u) / ls;
     let base = h * P.splits;
     // The largest split max, four loads in flight per thread and round.
     var m = -3.4e38;

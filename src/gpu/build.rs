@@ -122,6 +122,8 @@ impl GpuBackend {
             split_attention: d.split_attention,
             flash: d.flash,
             splits: d.splits,
+            split_wgs: opts.tuning.split_wgs,
+            ctx,
             attention_int8: opts.tuning.attention_int8
                 && c.head_dim.is_multiple_of(32)
                 && !d.simple_attention,
@@ -137,7 +139,18 @@ impl GpuBackend {
         let mut layers_deep = Vec::new();
         let mut layers_flash = Vec::new();
         for (l, (layer, spec)) in w.layers.iter().zip(&c.spec.layers).enumerate() {
-            let lw = LayerBufs::upload(&gpu, c, w, l, layer, spec, ctx, limit, opts.tuning.fuse)?;
+            let lw = LayerBufs::upload(
+                &gpu,
+                c,
+                w,
+                l,
+                layer,
+                spec,
+                ctx,
+                d.splits,
+                limit,
+                opts.tuning.fuse,
+            )?;
             let b = LayerOps {
                 gpu: &gpu,
                 c,
@@ -294,6 +307,8 @@ pub(super) struct Dims {
     /// tile (`GpuTuning::flash_prefill`, with the chunked kernel, where the
     /// head size has a tile).
     pub(super) flash: Option<FlashTile>,
+    /// Split slots per head in the partial results (`kernels::split_slots`:
+    /// enough for either split kernel's splits at any position).
     pub(super) splits: usize,
     /// The fused q/k/v kernel handles rows in quads of two pairs.
     pub(super) quads: bool,
@@ -332,7 +347,13 @@ impl Dims {
             split_attention: !simple_attention && opts.tuning.split_attention,
             flash: FlashTile::new(c.head_dim, c.n_heads / c.n_kv_heads.max(1))
                 .filter(|_| !simple_attention && opts.tuning.flash_prefill),
-            splits: ctx.div_ceil(kernels::SPLIT_KEYS),
+            splits: kernels::split_slots(
+                ctx,
+                c.head_dim,
+                c.n_heads / c.n_kv_heads.max(1),
+                c.n_kv_heads,
+                opts.tuning.split_wgs,
+            ),
             quads: c.head_dim.is_multiple_of(4) && c.rope_dim.is_multiple_of(4),
         })
     }
@@ -501,7 +522,13 @@ struct Shared {
     simple_attention: bool,
     split_attention: bool,
     flash: Option<FlashTile>,
+    /// Split slots per head (`Dims::splits`).
     splits: usize,
+    /// `GpuTuning::split_wgs`.
+    split_wgs: u32,
+    /// The context (split.wgsl's dispatch covers it in splits of
+    /// SPLIT_KEYS keys).
+    ctx: usize,
     /// The chunked attention kernels may also write Wo's int8 x
     /// (`GpuTuning::attention_int8`; heads whole 32-element blocks; not
     /// the simple kernel).
@@ -559,6 +586,7 @@ impl LayerBufs {
         layer: &Layer,
         spec: &LayerSpec,
         ctx: usize,
+        splits: usize,
         limit: u64,
         fuse: bool,
     ) -> Result<LayerBufs> {
@@ -627,7 +655,7 @@ impl LayerBufs {
             ctx as u32,
             f(c.spec.attn_scale),
             0,
-            ctx.div_ceil(kernels::SPLIT_KEYS) as u32,
+            splits as u32,
             spec.window.map_or(0, |w| w.min(ctx)) as u32,
         ]);
         let mut lb = LayerBufs {
@@ -898,7 +926,7 @@ impl LayerOps<'_> {
         } else if let Some(ix) = qx {
             entries.extend([(13, &ix.q), (14, &ix.d)]);
             (
-                k.attention_entry(gpu, c.head_dim, group, "chunked_q"),
+                k.attention_entry(gpu, c.head_dim, group, "chunked_q", 0),
                 Shape::PerToken([self.sh.att_wgs, 1, 1], 1),
             )
         } else {
@@ -939,17 +967,19 @@ impl LayerOps<'_> {
     fn attention_split(&self, k: &mut Kernels, qx: Option<&IntX>, deep: bool) -> Vec<Op> {
         let (gpu, s, c, w) = (self.gpu, self.s, self.c, self.w);
         let group = c.n_heads / c.n_kv_heads;
-        let (sp, wgs) = if deep {
+        // The merge counts the splits in use as its split kernel cut them:
+        // split.wgsl's of SPLIT_KEYS keys (split_wgs 0), or `split_len`'s.
+        let (sp, wgs, split_wgs, splits) = if deep {
             let wgs = kernels::split_workgroups(c.n_kv_heads, c.head_dim, group);
-            (k.attention_split(gpu, c.head_dim, group), wgs)
+            let sp = k.attention_split(gpu, c.head_dim, group);
+            (sp, wgs, 0, self.sh.ctx.div_ceil(kernels::SPLIT_KEYS))
         } else {
-            (
-                k.attention_entry(gpu, c.head_dim, group, "split"),
-                self.sh.att_wgs,
-            )
+            let sw = self.sh.split_wgs;
+            let sp = k.attention_entry(gpu, c.head_dim, group, "split", sw);
+            (sp, self.sh.att_wgs, sw, self.sh.splits)
         };
         let merge = if qx.is_some() { "merge_q" } else { "merge" };
-        let mp = k.attention_entry(gpu, c.head_dim, group, merge);
+        let mp = k.attention_entry(gpu, c.head_dim, group, merge, split_wgs);
         let mut split_entries = self.attention_reads().to_vec();
         split_entries.push((9, &s.att_part));
         let mut merge_entries = vec![(9, &s.att_part), (4, &w.att), (5, &s.step), (6, &s.xo)];
@@ -960,7 +990,7 @@ impl LayerOps<'_> {
             Op {
                 bind: kernels::bind(gpu, &sp, &split_entries),
                 pipeline: sp,
-                shape: Shape::Fixed([wgs, self.sh.splits as u32, 1]),
+                shape: Shape::Fixed([wgs, splits as u32, 1]),
                 label: "attention",
             },
             Op {

@@ -1135,7 +1135,7 @@ pub struct Kernels {
     pub int_x: Option<super::ops::IntX>,
     quantize_x: Lazy,
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
-    chunked: HashMap<((u32, u32), &'static str), Rc<wgpu::ComputePipeline>>,
+    chunked: HashMap<ChunkedKey, Rc<wgpu::ComputePipeline>>,
     split: HashMap<(usize, u32), Rc<wgpu::ComputePipeline>>,
     flash: HashMap<FlashTile, Rc<wgpu::ComputePipeline>>,
     matmul: HashMap<(Fmts, Mv, Tile, bool), Rc<wgpu::ComputePipeline>>,
@@ -1293,11 +1293,61 @@ fn lazy(
 
 /// attention.wgsl with `chunked`'s constants for heads of `head_dim` dims
 /// and `group` query heads per kv head.
-fn attention_src(head_dim: usize, group: usize) -> String {
+/// An attention.wgsl pipeline: its chunk shape (C, QS), entry and
+/// `split_wgs`.
+type ChunkedKey = ((u32, u32), &'static str, u32);
+
+/// `split_wgs`: `split`'s and `merge`'s split lengths (see `split_len`;
+/// 0: SPLIT_KEYS keys always).
+fn attention_src(head_dim: usize, group: usize, split_wgs: u32) -> String {
     let (c, qs) = chunk_shape(head_dim, group);
+    let ls0 = if split_wgs == 0 { SPLIT_KEYS as u32 } else { c };
     format!(
-        "const C: u32 = {c}u;\nconst QS: u32 = {qs}u;\nconst LS: u32 = {SPLIT_KEYS}u;\n{ATTENTION}\n{F16}\n{INT8_BLOCK}"
+        "const C: u32 = {c}u;\nconst QS: u32 = {qs}u;\nconst LS: u32 = {SPLIT_KEYS}u;\nconst LS0: u32 = {ls0}u;\nconst SPLIT_WGS: u32 = {split_wgs}u;\n{ATTENTION}\n{F16}\n{INT8_BLOCK}"
     )
+}
+
+/// Keys per split of attention.wgsl's `split` (and what its `merge`
+/// assumes) for a query that sees `keys` keys, heads of `head_dim` in
+/// groups of `group` per kv head on `kv_heads`, at most `split_wgs` busy
+/// workgroups (`GpuTuning::split_wgs`; 0: SPLIT_KEYS always): the shortest
+/// of one chunk, two, four .. SPLIT_KEYS keys that stays within it. The
+/// shader's `split_len`, for the host and the tests.
+pub fn split_len(
+    head_dim: usize,
+    group: usize,
+    kv_heads: usize,
+    keys: usize,
+    split_wgs: u32,
+) -> usize {
+    if split_wgs == 0 {
+        return SPLIT_KEYS;
+    }
+    let wgs = chunk_workgroups(kv_heads, head_dim, group) as usize;
+    let mut ls = chunk_shape(head_dim, group).0 as usize;
+    while ls < SPLIT_KEYS && keys.div_ceil(ls) * wgs > split_wgs as usize {
+        ls *= 2;
+    }
+    ls
+}
+
+/// Split slots per head that `split_len`'s splits need at any position of
+/// a `ctx`-key context: splits of SPLIT_KEYS keys over the whole context,
+/// or shorter ones only while they number at most split_wgs / workgroups.
+pub fn split_slots(
+    ctx: usize,
+    head_dim: usize,
+    group: usize,
+    kv_heads: usize,
+    split_wgs: u32,
+) -> usize {
+    let long = ctx.div_ceil(SPLIT_KEYS);
+    if split_wgs == 0 {
+        return long;
+    }
+    let c = chunk_shape(head_dim, group).0 as usize;
+    let wgs = chunk_workgroups(kv_heads, head_dim, group) as usize;
+    long.max(split_wgs as usize / wgs).min(ctx.div_ceil(c))
 }
 
 /// Pairs one workgroup of argmax.wgsl's `pairs_part` reduces (256 threads,
@@ -1546,7 +1596,7 @@ impl Kernels {
     /// attention.wgsl's `store`: k and v into the cache (unfused q/k/v only).
     pub fn kv_store(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
         lazy(&self.kv_store, || {
-            pipeline(gpu, "kv_store", &attention_src(64, 1), "store")
+            pipeline(gpu, "kv_store", &attention_src(64, 1, 0), "store")
         })
     }
 
@@ -1554,7 +1604,7 @@ impl Kernels {
     /// without `GpuTuning::chunked_attention`).
     pub fn attention(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
         lazy(&self.attention, || {
-            pipeline(gpu, "attention", &attention_src(64, 1), "main")
+            pipeline(gpu, "attention", &attention_src(64, 1, 0), "main")
         })
     }
 
@@ -1783,7 +1833,7 @@ impl Kernels {
         head_dim: usize,
         group: usize,
     ) -> Rc<wgpu::ComputePipeline> {
-        self.attention_entry(gpu, head_dim, group, "chunked")
+        self.attention_entry(gpu, head_dim, group, "chunked", 0)
     }
 
     /// Another entry of attention.wgsl (`split`, `merge`) for the shape
@@ -1794,10 +1844,18 @@ impl Kernels {
         head_dim: usize,
         group: usize,
         entry: &'static str,
+        split_wgs: u32,
     ) -> Rc<wgpu::ComputePipeline> {
         self.chunked
-            .entry((chunk_shape(head_dim, group), entry))
-            .or_insert_with(|| pipeline(gpu, "attention", &attention_src(head_dim, group), entry))
+            .entry((chunk_shape(head_dim, group), entry, split_wgs))
+            .or_insert_with(|| {
+                pipeline(
+                    gpu,
+                    "attention",
+                    &attention_src(head_dim, group, split_wgs),
+                    entry,
+                )
+            })
             .clone()
     }
 

@@ -177,7 +177,22 @@ pub struct GpuTuning {
     /// splits instead of attention.wgsl's `split`, at head sizes of 128
     /// and more (`kernels::deep_split`); 0: never. See `DEEP_SPLIT_KEYS`.
     pub deep_split_keys: usize,
+    /// attention.wgsl's `split` takes splits as short as one chunk of its
+    /// keys while they keep at most this many workgroups busy, longer ones
+    /// (up to SPLIT_KEYS keys) past that (`kernels::split_len`); 0: always
+    /// SPLIT_KEYS keys. See `SPLIT_WGS`.
+    pub split_wgs: u32,
 }
+
+/// `GpuTuning::split_wgs`'s default, measured on the H100 (BENCHMARKS.md,
+/// 2026-11-26b, synthetic shapes, tg32 after 64 .. 1024 keys, splits of 16,
+/// 32 and 64 keys): the fastest split length at each depth was the
+/// shortest that kept the split dispatch's busy workgroups near 256-272 and
+/// under 512 (llama-3.1-8b: 16 keys at d256, 32 at d512, 64 at d1024;
+/// llama-3.2-1b and TinyLlama: 32 keys, 264 workgroups, at d1024; Gemma 3
+/// 270M: 16 keys at d1024). tg128 from 0: +6% (8B), +3.5% (1B), +4%
+/// (TinyLlama), +6% (SmolLM2), +18% (Gemma 3 270M) over 64-key splits.
+pub const SPLIT_WGS: u32 = 512;
 
 /// `GpuTuning::deep_split_keys`'s default, measured on the H100
 /// (BENCHMARKS.md, 2026-11-26; synthetic llama-3.1-8b Q4_K, tg128 after a
@@ -224,6 +239,7 @@ impl Default for GpuTuning {
             attention_int8: true,
             int_prefill: true,
             deep_split_keys: DEEP_SPLIT_KEYS,
+            split_wgs: SPLIT_WGS,
         }
     }
 }

@@ -655,7 +655,22 @@ fn split_attention_matches_cpu() {
         (128, 4, 1, 37),
     ] {
         let ctx = blocks * ls;
-        let splits = ctx.div_ceil(ls);
+        let group = heads / kvh;
+        let (c, _) = kernels::chunk_shape(hd, group);
+        let chunk_wgs = kernels::chunk_workgroups(kvh, hd, group);
+        // Split lengths by keys (`split_len`) with a cap of 4 splits' worth
+        // of workgroups: one-chunk splits at the windows and the first
+        // positions, longer ones further on.
+        let sw = 4 * chunk_wgs;
+        let splits = kernels::split_slots(ctx, hd, group, kvh, sw);
+        // Every key count's splits fit the slots, and the lengths used
+        // run from one chunk (where it is shorter than SPLIT_KEYS) up.
+        let lens: Vec<usize> = (1..=ctx)
+            .map(|n| kernels::split_len(hd, group, kvh, n, sw))
+            .collect();
+        assert!((1..=ctx).all(|n| n.div_ceil(lens[n - 1]) <= splits));
+        assert_eq!(lens[0], (c as usize).min(ls));
+        assert_eq!(lens[ctx - 1], ls);
         let (qd, kvd) = (heads * hd, kvh * hd);
         let scale = 1.0 / (hd as f32).sqrt();
         let params = |window: usize| att_params(&g, [heads, kvh, hd, ctx], scale, splits, window);
@@ -664,37 +679,53 @@ fn split_attention_matches_cpu() {
             .storage("part", (heads * splits * (hd + 2) * 4) as u64)
             .unwrap();
         let (kc, vc, kx, vx) = filled_cache(&g, &k, &mut rng, [ctx, ctx], kvd, &p);
-        let group = heads / kvh;
-        let mp = k.attention_entry(&g, hd, group, "merge");
-        // attention.wgsl's `split`: each weight through its chunk's exp
+        // attention.wgsl's `split` in splits of SPLIT_KEYS keys (split_wgs
+        // 0) and of `split_len`'s (sw): each weight through its chunk's exp
         // and the rescales of the chunks after it in its split; split.wgsl:
-        // one exp against the split's max.
-        let (c, _) = kernels::chunk_shape(hd, group);
+        // one exp against the split's max. Each with the merge built for
+        // its split lengths; (name, split kernel, workgroups, split_wgs,
+        // dispatched splits).
         let kinds = [
             (
                 "split",
-                k.attention_entry(&g, hd, group, "split"),
-                kernels::chunk_workgroups(kvh, hd, group),
-                ls.div_ceil(c as usize) + 1,
+                k.attention_entry(&g, hd, group, "split", 0),
+                chunk_wgs,
+                0,
+                ctx.div_ceil(ls),
+            ),
+            (
+                "split by split_len",
+                k.attention_entry(&g, hd, group, "split", sw),
+                chunk_wgs,
+                sw,
+                splits,
             ),
             (
                 "split.wgsl",
                 k.attention_split(&g, hd, group),
                 kernels::split_workgroups(kvh, hd, group),
-                1,
+                0,
+                ctx.div_ceil(ls),
             ),
         ];
         let cases = [0usize, 5, 64, 65, 130]
             .into_iter()
             .flat_map(|w| [ls, ls + 7, 3 * ls + 1, ctx - 1].map(|pos| (w, pos)))
-            .flat_map(|c| [0, 1].map(|kind| (c, kind)));
+            .flat_map(|c| [0, 1, 2].map(|kind| (c, kind)));
         for ((window, pos), kind) in cases {
-            let (name, sp, wgs, chunks) = &kinds[kind];
+            let (name, sp, wgs, sw, ny) = &kinds[kind];
+            let mp = k.attention_entry(&g, hd, group, "merge", *sw);
             let p = params(window);
             let lo = if window == 0 {
                 0
             } else {
                 (pos + 1).saturating_sub(window)
+            };
+            // The exps and rescales a weight passes before the merge: one
+            // per chunk of its split and the split's own (split.wgsl: one).
+            let chunks = match kind {
+                2 => 1,
+                _ => kernels::split_len(hd, group, kvh, pos + 1 - lo, *sw).div_ceil(c as usize) + 1,
             };
             let q = randn(&mut rng, qd);
             let qb = g.upload_f32("q", &q);
@@ -709,7 +740,7 @@ fn split_attention_matches_cpu() {
                     ),
                     pipeline: sp.clone(),
                     label: "test",
-                    shape: Shape::Fixed([*wgs, splits as u32, 1]),
+                    shape: Shape::Fixed([*wgs, *ny as u32, 1]),
                 },
                 Op {
                     bind: kernels::bind(&g, &mp, &[(9, &part), (4, &p), (5, &st), (6, &out)]),
@@ -742,7 +773,7 @@ fn split_attention_matches_cpu() {
                     let o = w.iter().zip(&vs).map(|(a, b)| a * b).sum::<f64>() / total;
                     let vmax = vs.iter().fold(0f64, |a, b| a.max(b.abs()));
                     want[h * hd + d] = o;
-                    tol[h * hd + d] = flash_bound(ds, m - lo_s, *chunks, sc.len(), vmax, o);
+                    tol[h * hd + d] = flash_bound(ds, m - lo_s, chunks, sc.len(), vmax, o);
                 }
             }
             close_each(
@@ -3273,7 +3304,7 @@ fn attention_int8_matches_quantize_x() {
         let split_wgs = kernels::split_workgroups(kvh, hd, group);
         let sp = k.attention_split(&g, hd, group);
         let [mp, mq, cp, cq] = ["merge", "merge_q", "chunked", "chunked_q"]
-            .map(|e| k.attention_entry(&g, hd, group, e));
+            .map(|e| k.attention_entry(&g, hd, group, e, 0));
         // (pos, tokens, split path)
         for (pos, n, split) in [
             (20usize, 3usize, false),

@@ -27,7 +27,7 @@ commands:
            --repeat-penalty R --seed S] [--json-schema FILE|object] [--json]
   logits   -m MODEL --tokens ID,ID,... --start S [--top K] --json
   tokenize -m MODEL --text T [--no-special] --json
-  bench    -m MODEL [-p 512] [-n 128] [-r 3] [-d DEPTH] [--json] [--temp T ...]
+  bench    -m MODEL [-p 512] [-n 128] [-r 3] [-d DEPTH[,DEPTH..]] [--json] [--temp T ...]
            (decode greedy unless --temp > 0: then the sampler options apply)
   info     -m MODEL [--context N] [--json]
            the model, and its memory plan made from the header alone (GPU
@@ -107,6 +107,8 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   (matmul_int.wgsl) where no cooperative-matrix tile applies.
 /// - `WEBGGUF_GPU_DEEP_KEYS=K`: decode steps at head size >= 128 take
 ///   split.wgsl's splits from K keys (default 2048; 0: never).
+/// - `WEBGGUF_GPU_SPLIT_WGS=N`: decode splits as short as one chunk while
+///   they keep at most N workgroups busy (default 512; 0: 64 keys always).
 /// - `WEBGGUF_GPU_TILE=large`: the 128x64 prefill tile where the device's
 ///   workgroup memory allows.
 /// - `WEBGGUF_GPU_COOP=0`: no cooperative-matrix (tensor core) prefill;
@@ -151,6 +153,9 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
             deep_split_keys: var("WEBGGUF_GPU_DEEP_KEYS")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(d.tuning.deep_split_keys),
+            split_wgs: var("WEBGGUF_GPU_SPLIT_WGS")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(d.tuning.split_wgs),
         },
         ..d
     }
@@ -679,34 +684,54 @@ fn cmd_bench(args: &Args) -> CliResult {
     let p: usize = args.num(&["-p"], 512)?;
     let n: usize = args.num(&["-n"], 128)?;
     let reps: usize = args.num(&["-r"], 3)?.max(1);
-    let depth: usize = args.num(&["-d"], 0)?;
+    // Like llama-bench, `-d` takes a comma list: one load, a run per depth.
+    let depths = match args.str(&["-d"]) {
+        Some(d) => parse_depths(d)?,
+        None => vec![0],
+    };
     let params = sampler_params(args)?;
     let mut engine = load(args)?;
-    let b = block_on(engine.bench_sampled(p, n, reps, params, depth))?;
-    if args.flag("--json") {
-        println!(
-            "{}",
-            json!({
-                "pp_tok_s": b.pp_tok_s, "tg_tok_s": b.tg_tok_s, "backend": engine.backend_name(),
-                "threads": args.num(&["--threads", "-t"], ThreadPool::available())?,
-                "pp": p, "tg": n, "depth": depth, "reps": reps, "temp": params.temperature,
-                "model": engine.info.name, "weight_bytes_per_token": engine.info.weight_bytes_per_token,
-            })
-        );
-    } else {
+    let json = args.flag("--json");
+    if !json {
         println!("| model | backend | test | tok/s |");
         println!("| --- | --- | --- | ---: |");
-        let name = engine.info.name.clone().unwrap_or_default();
-        let be = engine.backend_name();
-        println!("| {name} | {be} | pp{p} | {:.1} |", b.pp_tok_s);
-        let at = if depth > 0 {
-            format!(" @ d{depth}")
+    }
+    for depth in depths {
+        let b = block_on(engine.bench_sampled(p, n, reps, params, depth))?;
+        if json {
+            println!(
+                "{}",
+                json!({
+                    "pp_tok_s": b.pp_tok_s, "tg_tok_s": b.tg_tok_s, "backend": engine.backend_name(),
+                    "threads": args.num(&["--threads", "-t"], ThreadPool::available())?,
+                    "pp": p, "tg": n, "depth": depth, "reps": reps, "temp": params.temperature,
+                    "model": engine.info.name, "weight_bytes_per_token": engine.info.weight_bytes_per_token,
+                })
+            );
         } else {
-            String::new()
-        };
-        println!("| {name} | {be} | tg{n}{at} | {:.1} |", b.tg_tok_s);
+            let name = engine.info.name.clone().unwrap_or_default();
+            let be = engine.backend_name();
+            println!("| {name} | {be} | pp{p} | {:.1} |", b.pp_tok_s);
+            let at = if depth > 0 {
+                format!(" @ d{depth}")
+            } else {
+                String::new()
+            };
+            println!("| {name} | {be} | tg{n}{at} | {:.1} |", b.tg_tok_s);
+        }
     }
     Ok(())
+}
+
+/// `-d`'s value: one depth or a comma list of them.
+fn parse_depths(s: &str) -> Result<Vec<usize>, String> {
+    s.split(',')
+        .map(|x| {
+            x.trim().parse::<usize>().map_err(|_| {
+                format!("-d: '{x}' is not a depth (a token count, or a comma list of them)")
+            })
+        })
+        .collect()
 }
 
 fn cmd_gpu_profile(args: &Args) -> CliResult {
