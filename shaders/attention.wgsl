@@ -532,8 +532,8 @@ fn chunked_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
 // workgroups per split) within SPLIT_WGS. Why: each split's workgroup walks
 // its chunks one after another, so a short context in splits of LS keys
 // (64: 2-4 chunks) left most of the GPU idle and the step waiting on those
-// walks; one-chunk splits lost again once their splits (and the merge's
-// loads) passed ~512 workgroups (BENCHMARKS.md, 2026-11-26b).
+// walks; shorter splits lost again once they passed ~300 workgroups
+// (BENCHMARKS.md, 2026-11-26b).
 fn split_len(keys: u32) -> u32 {
     let grp = P.heads / P.kv_heads;
     let wgs = P.kv_heads * ((grp + QS - 1u) / QS);

@@ -1113,6 +1113,8 @@ pub struct Kernels {
     /// Threads per matvec workgroup (64, 128 or 256), or 0, the default, to
     /// pick by the row length (`matvec_threads`; kernel tests set others).
     pub matvec_wg: u32,
+    /// `GpuTuning::matvec_rows`.
+    pub matvec_rows: [u32; 3],
     /// Read x and the norm gains as vec4 where the rows allow
     /// (`GpuTuning::vector_x`; else scalar loads).
     pub vector_x: bool,
@@ -1502,7 +1504,8 @@ impl Kernels {
             matvec: HashMap::new(),
             subgroups: subgroups_usable(gpu, tuning.subgroups),
             fold_norm: true,
-            matvec_wg: 0,
+            matvec_wg: tuning.matvec_wg,
+            matvec_rows: tuning.matvec_rows,
             vector_x: tuning.vector_x,
             storage_buffers: gpu.limits.max_storage_buffers_per_shader_stage,
             int_dot: tuning.int_dot && gpu.int_dot,

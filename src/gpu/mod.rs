@@ -182,17 +182,28 @@ pub struct GpuTuning {
     /// (up to SPLIT_KEYS keys) past that (`kernels::split_len`); 0: always
     /// SPLIT_KEYS keys. See `SPLIT_WGS`.
     pub split_wgs: u32,
+    /// Threads per matvec workgroup (0: by the row length,
+    /// `Kernels::matvec_threads`).
+    pub matvec_wg: u32,
+    /// Rows per matvec workgroup for q/k/v, gate/up and plain products
+    /// (0: `auto_rows`; q/k/v takes multiples of 4, gate/up of 2). Both
+    /// are for sweeps: on the H100 (2026-11-26b, ab8.log) no other shape
+    /// beat the defaults by more than the run-to-run noise (+1.4% at most)
+    /// on synthetic 8B Q4_K, Q4_0 and F16, 1B Q4_K and TinyLlama Q4_0,
+    /// and 256 threads lost 5-30% everywhere.
+    pub matvec_rows: [u32; 3],
 }
 
 /// `GpuTuning::split_wgs`'s default, measured on the H100 (BENCHMARKS.md,
-/// 2026-11-26b, synthetic shapes, tg32 after 64 .. 1024 keys, splits of 16,
-/// 32 and 64 keys): the fastest split length at each depth was the
-/// shortest that kept the split dispatch's busy workgroups near 256-272 and
-/// under 512 (llama-3.1-8b: 16 keys at d256, 32 at d512, 64 at d1024;
-/// llama-3.2-1b and TinyLlama: 32 keys, 264 workgroups, at d1024; Gemma 3
-/// 270M: 16 keys at d1024). tg128 from 0: +6% (8B), +3.5% (1B), +4%
-/// (TinyLlama), +6% (SmolLM2), +18% (Gemma 3 270M) over 64-key splits.
-pub const SPLIT_WGS: u32 = 512;
+/// 2026-11-26b, synthetic shapes, tg32 after 64 .. 4096 keys, splits of
+/// 16, 32 and 64 keys): the fastest split length at each depth was the
+/// shortest that kept the split dispatch near 256-272 busy workgroups
+/// (llama-3.1-8b, 16 per split: 16 keys at d256, 32 at d512, 64 at d1024;
+/// llama-3.2-1b and TinyLlama, 8: 32 keys at d1024; Gemma 3 270M, 4: 16
+/// keys at d1024), and 512 was too many: TinyLlama at d2048 in 32-key
+/// splits lost 13% to 64-key ones. tg128 from 0 against 64-key splits:
+/// +5.5% (8B), +3% (1B), +4% (TinyLlama), +6% (SmolLM2), +18% (Gemma 3).
+pub const SPLIT_WGS: u32 = 320;
 
 /// `GpuTuning::deep_split_keys`'s default, measured on the H100
 /// (BENCHMARKS.md, 2026-11-26; synthetic llama-3.1-8b Q4_K, tg128 after a
@@ -240,6 +251,8 @@ impl Default for GpuTuning {
             int_prefill: true,
             deep_split_keys: DEEP_SPLIT_KEYS,
             split_wgs: SPLIT_WGS,
+            matvec_wg: 0,
+            matvec_rows: [0; 3],
         }
     }
 }

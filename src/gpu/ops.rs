@@ -156,7 +156,18 @@ pub fn matvec_ops(
     a: &MatvecArgs,
 ) -> Result<Vec<Op>> {
     let mut r = match (a.rows_per_group, a.mv) {
-        (0, mv) => auto_rows(rows.len(), mv),
+        (0, mv) => {
+            let i = match mv {
+                Mv::Qkv => 0,
+                Mv::Silu | Mv::Gelu => 1,
+                Mv::Main => 2,
+                Mv::Head => 3,
+            };
+            match k.matvec_rows.get(i) {
+                Some(&r) if r > 0 => r,
+                _ => auto_rows(rows.len(), mv),
+            }
+        }
         (r, Mv::Qkv) => r.max(4),
         (r, Mv::Silu | Mv::Gelu) => r.max(2),
         (r, _) => r,

@@ -107,8 +107,11 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   (matmul_int.wgsl) where no cooperative-matrix tile applies.
 /// - `WEBGGUF_GPU_DEEP_KEYS=K`: decode steps at head size >= 128 take
 ///   split.wgsl's splits from K keys (default 2048; 0: never).
+/// - `WEBGGUF_GPU_MV_WG=N`: threads per matvec workgroup;
+///   `WEBGGUF_GPU_MV_ROWS=Q,G,M`: rows per workgroup for q/k/v, gate/up
+///   and plain products (0: the default for that kind).
 /// - `WEBGGUF_GPU_SPLIT_WGS=N`: decode splits as short as one chunk while
-///   they keep at most N workgroups busy (default 512; 0: 64 keys always).
+///   they keep at most N workgroups busy (default 320; 0: 64 keys always).
 /// - `WEBGGUF_GPU_TILE=large`: the 128x64 prefill tile where the device's
 ///   workgroup memory allows.
 /// - `WEBGGUF_GPU_COOP=0`: no cooperative-matrix (tensor core) prefill;
@@ -156,6 +159,18 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
             split_wgs: var("WEBGGUF_GPU_SPLIT_WGS")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(d.tuning.split_wgs),
+            matvec_wg: var("WEBGGUF_GPU_MV_WG")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(d.tuning.matvec_wg),
+            matvec_rows: var("WEBGGUF_GPU_MV_ROWS")
+                .and_then(|v| {
+                    let r: Vec<u32> = v
+                        .split(',')
+                        .map(|x| x.parse().ok())
+                        .collect::<Option<_>>()?;
+                    r.try_into().ok()
+                })
+                .unwrap_or(d.tuning.matvec_rows),
         },
         ..d
     }
