@@ -568,17 +568,24 @@ fn split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
     }
 }
 
-// The merge's threads: lane = lid / head_dim of ML lanes handles splits
-// lane, lane + ML, ... for dimension lid % head_dim, so all 256 threads
-// load at once. One thread per dimension looping over the splits (the
-// first version) waited for a memory round trip per split: at 8192 keys
-// (128 splits) TinyLlama's decode on the H100 went 264 -> 378 tok/s with
-// this merge (BENCHMARKS.md, decode at depth). Loading 4 or 16 splits per
-// lane and round into per-thread arrays was slower there (2026-11-26: the
-// 8B's 8192-key merge 26 us a layer with one, 30 with 4, 47 with 16).
+// The merge's threads: each takes DPT = 4 dimensions (2 where head_dim is
+// not a multiple of 4) of one split per round, so head_dim / DPT threads
+// cover a split and the 256 form 256 DPT / head_dim lanes: lane l handles
+// splits l, l + lanes, ...; all threads load at once. One thread per
+// dimension looping over the splits (the first version) waited for a
+// memory round trip per split: at 8192 keys (128 splits) TinyLlama's
+// decode on the H100 went 264 -> 378 tok/s with 256 / head_dim lanes
+// (BENCHMARKS.md, decode at depth), and the splits of 2026-11-26b's
+// shorter split lengths made the merge the larger part of a layer's
+// attention at a few hundred keys; 4 dimensions a thread take half or a
+// quarter of those rounds. Loading 4 or 16 splits per lane and round into
+// per-thread arrays instead was slower (2026-11-26: the 8B's 8192-key
+// merge 26 us a layer with one, 30 with 4, 47 with 16).
 const MT: u32 = 256u;
 var<workgroup> mred: array<f32, 256>;
 var<workgroup> mtot: array<f32, 256>;
+// The lanes' sums, [lane][head_dim] (lanes x head_dim = 256 DPT).
+var<workgroup> macc: array<f32, 1024>;
 
 // Part's running max of split s of head h, or -3.4e38 past the splits in use.
 fn split_max(base: u32, s: u32, n: u32, hd: u32) -> f32 {
@@ -603,7 +610,14 @@ fn merge_out(wid: vec3<u32>, lid: u32) -> f32 {
     }
     mred[lid] = m;
     workgroupBarrier();
-    for (var w = MT / 2u; w > 0u; w >>= 1u) {
+    // Only the first min(n, MT) threads hold a split's max: the tree
+    // starts at the power of two that covers them (n is uniform), so a
+    // few splits take a few levels, not eight.
+    var w0 = MT / 2u;
+    while w0 > 1u && w0 >= n {
+        w0 >>= 1u;
+    }
+    for (var w = w0; w > 0u; w >>= 1u) {
         if lid < w {
             mred[lid] = max(mred[lid], mred[lid + w]);
         }
@@ -611,10 +625,12 @@ fn merge_out(wid: vec3<u32>, lid: u32) -> f32 {
     }
     m = mred[0];
     workgroupBarrier();
-    let lanes = MT / hd;
-    let lane = lid / hd;
-    let d = lid % hd;
-    var acc = 0.0;
+    let dpt = select(2u, 4u, (hd & 3u) == 0u);
+    let tps = hd / dpt;
+    let lanes = MT / tps;
+    let lane = lid / tps;
+    let d0 = (lid % tps) * dpt;
+    var acc = vec4<f32>(0.0);
     var total = 0.0;
     if lane < lanes {
         for (var s = lane; s < n; s += lanes) {
@@ -622,19 +638,27 @@ fn merge_out(wid: vec3<u32>, lid: u32) -> f32 {
             let ms = Part[o + hd + 1u];
             // Exactly 1 for the split holding the max (exp(0) need not be).
             let w = select(exp(ms - m), 1.0, ms == m);
-            acc += Part[o + d] * w;
+            // Dimensions d0 + 2, d0 + 3 only where dpt is 4 (the index is
+            // clamped into the row; the value is dropped otherwise).
+            let hi = vec2<f32>(Part[o + min(d0 + 2u, hd - 1u)], Part[o + min(d0 + 3u, hd - 1u)]);
+            let v = vec4<f32>(Part[o + d0], Part[o + d0 + 1u], select(vec2<f32>(0.0), hi, dpt == 4u));
+            acc += v * w;
             total += Part[o + hd] * w;
         }
+        for (var i = 0u; i < dpt; i++) {
+            macc[lane * hd + d0 + i] = acc[i];
+        }
+        if d0 == 0u {
+            mtot[lane] = total;
+        }
     }
-    mred[lid] = acc;
-    mtot[lid] = total;
     workgroupBarrier();
     if lid < hd {
         var a = 0.0;
         var t = 0.0;
         for (var l = 0u; l < lanes; l++) {
-            a += mred[l * hd + lid];
-            t += mtot[l * hd + lid];
+            a += macc[l * hd + lid];
+            t += mtot[l];
         }
         let v = a * (1.0 / t);
         Out[h * hd + lid] = v;

@@ -625,8 +625,11 @@ fn filled_cache(
 /// Decode attention past SPLIT_KEYS keys: attention.wgsl's `split` (each
 /// block an f32 online softmax over its chunks) and split.wgsl (each
 /// block's softmax against its own max in f32), keys in blocks of
-/// SPLIT_KEYS from the first key the query sees, then `merge` (the blocks
-/// rescaled to the largest max and summed in f32) vs the exact softmax
+/// SPLIT_KEYS from the first key the query sees (attention.wgsl's `split`
+/// also in `split_len`'s blocks, one to several chunks long by the key
+/// count), then `merge` (the blocks rescaled to the largest max and
+/// summed in f32; at 3 SPLIT_KEYS + 1 keys with a 1000x query, whose
+/// split maxima lie hundreds apart) vs the exact softmax
 /// (f64, exact scores) over f16-rounded queries, keys and values; at one
 /// block past the boundary, at a ragged last block and near the end of
 /// the context, for head sizes 6 (a row of 3 words: score parts past the
@@ -727,7 +730,11 @@ fn split_attention_matches_cpu() {
                 2 => 1,
                 _ => kernels::split_len(hd, group, kvh, pos + 1 - lo, *sw).div_ceil(c as usize) + 1,
             };
-            let q = randn(&mut rng, qd);
+            // At 3 SPLIT_KEYS + 1 keys the query is 1000x larger: split maxima
+            // hundreds apart, so a merge that rescales against anything but
+            // the largest overflows.
+            let amp = if pos == 3 * ls + 1 { 1000.0 } else { 1.0 };
+            let q: Vec<f32> = randn(&mut rng, qd).iter().map(|v| v * amp).collect();
             let qb = g.upload_f32("q", &q);
             let out = poisoned(&g, qd);
             let st = step(&g, pos as u32, 1);
