@@ -63,12 +63,13 @@ common options:
   --upcast-f16      store every quantized matrix as f16 at load
   --synthetic PRESET:TYPE
                     instead of -m: random weights of a named shape, built in memory
-                    (presets smollm2-135m, tinyllama-1.1b, gemma3-270m, llama-3.1-8b;
-                    types Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 F16 BF16 F32, and Q4_K Q5_K Q6_K
-                    IQ4_XS as random bits)
+                    (presets smollm2-135m, tinyllama-1.1b, gemma3-270m, llama-3.2-1b,
+                    llama-3.1-8b; types Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 F16 BF16 F32, and Q2_K
+                    Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS as random bits)
 
 environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
-  WEBGGUF_GPU_{FUSE,TILED,SPLIT,FLASH,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE}=0,
+  WEBGGUF_GPU_{FUSE,TILED,SPLIT,FLASH,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE,INT_PREFILL}=0,
+  WEBGGUF_GPU_{DEEP_KEYS,SPLIT_WGS,MV_WG}=N, WEBGGUF_GPU_MV_ROWS=Q,G,M,
   WEBGGUF_GPU_ATTENTION=simple, WEBGGUF_GPU_TILE=large (see README.md)
 ";
 
