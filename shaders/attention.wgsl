@@ -44,8 +44,9 @@
 //   `const LS` (the longest split, a multiple of C), `LS0` (the shortest:
 //   C, or LS for splits of LS keys always) and `SPLIT_WGS` (see
 //   split_len). Bindings: 8 Q, 2 KC, 3 VC, 4 P, 5 S, 9 Part. Dispatch:
-//   (as `chunked`, P.splits, 1) workgroups of 256 threads (the host's
-//   `kernels::split_slots`: enough for any position and window).
+//   (as `chunked`, splits, 1) workgroups of 256 threads (the host's
+//   `kernels::SplitRule::slots`, at most P.splits: enough for any
+//   position and window).
 //   split.wgsl does the same job with fewer, larger workgroups; which one
 //   runs is `kernels::deep_split`'s choice (measured on the H100).
 // Entry `merge`: Out = sum_s acc_s e^(m_s - M) / sum_s total_s e^(m_s - M)

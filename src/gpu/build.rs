@@ -121,8 +121,7 @@ impl GpuBackend {
             simple_attention: d.simple_attention,
             split_attention: d.split_attention,
             flash: d.flash,
-            splits: d.splits,
-            split_wgs: opts.tuning.split_wgs,
+            split_rule: d.split_rule,
             ctx,
             attention_int8: opts.tuning.attention_int8
                 && c.head_dim.is_multiple_of(32)
@@ -307,9 +306,11 @@ pub(super) struct Dims {
     /// tile (`GpuTuning::flash_prefill`, with the chunked kernel, where the
     /// head size has a tile).
     pub(super) flash: Option<FlashTile>,
-    /// Split slots per head in the partial results (`kernels::split_slots`:
+    /// Split slots per head in the partial results (`SplitRule::slots`:
     /// enough for either split kernel's splits at any position).
     pub(super) splits: usize,
+    /// How attention.wgsl's `split` cuts the keys.
+    pub(super) split_rule: kernels::SplitRule,
     /// The fused q/k/v kernel handles rows in quads of two pairs.
     pub(super) quads: bool,
 }
@@ -339,6 +340,8 @@ impl Dims {
         while simple_attention && batch > 1 && (batch * c.n_heads * ctx * 4) as u64 > score_cap {
             batch /= 2;
         }
+        let group = c.n_heads / c.n_kv_heads.max(1);
+        let split_rule = kernels::SplitRule::new(&opts.tuning, c.head_dim, group);
         Ok(Dims {
             ctx,
             batch,
@@ -347,13 +350,11 @@ impl Dims {
             split_attention: !simple_attention && opts.tuning.split_attention,
             flash: FlashTile::new(c.head_dim, c.n_heads / c.n_kv_heads.max(1))
                 .filter(|_| !simple_attention && opts.tuning.flash_prefill),
-            splits: kernels::split_slots(
-                ctx,
-                c.head_dim,
-                c.n_heads / c.n_kv_heads.max(1),
-                c.n_kv_heads,
-                opts.tuning.split_wgs,
-            ),
+            // attention.wgsl's splits, or split.wgsl's of SPLIT_KEYS keys.
+            splits: split_rule
+                .slots(ctx, c.head_dim, group, c.n_kv_heads)
+                .max(ctx.div_ceil(kernels::SPLIT_KEYS)),
+            split_rule,
             quads: c.head_dim.is_multiple_of(4) && c.rope_dim.is_multiple_of(4),
         })
     }
@@ -522,10 +523,8 @@ struct Shared {
     simple_attention: bool,
     split_attention: bool,
     flash: Option<FlashTile>,
-    /// Split slots per head (`Dims::splits`).
-    splits: usize,
-    /// `GpuTuning::split_wgs`.
-    split_wgs: u32,
+    /// `Dims::split_rule`.
+    split_rule: kernels::SplitRule,
     /// The context (split.wgsl's dispatch covers it in splits of
     /// SPLIT_KEYS keys).
     ctx: usize,
@@ -926,7 +925,13 @@ impl LayerOps<'_> {
         } else if let Some(ix) = qx {
             entries.extend([(13, &ix.q), (14, &ix.d)]);
             (
-                k.attention_entry(gpu, c.head_dim, group, "chunked_q", 0),
+                k.attention_entry(
+                    gpu,
+                    c.head_dim,
+                    group,
+                    "chunked_q",
+                    kernels::SplitRule::FIXED,
+                ),
                 Shape::PerToken([self.sh.att_wgs, 1, 1], 1),
             )
         } else {
@@ -968,18 +973,19 @@ impl LayerOps<'_> {
         let (gpu, s, c, w) = (self.gpu, self.s, self.c, self.w);
         let group = c.n_heads / c.n_kv_heads;
         // The merge counts the splits in use as its split kernel cut them:
-        // split.wgsl's of SPLIT_KEYS keys (split_wgs 0), or `split_len`'s.
-        let (sp, wgs, split_wgs, splits) = if deep {
+        // split.wgsl's of SPLIT_KEYS keys, or by the rule.
+        let (sp, wgs, rule) = if deep {
             let wgs = kernels::split_workgroups(c.n_kv_heads, c.head_dim, group);
             let sp = k.attention_split(gpu, c.head_dim, group);
-            (sp, wgs, 0, self.sh.ctx.div_ceil(kernels::SPLIT_KEYS))
+            (sp, wgs, kernels::SplitRule::FIXED)
         } else {
-            let sw = self.sh.split_wgs;
-            let sp = k.attention_entry(gpu, c.head_dim, group, "split", sw);
-            (sp, self.sh.att_wgs, sw, self.sh.splits)
+            let rule = self.sh.split_rule;
+            let sp = k.attention_entry(gpu, c.head_dim, group, "split", rule);
+            (sp, self.sh.att_wgs, rule)
         };
+        let splits = rule.slots(self.sh.ctx, c.head_dim, group, c.n_kv_heads);
         let merge = if qx.is_some() { "merge_q" } else { "merge" };
-        let mp = k.attention_entry(gpu, c.head_dim, group, merge, split_wgs);
+        let mp = k.attention_entry(gpu, c.head_dim, group, merge, rule);
         let mut split_entries = self.attention_reads().to_vec();
         split_entries.push((9, &s.att_part));
         let mut merge_entries = vec![(9, &s.att_part), (4, &w.att), (5, &s.step), (6, &s.xo)];

@@ -1293,63 +1293,84 @@ fn lazy(
     cell.get_or_init(build).clone()
 }
 
+/// An attention.wgsl pipeline: its chunk shape (C, QS), entry and split
+/// rule.
+type ChunkedKey = ((u32, u32), &'static str, SplitRule);
+
+/// How attention.wgsl's `split` cuts a decode step's keys, and so what
+/// its `merge` expects: splits as short as one chunk of the kernel while
+/// they keep at most `wgs` workgroups busy (`GpuTuning::split_wgs`),
+/// doubling up to `max` keys past that (`GpuTuning::split_max`); `wgs` 0:
+/// `max` keys always.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SplitRule {
+    pub wgs: u32,
+    pub max: usize,
+}
+
+impl SplitRule {
+    /// SPLIT_KEYS keys always (split.wgsl's splits, and the kernels that
+    /// do not split).
+    pub const FIXED: SplitRule = SplitRule {
+        wgs: 0,
+        max: SPLIT_KEYS,
+    };
+
+    /// The tuning's rule for heads of `head_dim` in groups of `group`:
+    /// `max` a power of two of at least the chunk and SPLIT_KEYS keys (so a
+    /// whole number of chunks), at most 4096.
+    pub fn new(tuning: &GpuTuning, head_dim: usize, group: usize) -> SplitRule {
+        let c = chunk_shape(head_dim, group).0 as usize;
+        SplitRule {
+            wgs: tuning.split_wgs,
+            max: tuning
+                .split_max
+                .clamp(SPLIT_KEYS.max(c), 4096)
+                .next_power_of_two(),
+        }
+    }
+
+    /// Keys per split for a query that sees `keys` keys, heads of
+    /// `head_dim` in groups of `group` per kv head on `kv_heads`: the
+    /// shortest of one chunk, two, four .. `max` keys whose splits keep at
+    /// most `wgs` workgroups busy. The shader's `split_len`, for the host
+    /// and the tests.
+    pub fn len(self, head_dim: usize, group: usize, kv_heads: usize, keys: usize) -> usize {
+        if self.wgs == 0 {
+            return self.max;
+        }
+        let wgs = chunk_workgroups(kv_heads, head_dim, group) as usize;
+        let mut ls = chunk_shape(head_dim, group).0 as usize;
+        while ls < self.max && keys.div_ceil(ls) * wgs > self.wgs as usize {
+            ls *= 2;
+        }
+        ls
+    }
+
+    /// Split slots per head that `len`'s splits need at any position of a
+    /// `ctx`-key context: splits of `max` keys over the whole context, or
+    /// shorter ones only while they number at most wgs / workgroups.
+    pub fn slots(self, ctx: usize, head_dim: usize, group: usize, kv_heads: usize) -> usize {
+        let long = ctx.div_ceil(self.max);
+        if self.wgs == 0 {
+            return long;
+        }
+        let c = chunk_shape(head_dim, group).0 as usize;
+        let wgs = chunk_workgroups(kv_heads, head_dim, group) as usize;
+        long.max(self.wgs as usize / wgs).min(ctx.div_ceil(c))
+    }
+}
+
 /// attention.wgsl with `chunked`'s constants for heads of `head_dim` dims
-/// and `group` query heads per kv head.
-/// An attention.wgsl pipeline: its chunk shape (C, QS), entry and
-/// `split_wgs`.
-type ChunkedKey = ((u32, u32), &'static str, u32);
-
-/// `split_wgs`: `split`'s and `merge`'s split lengths (see `split_len`;
-/// 0: SPLIT_KEYS keys always).
-fn attention_src(head_dim: usize, group: usize, split_wgs: u32) -> String {
+/// and `group` query heads per kv head, and `split`'s and `merge`'s split
+/// lengths by `rule`.
+fn attention_src(head_dim: usize, group: usize, rule: SplitRule) -> String {
     let (c, qs) = chunk_shape(head_dim, group);
-    let ls0 = if split_wgs == 0 { SPLIT_KEYS as u32 } else { c };
+    let (ls, wgs) = (rule.max, rule.wgs);
+    let ls0 = if wgs == 0 { ls as u32 } else { c };
     format!(
-        "const C: u32 = {c}u;\nconst QS: u32 = {qs}u;\nconst LS: u32 = {SPLIT_KEYS}u;\nconst LS0: u32 = {ls0}u;\nconst SPLIT_WGS: u32 = {split_wgs}u;\n{ATTENTION}\n{F16}\n{INT8_BLOCK}"
+        "const C: u32 = {c}u;\nconst QS: u32 = {qs}u;\nconst LS: u32 = {ls}u;\nconst LS0: u32 = {ls0}u;\nconst SPLIT_WGS: u32 = {wgs}u;\n{ATTENTION}\n{F16}\n{INT8_BLOCK}"
     )
-}
-
-/// Keys per split of attention.wgsl's `split` (and what its `merge`
-/// assumes) for a query that sees `keys` keys, heads of `head_dim` in
-/// groups of `group` per kv head on `kv_heads`, at most `split_wgs` busy
-/// workgroups (`GpuTuning::split_wgs`; 0: SPLIT_KEYS always): the shortest
-/// of one chunk, two, four .. SPLIT_KEYS keys that stays within it. The
-/// shader's `split_len`, for the host and the tests.
-pub fn split_len(
-    head_dim: usize,
-    group: usize,
-    kv_heads: usize,
-    keys: usize,
-    split_wgs: u32,
-) -> usize {
-    if split_wgs == 0 {
-        return SPLIT_KEYS;
-    }
-    let wgs = chunk_workgroups(kv_heads, head_dim, group) as usize;
-    let mut ls = chunk_shape(head_dim, group).0 as usize;
-    while ls < SPLIT_KEYS && keys.div_ceil(ls) * wgs > split_wgs as usize {
-        ls *= 2;
-    }
-    ls
-}
-
-/// Split slots per head that `split_len`'s splits need at any position of
-/// a `ctx`-key context: splits of SPLIT_KEYS keys over the whole context,
-/// or shorter ones only while they number at most split_wgs / workgroups.
-pub fn split_slots(
-    ctx: usize,
-    head_dim: usize,
-    group: usize,
-    kv_heads: usize,
-    split_wgs: u32,
-) -> usize {
-    let long = ctx.div_ceil(SPLIT_KEYS);
-    if split_wgs == 0 {
-        return long;
-    }
-    let c = chunk_shape(head_dim, group).0 as usize;
-    let wgs = chunk_workgroups(kv_heads, head_dim, group) as usize;
-    long.max(split_wgs as usize / wgs).min(ctx.div_ceil(c))
 }
 
 /// Pairs one workgroup of argmax.wgsl's `pairs_part` reduces (256 threads,
@@ -1599,7 +1620,12 @@ impl Kernels {
     /// attention.wgsl's `store`: k and v into the cache (unfused q/k/v only).
     pub fn kv_store(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
         lazy(&self.kv_store, || {
-            pipeline(gpu, "kv_store", &attention_src(64, 1, 0), "store")
+            pipeline(
+                gpu,
+                "kv_store",
+                &attention_src(64, 1, SplitRule::FIXED),
+                "store",
+            )
         })
     }
 
@@ -1607,7 +1633,12 @@ impl Kernels {
     /// without `GpuTuning::chunked_attention`).
     pub fn attention(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
         lazy(&self.attention, || {
-            pipeline(gpu, "attention", &attention_src(64, 1, 0), "main")
+            pipeline(
+                gpu,
+                "attention",
+                &attention_src(64, 1, SplitRule::FIXED),
+                "main",
+            )
         })
     }
 
@@ -1836,7 +1867,7 @@ impl Kernels {
         head_dim: usize,
         group: usize,
     ) -> Rc<wgpu::ComputePipeline> {
-        self.attention_entry(gpu, head_dim, group, "chunked", 0)
+        self.attention_entry(gpu, head_dim, group, "chunked", SplitRule::FIXED)
     }
 
     /// Another entry of attention.wgsl (`split`, `merge`) for the shape
@@ -1847,15 +1878,15 @@ impl Kernels {
         head_dim: usize,
         group: usize,
         entry: &'static str,
-        split_wgs: u32,
+        rule: SplitRule,
     ) -> Rc<wgpu::ComputePipeline> {
         self.chunked
-            .entry((chunk_shape(head_dim, group), entry, split_wgs))
+            .entry((chunk_shape(head_dim, group), entry, rule))
             .or_insert_with(|| {
                 pipeline(
                     gpu,
                     "attention",
-                    &attention_src(head_dim, group, split_wgs),
+                    &attention_src(head_dim, group, rule),
                     entry,
                 )
             })

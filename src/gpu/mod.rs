@@ -179,9 +179,13 @@ pub struct GpuTuning {
     pub deep_split_keys: usize,
     /// attention.wgsl's `split` takes splits as short as one chunk of its
     /// keys while they keep at most this many workgroups busy, longer ones
-    /// (up to SPLIT_KEYS keys) past that (`kernels::split_len`); 0: always
-    /// SPLIT_KEYS keys. See `SPLIT_WGS`.
+    /// (up to `split_max` keys) past that (`kernels::SplitRule`); 0:
+    /// always `split_max` keys. See `SPLIT_WGS`.
     pub split_wgs: u32,
+    /// The longest split of attention.wgsl's `split` in keys (a power of
+    /// two, at least SPLIT_KEYS; `kernels::SplitRule`): past split_wgs
+    /// the splits double up to this. See `SPLIT_MAX`.
+    pub split_max: usize,
     /// Threads per matvec workgroup (0: by the row length,
     /// `Kernels::matvec_threads`).
     pub matvec_wg: u32,
@@ -204,6 +208,14 @@ pub struct GpuTuning {
 /// splits lost 13% to 64-key ones. tg128 from 0 against 64-key splits:
 /// +5.5% (8B), +3% (1B), +4% (TinyLlama), +6% (SmolLM2), +18% (Gemma 3).
 pub const SPLIT_WGS: u32 = 320;
+
+/// `GpuTuning::split_max`'s default: longer splits did not pay on the
+/// H100 (BENCHMARKS.md, 2026-11-26b, `ab10.log`, synthetic, tg32 after d
+/// keys, 64 / 256 / 1024): +3% at d2048 on llama-3.2-1b and TinyLlama,
+/// but -4% to -8% at d8192 (1B 562 / 538 / 536, TinyLlama 456 / 421 /
+/// 437): a split's workgroup walks its chunks one after another, so fewer,
+/// longer splits trade idle workgroups for a longer walk.
+pub const SPLIT_MAX: usize = 64;
 
 /// `GpuTuning::deep_split_keys`'s default, measured on the H100
 /// (BENCHMARKS.md, 2026-11-26; synthetic llama-3.1-8b Q4_K, tg128 after a
@@ -251,6 +263,7 @@ impl Default for GpuTuning {
             int_prefill: true,
             deep_split_keys: DEEP_SPLIT_KEYS,
             split_wgs: SPLIT_WGS,
+            split_max: SPLIT_MAX,
             matvec_wg: 0,
             matvec_rows: [0; 3],
         }

@@ -661,19 +661,32 @@ fn split_attention_matches_cpu() {
         let group = heads / kvh;
         let (c, _) = kernels::chunk_shape(hd, group);
         let chunk_wgs = kernels::chunk_workgroups(kvh, hd, group);
-        // Split lengths by keys (`split_len`) with a cap of 4 splits' worth
+        // Split lengths by keys (`SplitRule`) with a cap of 4 splits' worth
         // of workgroups: one-chunk splits at the windows and the first
-        // positions, longer ones further on.
-        let sw = 4 * chunk_wgs;
-        let splits = kernels::split_slots(ctx, hd, group, kvh, sw);
-        // Every key count's splits fit the slots, and the lengths used
-        // run from one chunk (where it is shorter than SPLIT_KEYS) up.
-        let lens: Vec<usize> = (1..=ctx)
-            .map(|n| kernels::split_len(hd, group, kvh, n, sw))
-            .collect();
-        assert!((1..=ctx).all(|n| n.div_ceil(lens[n - 1]) <= splits));
-        assert_eq!(lens[0], (c as usize).min(ls));
-        assert_eq!(lens[ctx - 1], ls);
+        // positions, longer ones further on, up to SPLIT_KEYS or 256 keys.
+        let fixed = kernels::SplitRule::FIXED;
+        let by_keys = |max| kernels::SplitRule {
+            wgs: 4 * chunk_wgs,
+            max,
+        };
+        let rules = [fixed, by_keys(ls), by_keys(256)];
+        // Part's slots: enough for every rule's splits (each fits its own
+        // slots at every key count), and the lengths used run from one
+        // chunk (where it is shorter than SPLIT_KEYS) up to the longest.
+        let splits = rules
+            .iter()
+            .map(|r| r.slots(ctx, hd, group, kvh))
+            .max()
+            .unwrap();
+        for r in &rules[1..] {
+            let lens: Vec<usize> = (1..=ctx).map(|n| r.len(hd, group, kvh, n)).collect();
+            let slots = r.slots(ctx, hd, group, kvh);
+            assert!((1..=ctx).all(|n| n.div_ceil(lens[n - 1]) <= slots));
+            assert_eq!(lens[0], c as usize);
+            assert!(lens.windows(2).all(|w| w[0] <= w[1] && w[1] <= r.max));
+            // The 37-block cases reach the longest splits.
+            assert!(blocks < 37 || lens[ctx - 1] == r.max);
+        }
         let (qd, kvd) = (heads * hd, kvh * hd);
         let scale = 1.0 / (hd as f32).sqrt();
         let params = |window: usize| att_params(&g, [heads, kvh, hd, ctx], scale, splits, window);
@@ -682,42 +695,35 @@ fn split_attention_matches_cpu() {
             .storage("part", (heads * splits * (hd + 2) * 4) as u64)
             .unwrap();
         let (kc, vc, kx, vx) = filled_cache(&g, &k, &mut rng, [ctx, ctx], kvd, &p);
-        // attention.wgsl's `split` in splits of SPLIT_KEYS keys (split_wgs
-        // 0) and of `split_len`'s (sw): each weight through its chunk's exp
-        // and the rescales of the chunks after it in its split; split.wgsl:
-        // one exp against the split's max. Each with the merge built for
-        // its split lengths; (name, split kernel, workgroups, split_wgs,
-        // dispatched splits).
-        let kinds = [
-            (
-                "split",
-                k.attention_entry(&g, hd, group, "split", 0),
-                chunk_wgs,
-                0,
-                ctx.div_ceil(ls),
-            ),
-            (
-                "split by split_len",
-                k.attention_entry(&g, hd, group, "split", sw),
-                chunk_wgs,
-                sw,
-                splits,
-            ),
-            (
-                "split.wgsl",
-                k.attention_split(&g, hd, group),
-                kernels::split_workgroups(kvh, hd, group),
-                0,
-                ctx.div_ceil(ls),
-            ),
-        ];
+        // attention.wgsl's `split` by each rule: each weight through its
+        // chunk's exp and the rescales of the chunks after it in its split;
+        // split.wgsl: one exp against the split's max. Each with the merge
+        // built for its rule; (name, split kernel, workgroups, rule, split
+        // kernel is attention.wgsl's).
+        let names = ["split", "split by keys", "split by keys up to 256"];
+        let mut kinds: Vec<_> = rules
+            .iter()
+            .zip(names)
+            .map(|(&r, name)| {
+                let sp = k.attention_entry(&g, hd, group, "split", r);
+                (name, sp, chunk_wgs, r, true)
+            })
+            .collect();
+        kinds.push((
+            "split.wgsl",
+            k.attention_split(&g, hd, group),
+            kernels::split_workgroups(kvh, hd, group),
+            fixed,
+            false,
+        ));
         let cases = [0usize, 5, 64, 65, 130]
             .into_iter()
             .flat_map(|w| [ls, ls + 7, 3 * ls + 1, ctx - 1].map(|pos| (w, pos)))
-            .flat_map(|c| [0, 1, 2].map(|kind| (c, kind)));
+            .flat_map(|c| (0..kinds.len()).map(move |kind| (c, kind)));
         for ((window, pos), kind) in cases {
-            let (name, sp, wgs, sw, ny) = &kinds[kind];
-            let mp = k.attention_entry(&g, hd, group, "merge", *sw);
+            let (name, sp, wgs, rule, chunked) = &kinds[kind];
+            let ny = rule.slots(ctx, hd, group, kvh);
+            let mp = k.attention_entry(&g, hd, group, "merge", *rule);
             let p = params(window);
             let lo = if window == 0 {
                 0
@@ -726,9 +732,9 @@ fn split_attention_matches_cpu() {
             };
             // The exps and rescales a weight passes before the merge: one
             // per chunk of its split and the split's own (split.wgsl: one).
-            let chunks = match kind {
-                2 => 1,
-                _ => kernels::split_len(hd, group, kvh, pos + 1 - lo, *sw).div_ceil(c as usize) + 1,
+            let chunks = match chunked {
+                true => rule.len(hd, group, kvh, pos + 1 - lo).div_ceil(c as usize) + 1,
+                false => 1,
             };
             // At 3 SPLIT_KEYS + 1 keys the query is 1000x larger: split maxima
             // hundreds apart, so a merge that rescales against anything but
@@ -747,7 +753,7 @@ fn split_attention_matches_cpu() {
                     ),
                     pipeline: sp.clone(),
                     label: "test",
-                    shape: Shape::Fixed([*wgs, *ny as u32, 1]),
+                    shape: Shape::Fixed([*wgs, ny as u32, 1]),
                 },
                 Op {
                     bind: kernels::bind(&g, &mp, &[(9, &part), (4, &p), (5, &st), (6, &out)]),
@@ -3311,7 +3317,7 @@ fn attention_int8_matches_quantize_x() {
         let split_wgs = kernels::split_workgroups(kvh, hd, group);
         let sp = k.attention_split(&g, hd, group);
         let [mp, mq, cp, cq] = ["merge", "merge_q", "chunked", "chunked_q"]
-            .map(|e| k.attention_entry(&g, hd, group, e, 0));
+            .map(|e| k.attention_entry(&g, hd, group, e, kernels::SplitRule::FIXED));
         // (pos, tokens, split path)
         for (pos, n, split) in [
             (20usize, 3usize, false),
@@ -3387,6 +3393,41 @@ fn attention_int8_matches_quantize_x() {
     }
 }
 
+/// A GPU backend on a one-layer synthetic model (SmolLM2's settings, `dim`
+/// wide: 2 query heads of dim / 2 on one kv head, ffn 64, vocabulary
+/// 300, context 256, a 128-token batch) with every matrix in `ty`.
+fn one_layer(g: &Gpu, dim: usize, ty: GgmlType, tuning: GpuTuning) -> GpuBackend {
+    let shape = crate::synthetic::Shape {
+        name: "one-layer",
+        dim,
+        n_layers: 1,
+        n_heads: 2,
+        n_kv_heads: 1,
+        ffn_dim: 64,
+        vocab: 300,
+        context: 256,
+        ..crate::synthetic::SMOLLM2_135M
+    };
+    let bytes = crate::synthetic::build(&shape, ty, 1).unwrap();
+    let loaded =
+        crate::engine::Loaded::from_parts(bytes, &crate::gguf::Parts::one(), Default::default())
+            .unwrap();
+    let opts = GpuOptions {
+        tuning,
+        ..GpuOptions::default()
+    };
+    pollster::block_on(GpuBackend::new(
+        g.clone(),
+        &loaded.config,
+        &loaded.weights,
+        256,
+        128,
+        opts,
+        &|_| {},
+    ))
+    .unwrap()
+}
+
 /// The layer list a step runs: one token attends in one pass up to
 /// SPLIT_KEYS keys and in splits past them, from `deep_split_keys` keys
 /// (100 or 1 here) in split.wgsl's at head size 128 (not at 64, nor with
@@ -3405,42 +3446,12 @@ fn layer_lists_follow_the_keys() {
         (256, true, 1),
         (256, true, 0),
     ] {
-        let shape = crate::synthetic::Shape {
-            name: "lists",
-            dim,
-            n_layers: 1,
-            n_heads: 2,
-            n_kv_heads: 1,
-            ffn_dim: 64,
-            vocab: 300,
-            context: 256,
-            ..crate::synthetic::SMOLLM2_135M
+        let tune = GpuTuning {
+            flash_prefill: flash,
+            deep_split_keys: deep_keys,
+            ..tuning()
         };
-        let bytes = crate::synthetic::build(&shape, GgmlType::F32, 1).unwrap();
-        let loaded = crate::engine::Loaded::from_parts(
-            bytes,
-            &crate::gguf::Parts::one(),
-            Default::default(),
-        )
-        .unwrap();
-        let opts = GpuOptions {
-            tuning: GpuTuning {
-                flash_prefill: flash,
-                deep_split_keys: deep_keys,
-                ..tuning()
-            },
-            ..GpuOptions::default()
-        };
-        let b = pollster::block_on(GpuBackend::new(
-            g.clone(),
-            &loaded.config,
-            &loaded.weights,
-            256,
-            128,
-            opts,
-            &|_| {},
-        ))
-        .unwrap();
+        let b = one_layer(&g, dim, GgmlType::F32, tune);
         let k = kernels::SPLIT_KEYS;
         let deep = dim == 256 && deep_keys > 0;
         let prefill_long: &[Op] = if flash { &b.layers_flash } else { &b.layers };
@@ -3492,39 +3503,12 @@ fn int_prefill_lists_use_the_int_tile() {
         eprintln!("SKIPPED: no dot4I8Packed on this device");
         return;
     }
-    let shape = crate::synthetic::Shape {
-        name: "int-prefill",
-        dim: 128,
-        n_layers: 1,
-        n_heads: 2,
-        n_kv_heads: 1,
-        ffn_dim: 64,
-        vocab: 300,
-        context: 256,
-        ..crate::synthetic::SMOLLM2_135M
+    let tune = GpuTuning {
+        int_prefill: true,
+        int_dot: false,
+        ..tuning()
     };
-    let bytes = crate::synthetic::build(&shape, GgmlType::Q8_0, 1).unwrap();
-    let loaded =
-        crate::engine::Loaded::from_parts(bytes, &crate::gguf::Parts::one(), Default::default())
-            .unwrap();
-    let opts = GpuOptions {
-        tuning: GpuTuning {
-            int_prefill: true,
-            int_dot: false,
-            ..tuning()
-        },
-        ..GpuOptions::default()
-    };
-    let b = pollster::block_on(GpuBackend::new(
-        g.clone(),
-        &loaded.config,
-        &loaded.weights,
-        256,
-        128,
-        opts,
-        &|_| {},
-    ))
-    .unwrap();
+    let b = one_layer(&g, 128, GgmlType::Q8_0, tune);
     let count = |ops: &[Op], label: &str| ops.iter().filter(|o| o.label == label).count();
     // q/k/v, Wo, gate/up and down: fused or not, at least 4 products.
     let tiles = count(&b.layers, "matmul_int");

@@ -69,7 +69,7 @@ common options:
 
 environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
   WEBGGUF_GPU_{FUSE,TILED,SPLIT,FLASH,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE,INT_PREFILL}=0,
-  WEBGGUF_GPU_{DEEP_KEYS,SPLIT_WGS,MV_WG}=N, WEBGGUF_GPU_MV_ROWS=Q,G,M,
+  WEBGGUF_GPU_{DEEP_KEYS,SPLIT_WGS,SPLIT_MAX,MV_WG}=N, WEBGGUF_GPU_MV_ROWS=Q,G,M,
   WEBGGUF_GPU_ATTENTION=simple, WEBGGUF_GPU_TILE=large (see README.md)
 ";
 
@@ -112,7 +112,8 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   `WEBGGUF_GPU_MV_ROWS=Q,G,M`: rows per workgroup for q/k/v, gate/up
 ///   and plain products (0: the default for that kind).
 /// - `WEBGGUF_GPU_SPLIT_WGS=N`: decode splits as short as one chunk while
-///   they keep at most N workgroups busy (default 320; 0: 64 keys always).
+///   they keep at most N workgroups busy (default 320; 0: 64 keys always);
+///   `WEBGGUF_GPU_SPLIT_MAX=K`: past that, splits up to K keys (default 64).
 /// - `WEBGGUF_GPU_TILE=large`: the 128x64 prefill tile where the device's
 ///   workgroup memory allows.
 /// - `WEBGGUF_GPU_COOP=0`: no cooperative-matrix (tensor core) prefill;
@@ -160,6 +161,9 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
             split_wgs: var("WEBGGUF_GPU_SPLIT_WGS")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(d.tuning.split_wgs),
+            split_max: var("WEBGGUF_GPU_SPLIT_MAX")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(d.tuning.split_max),
             matvec_wg: var("WEBGGUF_GPU_MV_WG")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(d.tuning.matvec_wg),
