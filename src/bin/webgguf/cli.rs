@@ -1054,4 +1054,14 @@ mod tests {
         let args = Args::parse(&["--model".into(), "gemma3-270m".into()]).unwrap();
         assert_eq!(model_path(&args), resolve_model("gemma3-270m"));
     }
+
+    #[test]
+    fn bench_depths_take_one_value_or_a_list() {
+        assert_eq!(parse_depths("2048"), Ok(vec![2048]));
+        assert_eq!(parse_depths("0, 512,8192"), Ok(vec![0, 512, 8192]));
+        for bad in ["512,x", "", "1,,2", "-1"] {
+            let e = parse_depths(bad).unwrap_err();
+            assert!(e.starts_with("-d: '"), "{bad}: {e}");
+        }
+    }
 }
