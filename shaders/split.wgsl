@@ -33,7 +33,9 @@
 //   one key per 4 threads) and appends f16.wgsl.
 // Bindings (attention.wgsl's numbers): 8 Q (f32, [heads * head_dim]), 2
 //   KC, 3 VC (u32, [ctx][kv_heads * head_dim / 2]), 4 P, 5 S, 9 Part (f32,
-//   [heads][P.splits][head_dim + 2]: acc, then total, then m).
+//   [heads][P.splits][head_dim + 2]: acc, then total, then m), 10 KC4 (KC
+//   again as vec4<u32>: the K rows' loads where a thread's share of a row
+//   is whole 16-byte words, head sizes that are multiples of 32).
 // Dispatch: (kv_heads * ceil(group / GQ), P.splits, 1) workgroups of 256.
 
 struct Params {
@@ -60,6 +62,8 @@ struct Step {
 @group(0) @binding(5) var<uniform> S: Step;
 @group(0) @binding(8) var<storage, read> Q: array<f32>;
 @group(0) @binding(9) var<storage, read_write> Part: array<f32>;
+// KC again, as 16-byte words (the host binds the same buffer).
+@group(0) @binding(10) var<storage, read> KC4: array<vec4<u32>>;
 
 const WG: u32 = 256u;
 const_assert LS * 4u == WG;
@@ -120,9 +124,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let part = lid % 4u;
     let krow = min(lo + key, len - 1u) * kvw + kvi * HW;
     var kw: array<u32, PW>;
-    for (var i = 0u; i < PW; i++) {
-        let w = part * PW + i;
-        kw[i] = KC[krow + min(w, HW - 1u)];
+    if PW % 4u == 0u {
+        // A part is whole 16-byte words (the row starts on one: kvw and
+        // HW are multiples of 4 with it): a quarter of the loads.
+        let b4 = (krow + part * PW) / 4u;
+        for (var i = 0u; i < PW / 4u; i++) {
+            let v = KC4[b4 + i];
+            kw[4u * i] = v.x;
+            kw[4u * i + 1u] = v.y;
+            kw[4u * i + 2u] = v.z;
+            kw[4u * i + 3u] = v.w;
+        }
+    } else {
+        for (var i = 0u; i < PW; i++) {
+            let w = part * PW + i;
+            kw[i] = KC[krow + min(w, HW - 1u)];
+        }
     }
     // The queries, f16-rounded, into qsh (0 past the heads in use).
     for (var i = lid; i < 4u * GQ * QP; i += WG) {

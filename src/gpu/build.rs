@@ -988,6 +988,10 @@ impl LayerOps<'_> {
         let mp = k.attention_entry(gpu, c.head_dim, group, merge, rule);
         let mut split_entries = self.attention_reads().to_vec();
         split_entries.push((9, &s.att_part));
+        if deep {
+            // split.wgsl also reads the key cache as 16-byte words.
+            split_entries.push((10, &w.kc));
+        }
         let mut merge_entries = vec![(9, &s.att_part), (4, &w.att), (5, &s.step), (6, &s.xo)];
         if let Some(ix) = qx {
             merge_entries.extend([(13, &ix.q), (14, &ix.d)]);

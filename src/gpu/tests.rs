@@ -744,13 +744,14 @@ fn split_attention_matches_cpu() {
             let qb = g.upload_f32("q", &q);
             let out = poisoned(&g, qd);
             let st = step(&g, pos as u32, 1);
+            // split.wgsl also reads the keys as 16-byte words.
+            let mut entries = vec![(8, &qb), (2, &kc), (3, &vc), (4, &p), (5, &st), (9, &part)];
+            if !chunked {
+                entries.push((10, &kc));
+            }
             let ops = [
                 Op {
-                    bind: kernels::bind(
-                        &g,
-                        sp,
-                        &[(8, &qb), (2, &kc), (3, &vc), (4, &p), (5, &st), (9, &part)],
-                    ),
+                    bind: kernels::bind(&g, sp, &entries),
                     pipeline: sp.clone(),
                     label: "test",
                     shape: Shape::Fixed([*wgs, ny as u32, 1]),
@@ -3339,7 +3340,15 @@ fn attention_int8_matches_quantize_x() {
                         bind: kernels::bind(
                             &g,
                             &sp,
-                            &[(8, &qb), (2, &kc), (3, &vc), (4, &p), (5, &st), (9, &part)],
+                            &[
+                                (8, &qb),
+                                (2, &kc),
+                                (3, &vc),
+                                (4, &p),
+                                (5, &st),
+                                (9, &part),
+                                (10, &kc),
+                            ],
                         ),
                         pipeline: sp.clone(),
                         label: "test",
