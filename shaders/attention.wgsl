@@ -53,8 +53,8 @@
 //   over the splits in use, s < ceil(keys / split_len(keys)), which are those
 //   `split` (or split.wgsl) wrote (M their largest max): flash-decoding's
 //   merge, in f32,
-//   each dimension's splits summed in 256 / head_dim interleaved lanes and
-//   the lanes added in order. With one split it is that split's acc /
+//   each dimension's splits summed in 256 DPT / head_dim interleaved lanes
+//   (DPT dimensions a thread: see MT) and the lanes added in order. With one split it is that split's acc /
 //   total. Bindings: 9 Part, 4 P, 5 S, 6 Out. Dispatch: (heads, 1, 1)
 //   workgroups of 256 threads.
 // Entries `chunked_q` and `merge_q` (head_dim a multiple of 32): `chunked`
