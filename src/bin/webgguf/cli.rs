@@ -122,11 +122,16 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 fn gpu_options_from_env() -> gpu::GpuOptions {
     let var = |name: &str| std::env::var(name).ok();
     let off = |name: &str| var(name).as_deref() == Some("0");
+    // A number from the environment, or the default where unset or unparsable.
+    fn num<T: std::str::FromStr>(name: &str, default: T) -> T {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    }
     let d = gpu::GpuOptions::default();
     gpu::GpuOptions {
-        max_batch: var("WEBGGUF_GPU_BATCH")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(d.max_batch),
+        max_batch: num("WEBGGUF_GPU_BATCH", d.max_batch),
         tuning: gpu::GpuTuning {
             fuse: !off("WEBGGUF_GPU_FUSE"),
             tiled_prefill: !off("WEBGGUF_GPU_TILED"),
@@ -155,18 +160,10 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
             wide_int: !off("WEBGGUF_GPU_WIDE"),
             attention_int8: !off("WEBGGUF_GPU_ATT_INT8"),
             int_prefill: !off("WEBGGUF_GPU_INT_PREFILL"),
-            deep_split_keys: var("WEBGGUF_GPU_DEEP_KEYS")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(d.tuning.deep_split_keys),
-            split_wgs: var("WEBGGUF_GPU_SPLIT_WGS")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(d.tuning.split_wgs),
-            split_max: var("WEBGGUF_GPU_SPLIT_MAX")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(d.tuning.split_max),
-            matvec_wg: var("WEBGGUF_GPU_MV_WG")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(d.tuning.matvec_wg),
+            deep_split_keys: num("WEBGGUF_GPU_DEEP_KEYS", d.tuning.deep_split_keys),
+            split_wgs: num("WEBGGUF_GPU_SPLIT_WGS", d.tuning.split_wgs),
+            split_max: num("WEBGGUF_GPU_SPLIT_MAX", d.tuning.split_max),
+            matvec_wg: num("WEBGGUF_GPU_MV_WG", d.tuning.matvec_wg),
             matvec_rows: var("WEBGGUF_GPU_MV_ROWS")
                 .and_then(|v| {
                     let r: Vec<u32> = v
