@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device run (2026-11-26b), from the repository root, carry ['.sbs']:
+# One device run (2026-11-26b; run twice: at 2989ad4 with AB=1, and at 9162ccc with AB=0 into sbs-final/), from the repository root, carry ['.sbs']:
 #   AB=1 SHAPES='llama-3.2-1b llama-3.1-8b' QUANTS='Q4_K_M Q5_K_M Q6_K IQ4_XS Q4_0 Q8_0 F16' bash bench/h100-2026-11-26b/go.sh SECONDS
 # Starts the side-by-side kit (../shared/tools/gpu-side-by-side, copied into
 # .sbs by its prepare.sh) with two hooks patched into its pipeline: its
