@@ -155,19 +155,21 @@ pub fn matvec_ops(
     rows: std::ops::Range<usize>,
     a: &MatvecArgs,
 ) -> Result<Vec<Op>> {
-    let mut r = match (a.rows_per_group, a.mv) {
-        (0, mv) => {
-            let i = match mv {
-                Mv::Qkv => 0,
-                Mv::Silu | Mv::Gelu => 1,
-                Mv::Main => 2,
-                Mv::Head => 3,
-            };
-            match k.matvec_rows.get(i) {
-                Some(&r) if r > 0 => r,
-                _ => auto_rows(rows.len(), mv),
-            }
-        }
+    // Rows the caller asks for, else the tuning's for this kind (0 for
+    // neither: `auto_rows`); either way within the kind's minimum.
+    let tuned = match a.mv {
+        Mv::Qkv => k.matvec_rows[0],
+        Mv::Silu | Mv::Gelu => k.matvec_rows[1],
+        Mv::Main => k.matvec_rows[2],
+        Mv::Head => 0,
+    };
+    let asked = if a.rows_per_group > 0 {
+        a.rows_per_group
+    } else {
+        tuned
+    };
+    let mut r = match (asked, a.mv) {
+        (0, mv) => auto_rows(rows.len(), mv),
         (r, Mv::Qkv) => r.max(4),
         (r, Mv::Silu | Mv::Gelu) => r.max(2),
         (r, _) => r,
