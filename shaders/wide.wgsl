@@ -35,7 +35,7 @@
 //   start on even bytes only: 16 bytes are read as 5 words and shifted
 //   (rd4), and a whole Q4_0 / Q8_0 block, scale included, as 5 / 9 words.
 //   IQ4_XS (136) is 8-byte aligned: 4 word loads. IQ4_NL (18) is read as
-//   Q4_0.
+//   Q4_0, Q5_0 (22) as Q4_0 with its fifth bits in between.
 // Every format here has 32- or 256-element blocks, so a row (whole blocks)
 // is whole wide units: there is no tail.
 // Bindings: none of its own (reads `W` like dequant.wgsl and units.wgsl,
@@ -153,6 +153,38 @@ fn wide_idot_q4_0(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f3
     let d = unpack2x16float(select(w0, w0 >> 16u, odd)).x;
     let a = i8_off4(q & vec4<u32>(NIB), 0x78787878u);
     let c = i8_off4((q >> vec4<u32>(4u)) & vec4<u32>(NIB), 0x78787878u);
+    return d * da * f32(idot16(a, xa) + idot16(c, xc));
+}
+
+// units.wgsl's bits16_bytes for 4 words: bits 0..3 of each as bit 4 of
+// its four bytes, by one multiply (the four shifted copies of the nibble,
+// by 4, 11, 18 and 25, do not overlap, so nothing carries).
+fn bits16_bytes4(h: vec4<u32>) -> vec4<u32> {
+    return ((h & vec4<u32>(15u)) * vec4<u32>(0x02040810u)) & vec4<u32>(0x10101010u);
+}
+
+// Q5_0: wide unit v is block v (22 bytes: f16 d, 4 bytes of fifth bits
+// qh, 16 of nibbles, as Q4_0's), read whole as the 6 words that cover it:
+// where the block starts on a word, qh straddles words 0 and 1 and the
+// nibbles are shifted by two bytes; otherwise qh is word 1 and the
+// nibbles words 2 .. 5. Element j < 16 (low nibble of byte j) takes bit j
+// of qh, element j + 16 (its high nibble) bit j + 16: nibble word k's
+// fifth bits are qh >> 4k and qh >> (16 + 4k).
+fn wide_idot_q5_0(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f32, sa: i32, sc: i32) -> f32 {
+    let blk = rb + v * 22u;
+    let i = blk >> 2u;
+    let w0 = W[i];
+    let m = vec4<u32>(W[i + 1u], W[i + 2u], W[i + 3u], W[i + 4u]);
+    let n = vec4<u32>(m.yzw, W[i + 5u]);
+    let odd = (blk & 2u) != 0u;
+    let d = unpack2x16float(select(w0, w0 >> 16u, odd)).x;
+    let qh = select((w0 >> 16u) | (m.x << 16u), m.x, odd);
+    let q = select(fun16(m, n), n, odd);
+    let sh = vec4<u32>(0u, 4u, 8u, 12u);
+    let hl = bits16_bytes4(vec4<u32>(qh) >> sh);
+    let hh = bits16_bytes4(vec4<u32>(qh >> 16u) >> sh);
+    let a = i8_off4((q & vec4<u32>(NIB)) | hl, 0x70707070u);
+    let c = i8_off4(((q >> vec4<u32>(4u)) & vec4<u32>(NIB)) | hh, 0x70707070u);
     return d * da * f32(idot16(a, xa) + idot16(c, xc));
 }
 

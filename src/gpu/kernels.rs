@@ -213,8 +213,8 @@ pub fn int_decoder(ty: GgmlType) -> Option<(&'static str, &'static str)> {
 
 /// The wide integer decoder (wide.wgsl's `wide_idot_<fmt>`) for `ty` and
 /// its x grouping (`wide_cols_<group>`), where one exists: the formats of
-/// most files (Q4_K_M's Q4_K and Q6_K, Q5_K, IQ4_XS, Q8_0, Q4_0) and
-/// IQ4_NL; the other integer formats keep the per-unit decoders. Every one has 32- or
+/// most files (Q4_K_M's Q4_K and Q6_K, Q5_K, IQ4_XS, Q8_0, Q4_0), IQ4_NL
+/// and Q5_0; the other integer formats keep the per-unit decoders. Every one has 32- or
 /// 256-element blocks, so rows (whole blocks) are whole 32-element wide
 /// units and the wide loop has no per-unit tail.
 pub fn wide_decoder(ty: GgmlType) -> Option<(&'static str, &'static str)> {
@@ -227,6 +227,7 @@ pub fn wide_decoder(ty: GgmlType) -> Option<(&'static str, &'static str)> {
         IQ4_NL => ("iq4_nl", "b32"),
         Q8_0 => ("q8_0", "b32"),
         Q4_0 => ("q4_0", "b32"),
+        Q5_0 => ("q5_0", "b32"),
         _ => return None,
     })
 }
