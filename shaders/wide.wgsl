@@ -23,8 +23,8 @@
 //   wide_idot_<fmt>(rb, v, xa, xc, da, dc, sa, sc) = the sum over wide unit
 //     v of the row at byte rb of weight * x, with xa, xc the two x groups
 //     (packed int8), da, dc their blocks' scales and sa, sc the sums of
-//     their 16 int8 values (only Q4_K/Q5_K, whose mins multiply the sum of
-//     x, use them; the host passes 0 otherwise). The result equals the sum
+//     their 16 int8 values (only Q4_K/Q5_K/Q4_1/Q5_1, whose mins multiply
+//     the sum of x, use them; the host passes 0 otherwise). The result equals the sum
 //     of the four unit_idot_<fmt> calls up to f32 rounding.
 // Loads: Q4_K (144-byte blocks) and Q5_K (176) are 16-byte multiples, so
 //   rows of whole blocks keep every block 16-byte aligned (the host pads
@@ -35,7 +35,8 @@
 //   start on even bytes only: 16 bytes are read as 5 words and shifted
 //   (rd4), and a whole Q4_0 / Q8_0 block, scale included, as 5 / 9 words.
 //   IQ4_XS (136) is 8-byte aligned: 4 word loads. IQ4_NL (18) is read as
-//   Q4_0, Q5_0 (22) as Q4_0 with its fifth bits in between.
+//   Q4_0, Q5_0 (22) as Q4_0 with its fifth bits in between. Q4_1 (20) and
+//   Q5_1 (24) are word-aligned: word loads.
 // Every format here has 32- or 256-element blocks, so a row (whole blocks)
 // is whole wide units: there is no tail.
 // Bindings: none of its own (reads `W` like dequant.wgsl and units.wgsl,
@@ -186,6 +187,31 @@ fn wide_idot_q5_0(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f3
     let a = i8_off4((q & vec4<u32>(NIB)) | hl, 0x70707070u);
     let c = i8_off4(((q >> vec4<u32>(4u)) & vec4<u32>(NIB)) | hh, 0x70707070u);
     return d * da * f32(idot16(a, xa) + idot16(c, xc));
+}
+
+// Q4_1: wide unit v is block v (20 bytes, word-aligned: f16 d and f16
+// min m in word 0, the nibbles as Q4_0's in words 1 .. 4). The weights are
+// d q + m (q unsigned), so the min multiplies the sum of x: sa + sc.
+fn wide_idot_q4_1(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f32, sa: i32, sc: i32) -> f32 {
+    let bw = (rb >> 2u) + v * 5u;
+    let dm = unpack2x16float(W[bw]);
+    let q = vec4<u32>(W[bw + 1u], W[bw + 2u], W[bw + 3u], W[bw + 4u]);
+    let ia = idot16(q & vec4<u32>(NIB), xa);
+    let ic = idot16((q >> vec4<u32>(4u)) & vec4<u32>(NIB), xc);
+    return da * (dm.x * f32(ia + ic) + dm.y * f32(sa + sc));
+}
+
+// Q5_1: wide unit v is block v (24 bytes, word-aligned: d and m, then the
+// fifth bits qh as Q5_0's, then the nibbles), weights d q + m as Q4_1's.
+fn wide_idot_q5_1(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f32, sa: i32, sc: i32) -> f32 {
+    let bw = (rb >> 2u) + v * 6u;
+    let dm = unpack2x16float(W[bw]);
+    let qh = W[bw + 1u];
+    let q = vec4<u32>(W[bw + 2u], W[bw + 3u], W[bw + 4u], W[bw + 5u]);
+    let sh = vec4<u32>(0u, 4u, 8u, 12u);
+    let a = (q & vec4<u32>(NIB)) | bits16_bytes4(vec4<u32>(qh) >> sh);
+    let c = ((q >> vec4<u32>(4u)) & vec4<u32>(NIB)) | bits16_bytes4(vec4<u32>(qh >> 16u) >> sh);
+    return da * (dm.x * f32(idot16(a, xa) + idot16(c, xc)) + dm.y * f32(sa + sc));
 }
 
 // Q8_0: wide unit v is block v (34 bytes: f16 d, 32 int8), read whole as

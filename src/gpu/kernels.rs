@@ -213,8 +213,8 @@ pub fn int_decoder(ty: GgmlType) -> Option<(&'static str, &'static str)> {
 
 /// The wide integer decoder (wide.wgsl's `wide_idot_<fmt>`) for `ty` and
 /// its x grouping (`wide_cols_<group>`), where one exists: the formats of
-/// most files (Q4_K_M's Q4_K and Q6_K, Q5_K, IQ4_XS, Q8_0, Q4_0), IQ4_NL
-/// and Q5_0; the other integer formats keep the per-unit decoders. Every one has 32- or
+/// most files (Q4_K_M's Q4_K and Q6_K, Q5_K, IQ4_XS, Q8_0, Q4_0), IQ4_NL,
+/// Q5_0, Q4_1 and Q5_1; Q2_K and Q3_K keep the per-unit decoders. Every one has 32- or
 /// 256-element blocks, so rows (whole blocks) are whole 32-element wide
 /// units and the wide loop has no per-unit tail.
 pub fn wide_decoder(ty: GgmlType) -> Option<(&'static str, &'static str)> {
@@ -228,13 +228,20 @@ pub fn wide_decoder(ty: GgmlType) -> Option<(&'static str, &'static str)> {
         Q8_0 => ("q8_0", "b32"),
         Q4_0 => ("q4_0", "b32"),
         Q5_0 => ("q5_0", "b32"),
+        Q4_1 => ("q4_1", "b32"),
+        Q5_1 => ("q5_1", "b32"),
         _ => return None,
     })
 }
 
+/// Whether wide decoder `dec` (`wide_decoder`'s name) takes the sums of
+/// its x groups: the formats with mins, which multiply the sum of x.
+fn wide_sums(dec: &str) -> bool {
+    matches!(dec, "q4_k" | "q5_k" | "q4_1" | "q5_1")
+}
+
 /// Whether `ty`'s wide decoder reads its blocks through `wq4` (16-byte
-/// words: Q4_K's and Q5_K's blocks are 16-byte multiples) and needs the
-/// sums of x (their mins).
+/// words: Q4_K's and Q5_K's blocks are 16-byte multiples).
 pub fn wide_vec(ty: GgmlType) -> bool {
     matches!(ty, GgmlType::Q4_K | GgmlType::Q5_K)
 }
@@ -555,11 +562,8 @@ fn dot_rows_wide_body(name: &str, decs: &[(&'static str, &'static str)]) -> Stri
         let dc_{gi} = {dc};
 "
         );
-        // Only the mins' formats (Q4_K, Q5_K: grouping k64) use the sums.
-        if decs
-            .iter()
-            .any(|&(d, h)| h == *g && matches!(d, "q4_k" | "q5_k"))
-        {
+        // Only the formats with mins use the sums.
+        if decs.iter().any(|&(d, h)| h == *g && wide_sums(d)) {
             s += &format!(
                 "        let sa_{gi} = xsum4(xa_{gi});
         let sc_{gi} = xsum4(xc_{gi});
@@ -569,7 +573,7 @@ fn dot_rows_wide_body(name: &str, decs: &[(&'static str, &'static str)]) -> Stri
     }
     for (j, &(dec, g)) in decs.iter().enumerate() {
         let gi = groups.iter().position(|&h| h == g).unwrap_or(0);
-        let (sa, sc) = if matches!(dec, "q4_k" | "q5_k") {
+        let (sa, sc) = if wide_sums(dec) {
             (format!("sa_{gi}"), format!("sc_{gi}"))
         } else {
             ("0".to_string(), "0".to_string())

@@ -2588,7 +2588,7 @@ fn int_matvec_matches_integer_twin() {
 }
 
 /// The formats with a wide integer decoder (wide.wgsl).
-const WIDE_TYPES: [GgmlType; 8] = [
+const WIDE_TYPES: [GgmlType; 10] = [
     GgmlType::Q4_K,
     GgmlType::Q6_K,
     GgmlType::Q5_K,
@@ -2597,6 +2597,8 @@ const WIDE_TYPES: [GgmlType; 8] = [
     GgmlType::Q4_0,
     GgmlType::IQ4_NL,
     GgmlType::Q5_0,
+    GgmlType::Q4_1,
+    GgmlType::Q5_1,
 ];
 
 /// The integer twin of one row's product: `row` (`ty` bytes) times the int8
