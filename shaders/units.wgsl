@@ -610,6 +610,18 @@ fn unit_idot_q8_0(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
     return idot_s(unit_q_q8_0(rb, u), xa, xc, da);
 }
 
+// Q2_K and Q3_K: unit_r's units are 8 consecutive elements (grouping
+// `elem`) inside one 16-element scale group; Q3_K's -4 folded into the
+// bytes, Q2_K's min times the sum of x.
+fn unit_idot_q2_k(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
+    return idot_sm(unit_r_q2_k(rb, u), xa, xc, da);
+}
+
+fn unit_idot_q3_k(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
+    let r = unit_r_q3_k(rb, u);
+    return idot_s(UnitQ(vec2<u32>(i8_off(r.q.x, 0x7c7c7c7cu), i8_off(r.q.y, 0x7c7c7c7cu)), r.sm), xa, xc, da);
+}
+
 fn unit_idot_q4_0(rb: u32, u: u32, xa: u32, xc: u32, da: f32, dc: f32) -> f32 {
     return idot_s(unit_q_q4_0(rb, u), xa, xc, da);
 }

@@ -23,8 +23,8 @@
 //   wide_idot_<fmt>(rb, v, xa, xc, da, dc, sa, sc) = the sum over wide unit
 //     v of the row at byte rb of weight * x, with xa, xc the two x groups
 //     (packed int8), da, dc their blocks' scales and sa, sc the sums of
-//     their 16 int8 values (only Q4_K/Q5_K/Q4_1/Q5_1, whose mins multiply
-//     the sum of x, use them; the host passes 0 otherwise). The result equals the sum
+//     their 16 int8 values (only Q4_K/Q5_K/Q4_1/Q5_1/Q2_K, whose mins
+//     multiply the sum of x, use them; the host passes 0 otherwise). The result equals the sum
 //     of the four unit_idot_<fmt> calls up to f32 rounding.
 // Loads: Q4_K (144-byte blocks) and Q5_K (176) are 16-byte multiples, so
 //   rows of whole blocks keep every block 16-byte aligned (the host pads
@@ -35,10 +35,13 @@
 //   start on even bytes only: 16 bytes are read as 5 words and shifted
 //   (rd4), and a whole Q4_0 / Q8_0 block, scale included, as 5 / 9 words.
 //   IQ4_XS (136) is 8-byte aligned: 4 word loads. IQ4_NL (18) is read as
-//   Q4_0, Q5_0 (22) as Q4_0 with its fifth bits in between. Q4_1 (20) and
-//   Q5_1 (24) are word-aligned: word loads.
+//   Q4_0, Q5_0 (22) as Q4_0 with its fifth bits in between. Q4_1 (20),
+//   Q5_1 (24) and Q2_K (84) are word-aligned: word loads. Q3_K (110) is
+//   read with rd4.
 // Every format here has 32- or 256-element blocks, so a row (whole blocks)
-// is whole wide units: there is no tail.
+// is whole wide units: there is no tail. Q2_K and Q3_K use the `b32`
+// grouping too: a wide unit of theirs is one 32-element x block, two
+// scale groups.
 // Bindings: none of its own (reads `W` like dequant.wgsl and units.wgsl,
 //   which must be included too, and the host's `wq4`). Dispatch: none.
 
@@ -212,6 +215,53 @@ fn wide_idot_q5_1(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f3
     let a = (q & vec4<u32>(NIB)) | bits16_bytes4(vec4<u32>(qh) >> sh);
     let c = ((q >> vec4<u32>(4u)) & vec4<u32>(NIB)) | bits16_bytes4(vec4<u32>(qh >> 16u) >> sh);
     return da * (dm.x * f32(idot16(a, xa) + idot16(c, xc)) + dm.y * f32(sa + sc));
+}
+
+// Q2_K (84-byte blocks, word-aligned: 16 scale bytes (scale low nibble,
+// min high), 64 bytes of 2-bit quants, f16 d and dmin): wide unit v is
+// elements 32 (v % 8) .. + 31 of block v / 8, half h = v % 8 / 4, shift
+// i = v % 4: quant bytes 32h .. 32h + 31 shifted by 2i, scale groups
+// 2 (v % 8) and + 1 (one per x group).
+fn wide_idot_q2_k(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f32, sa: i32, sc: i32) -> f32 {
+    let bw = (rb >> 2u) + (v >> 3u) * 21u;
+    let u = v & 7u;
+    let qw = bw + 4u + 8u * (u >> 2u);
+    let sh = vec4<u32>(2u * (u & 3u));
+    let m3 = vec4<u32>(0x03030303u);
+    let qa = (vec4<u32>(W[qw], W[qw + 1u], W[qw + 2u], W[qw + 3u]) >> sh) & m3;
+    let qc = (vec4<u32>(W[qw + 4u], W[qw + 5u], W[qw + 6u], W[qw + 7u]) >> sh) & m3;
+    let s2 = (W[bw + (u >> 1u)] >> (16u * (u & 1u))) & 0xffffu;
+    let s = vec4<i32>(vec4<u32>(s2 & 15u, (s2 >> 8u) & 15u, (s2 >> 4u) & 15u, s2 >> 12u));
+    let dm = unpack2x16float(W[bw + 20u]);
+    return da * (dm.x * f32(s.x * idot16(qa, xa) + s.y * idot16(qc, xc)) - dm.y * f32(s.z * sa + s.w * sc));
+}
+
+// Q3_K (110-byte blocks: 32 bytes hmask, 64 of 2-bit quants as Q2_K's,
+// 12 of 6-bit scales, f16 d; units.wgsl's unit_dot_q3_k has the layout):
+// wide unit v is elements 32 (v % 8) .. + 31 of block v / 8, h = v % 8 / 4,
+// i = v % 4: quant bytes 32h .. + 31 shifted by 2i, high bits bit 4h + i
+// of hmask bytes 0 .. 31, scale groups 2 (v % 8) and + 1. Blocks start on
+// even bytes: 16 bytes are read with rd4.
+fn wide_idot_q3_k(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f32, sa: i32, sc: i32) -> f32 {
+    let blk = rb + (v >> 3u) * 110u;
+    let u = v & 7u;
+    let qb = blk + 32u + 32u * (u >> 2u);
+    let sh = vec4<u32>(2u * (u & 3u));
+    let hs = vec4<u32>(4u * (u >> 2u) + (u & 3u));
+    let m3 = vec4<u32>(0x03030303u);
+    let m1 = vec4<u32>(0x01010101u);
+    let qa = ((rd4(qb) >> sh) & m3) | (((rd4(blk) >> hs) & m1) << vec4<u32>(2u));
+    let qc = ((rd4(qb + 16u) >> sh) & m3) | (((rd4(blk + 16u) >> hs) & m1) << vec4<u32>(2u));
+    let ga = 2u * u;
+    let gc = ga + 1u;
+    let la = (rd_u8(blk + 96u + (ga & 7u)) >> (4u * (ga >> 3u))) & 15u;
+    let lc = (rd_u8(blk + 96u + (gc & 7u)) >> (4u * (gc >> 3u))) & 15u;
+    let ha = (rd_u8(blk + 104u + (ga & 3u)) >> (2u * (ga >> 2u))) & 3u;
+    let hc = (rd_u8(blk + 104u + (gc & 3u)) >> (2u * (gc >> 2u))) & 3u;
+    let s_a = i32(la | (ha << 4u)) - 32;
+    let s_c = i32(lc | (hc << 4u)) - 32;
+    let off = 0x7c7c7c7cu;
+    return rd_f16(blk + 108u) * da * f32(s_a * idot16(i8_off4(qa, off), xa) + s_c * idot16(i8_off4(qc, off), xc));
 }
 
 // Q8_0: wide unit v is block v (34 bytes: f16 d, 32 int8), read whole as

@@ -199,22 +199,25 @@ pub fn mixable(ty: GgmlType, cols: usize) -> bool {
 }
 
 /// The integer unit decoder (units.wgsl's `unit_idot_<fmt>`) for `ty`, with
-/// the same grouping as `unit_decoder`'s, where one exists: the formats
-/// whose quants pack into int8 words directly (Q2_K and Q3_K, rare in
-/// files, and the float formats have none and keep the f32 path).
+/// the same grouping as `unit_decoder`'s (Q2_K and Q3_K: `elem`, the
+/// grouping of their unit_r decoders), where one exists: every block
+/// format (the float formats have none and keep the f32 path).
 pub fn int_decoder(ty: GgmlType) -> Option<(&'static str, &'static str)> {
     use GgmlType::*;
-    matches!(
-        ty,
-        Q8_0 | Q4_0 | Q4_1 | Q5_0 | Q5_1 | IQ4_NL | IQ4_XS | Q4_K | Q5_K | Q6_K
-    )
-    .then(|| unit_decoder(ty, ty.block_len()))
+    match ty {
+        Q2_K => Some(("q2_k", "elem")),
+        Q3_K => Some(("q3_k", "elem")),
+        Q8_0 | Q4_0 | Q4_1 | Q5_0 | Q5_1 | IQ4_NL | IQ4_XS | Q4_K | Q5_K | Q6_K => {
+            Some(unit_decoder(ty, ty.block_len()))
+        }
+        _ => None,
+    }
 }
 
 /// The wide integer decoder (wide.wgsl's `wide_idot_<fmt>`) for `ty` and
 /// its x grouping (`wide_cols_<group>`), where one exists: the formats of
-/// most files (Q4_K_M's Q4_K and Q6_K, Q5_K, IQ4_XS, Q8_0, Q4_0), IQ4_NL,
-/// Q5_0, Q4_1 and Q5_1; Q2_K and Q3_K keep the per-unit decoders. Every one has 32- or
+/// most files (Q4_K_M's Q4_K and Q6_K, Q5_K, IQ4_XS, Q8_0, Q4_0) and every
+/// other block format (IQ4_NL, Q5_0, Q4_1, Q5_1, Q2_K, Q3_K). Every one has 32- or
 /// 256-element blocks, so rows (whole blocks) are whole 32-element wide
 /// units and the wide loop has no per-unit tail.
 pub fn wide_decoder(ty: GgmlType) -> Option<(&'static str, &'static str)> {
@@ -230,6 +233,8 @@ pub fn wide_decoder(ty: GgmlType) -> Option<(&'static str, &'static str)> {
         Q5_0 => ("q5_0", "b32"),
         Q4_1 => ("q4_1", "b32"),
         Q5_1 => ("q5_1", "b32"),
+        Q2_K => ("q2_k", "b32"),
+        Q3_K => ("q3_k", "b32"),
         _ => return None,
     })
 }
@@ -237,7 +242,7 @@ pub fn wide_decoder(ty: GgmlType) -> Option<(&'static str, &'static str)> {
 /// Whether wide decoder `dec` (`wide_decoder`'s name) takes the sums of
 /// its x groups: the formats with mins, which multiply the sum of x.
 fn wide_sums(dec: &str) -> bool {
-    matches!(dec, "q4_k" | "q5_k" | "q4_1" | "q5_1")
+    matches!(dec, "q4_k" | "q5_k" | "q4_1" | "q5_1" | "q2_k")
 }
 
 /// Whether `ty`'s wide decoder reads its blocks through `wq4` (16-byte

@@ -2588,7 +2588,7 @@ fn int_matvec_matches_integer_twin() {
 }
 
 /// The formats with a wide integer decoder (wide.wgsl).
-const WIDE_TYPES: [GgmlType; 10] = [
+const WIDE_TYPES: [GgmlType; 12] = [
     GgmlType::Q4_K,
     GgmlType::Q6_K,
     GgmlType::Q5_K,
@@ -2599,6 +2599,8 @@ const WIDE_TYPES: [GgmlType; 10] = [
     GgmlType::Q5_0,
     GgmlType::Q4_1,
     GgmlType::Q5_1,
+    GgmlType::Q2_K,
+    GgmlType::Q3_K,
 ];
 
 /// The integer twin of one row's product: `row` (`ty` bytes) times the int8
@@ -2843,6 +2845,7 @@ fn wide_int_gate_up_mixed_matches_integer_twin() {
         [Q5_K, IQ4_XS],
         [Q8_0, Q4_0],
         [Q4_K, Q4_K],
+        [Q3_K, Q2_K],
     ] {
         for wide in [true, false] {
             let mut k = Kernels::new(
@@ -2930,7 +2933,12 @@ fn wide_int_qkv_mixed_matches_integer_twin() {
         8usize, 40usize, 16usize, 2usize, 3usize, 6usize, 768usize, 1e-5f32,
     );
     use GgmlType::*;
-    for tys in [[Q4_K, Q4_K, Q6_K], [Q6_K, Q5_K, IQ4_XS], [Q4_K; 3]] {
+    for tys in [
+        [Q4_K, Q4_K, Q6_K],
+        [Q6_K, Q5_K, IQ4_XS],
+        [Q4_K; 3],
+        [Q3_K, Q3_K, Q5_K],
+    ] {
         for (wide, sb) in [(true, 0u32), (true, 8), (false, 0)] {
             let mut k = Kernels::new(
                 &g,
