@@ -2145,11 +2145,9 @@ fn matmul_every_format_matches_cpu() {
 }
 
 /// The formats with an int8 tile decoder (units_q.wgsl): those with an
-/// integer decoder, and Q2_K and Q3_K.
+/// integer decoder.
 fn tile_q_types() -> impl Iterator<Item = GgmlType> {
-    INT_TYPES
-        .into_iter()
-        .chain([GgmlType::Q2_K, GgmlType::Q3_K])
+    INT_TYPES.into_iter()
 }
 
 /// The integer prefill tile (matmul_int.wgsl) for every format with an
@@ -2510,8 +2508,8 @@ fn quantize_x_matches_cpu() {
     }
 }
 
-/// The formats with an integer decoder.
-const INT_TYPES: [GgmlType; 10] = [
+/// The formats with an integer decoder: every block format.
+const INT_TYPES: [GgmlType; 12] = [
     GgmlType::Q8_0,
     GgmlType::Q4_0,
     GgmlType::Q4_1,
@@ -2522,6 +2520,8 @@ const INT_TYPES: [GgmlType; 10] = [
     GgmlType::Q4_K,
     GgmlType::Q5_K,
     GgmlType::Q6_K,
+    GgmlType::Q2_K,
+    GgmlType::Q3_K,
 ];
 
 /// The integer matvec for every format with an int decoder vs an integer
