@@ -24,8 +24,9 @@
 //     v of the row at byte rb of weight * x, with xa, xc the two x groups
 //     (packed int8), da, dc their blocks' scales and sa, sc the sums of
 //     their 16 int8 values (only Q4_K/Q5_K/Q4_1/Q5_1/Q2_K, whose mins
-//     multiply the sum of x, use them; the host passes 0 otherwise). The result equals the sum
-//     of the four unit_idot_<fmt> calls up to f32 rounding.
+//     multiply the sum of x, use them; the host passes 0 otherwise). The
+//     result equals the sum of the four unit_idot_<fmt> calls up to f32
+//     rounding.
 // Loads: Q4_K (144-byte blocks) and Q5_K (176) are 16-byte multiples, so
 //   rows of whole blocks keep every block 16-byte aligned (the host pads
 //   mixed groups' members to 16 bytes): their header and quants are read

@@ -155,10 +155,9 @@ pub struct GpuTuning {
     /// (`Tile::coop`; a shape it does not take is ignored), else (None)
     /// picked per product by its rows (`Tile::coop_for_rows`).
     pub coop_shape: Option<(u32, u32)>,
-    /// Integer products whose formats all have a wide decoder (Q4_K, Q5_K,
-    /// Q6_K, IQ4_XS, IQ4_NL, Q8_0, Q4_0, Q5_0, Q4_1, Q5_1) decode 32 elements per call (wide.wgsl:
-    /// 16-byte quant loads, i32 sums, each scale applied once) instead of
-    /// 8 (units.wgsl's unit_idot decoders).
+    /// Integer products (every block format has a wide decoder) decode 32
+    /// elements per call (wide.wgsl: 16-byte quant loads, i32 sums, each
+    /// scale applied once) instead of 8 (units.wgsl's unit_idot decoders).
     pub wide_int: bool,
     /// Where Wo takes the integer path, the chunked attention kernels
     /// (decode) also write their output as its int8 x (attention.wgsl
