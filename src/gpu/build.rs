@@ -348,7 +348,7 @@ impl Dims {
             limit,
             simple_attention,
             split_attention: !simple_attention && opts.tuning.split_attention,
-            flash: FlashTile::new(c.head_dim, c.n_heads / c.n_kv_heads.max(1))
+            flash: FlashTile::new(c.head_dim, group)
                 .filter(|_| !simple_attention && opts.tuning.flash_prefill),
             // attention.wgsl's splits, or split.wgsl's of SPLIT_KEYS keys.
             splits: split_rule

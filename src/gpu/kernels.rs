@@ -199,14 +199,14 @@ pub fn mixable(ty: GgmlType, cols: usize) -> bool {
 }
 
 /// The integer unit decoder (units.wgsl's `unit_idot_<fmt>`) for `ty`, with
-/// the same grouping as `unit_decoder`'s (Q2_K and Q3_K: `elem`, the
-/// grouping of their unit_r decoders), where one exists: every block
-/// format (the float formats have none and keep the f32 path).
+/// the same grouping as `unit_decoder`'s, where one exists: every block
+/// format (the float formats have none and keep the f32 path). Q2_K's and
+/// Q3_K's are built on their unit_r decoders, whose 8 consecutive elements
+/// are the tile's grouping (`tile_decoder`), not the matvec's `k64`.
 pub fn int_decoder(ty: GgmlType) -> Option<(&'static str, &'static str)> {
     use GgmlType::*;
     match ty {
-        Q2_K => Some(("q2_k", "elem")),
-        Q3_K => Some(("q3_k", "elem")),
+        Q2_K | Q3_K => Some(tile_decoder(ty)),
         Q8_0 | Q4_0 | Q4_1 | Q5_0 | Q5_1 | IQ4_NL | IQ4_XS | Q4_K | Q5_K | Q6_K => {
             Some(unit_decoder(ty, ty.block_len()))
         }
