@@ -166,7 +166,7 @@ impl GpuBackend {
             ];
             if shared.split_attention {
                 lists.push((&mut layers_long, true, Attn::Split));
-                if kernels::deep_split(c.head_dim, opts.tuning.deep_split_keys) {
+                if kernels::deep_keys(&opts.tuning, c.head_dim) > 0 {
                     lists.push((&mut layers_deep, true, Attn::Deep));
                 }
             }
@@ -272,7 +272,7 @@ impl GpuBackend {
             layers_one,
             layers_long,
             layers_deep,
-            deep_keys: opts.tuning.deep_split_keys,
+            deep_keys: kernels::deep_keys(&opts.tuning, c.head_dim),
             layers_flash,
             head,
             argmax,
@@ -342,6 +342,7 @@ impl Dims {
         }
         let group = c.n_heads / c.n_kv_heads.max(1);
         let split_rule = kernels::SplitRule::new(&opts.tuning, c.head_dim, group);
+        let deep = kernels::DeepShape::pick(opts.tuning.deep_shape, c.head_dim, group);
         Ok(Dims {
             ctx,
             batch,
@@ -350,10 +351,10 @@ impl Dims {
             split_attention: !simple_attention && opts.tuning.split_attention,
             flash: FlashTile::new(c.head_dim, group)
                 .filter(|_| !simple_attention && opts.tuning.flash_prefill),
-            // attention.wgsl's splits, or split.wgsl's of SPLIT_KEYS keys.
+            // attention.wgsl's splits, or split.wgsl's.
             splits: split_rule
                 .slots(ctx, c.head_dim, group, c.n_kv_heads)
-                .max(ctx.div_ceil(kernels::SPLIT_KEYS)),
+                .max(deep.rule().slots(ctx, c.head_dim, group, c.n_kv_heads)),
             split_rule,
             quads: c.head_dim.is_multiple_of(4) && c.rope_dim.is_multiple_of(4),
         })
@@ -973,11 +974,11 @@ impl LayerOps<'_> {
         let (gpu, s, c, w) = (self.gpu, self.s, self.c, self.w);
         let group = c.n_heads / c.n_kv_heads;
         // The merge counts the splits in use as its split kernel cut them:
-        // split.wgsl's of SPLIT_KEYS keys, or by the rule.
+        // split.wgsl's by its shape, or by the rule.
         let (sp, wgs, rule) = if deep {
             let wgs = kernels::split_workgroups(c.n_kv_heads, c.head_dim, group);
             let sp = k.attention_split(gpu, c.head_dim, group);
-            (sp, wgs, kernels::SplitRule::FIXED)
+            (sp, wgs, k.deep_shape(c.head_dim, group).rule())
         } else {
             let rule = self.sh.split_rule;
             let sp = k.attention_entry(gpu, c.head_dim, group, "split", rule);

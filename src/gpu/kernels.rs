@@ -1148,7 +1148,8 @@ pub struct Kernels {
     quantize_x: Lazy,
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
     chunked: HashMap<ChunkedKey, Rc<wgpu::ComputePipeline>>,
-    split: HashMap<(usize, u32), Rc<wgpu::ComputePipeline>>,
+    split: HashMap<(usize, u32, DeepShape), Rc<wgpu::ComputePipeline>>,
+    deep_shape: DeepShape,
     flash: HashMap<FlashTile, Rc<wgpu::ComputePipeline>>,
     matmul: HashMap<(Fmts, Mv, Tile, bool), Rc<wgpu::ComputePipeline>>,
     matmul_int: HashMap<(Fmts, Mv, Tile), Rc<wgpu::ComputePipeline>>,
@@ -1392,11 +1393,84 @@ pub const PAIRS_PER_GROUP: usize = 1024;
 /// up to it, `chunked`'s one pass keeps llama.cpp's CPU order exactly.
 pub const SPLIT_KEYS: usize = 64;
 
-/// Whether decode steps of heads of `head_dim` ever take split.wgsl
-/// (`GpuTuning::deep_split_keys`, here `keys`, 0 for never): measured
-/// faster only at head size 128, from 2048 keys (`DEEP_SPLIT_KEYS`).
-pub fn deep_split(head_dim: usize, keys: usize) -> bool {
-    head_dim >= 128 && keys > 0
+/// From how many keys decode steps of heads of `head_dim` take
+/// split.wgsl (0: never): `GpuTuning::deep_split_keys` at head sizes of 128
+/// and more, `deep_split_keys_64` from 64 to 127, never below 64 (not
+/// measured there). See `DEEP_SPLIT_KEYS` and `DEEP_SPLIT_KEYS_64`.
+pub fn deep_keys(tuning: &GpuTuning, head_dim: usize) -> usize {
+    match head_dim {
+        128.. => tuning.deep_split_keys,
+        64..128 => tuning.deep_split_keys_64,
+        _ => 0,
+    }
+}
+
+/// split.wgsl's shape: `keys` per split (each split one workgroup per
+/// query-head slot) and `tpk` threads per key for the scores, so
+/// `keys * tpk` threads a workgroup (`GpuTuning::deep_shape`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DeepShape {
+    pub keys: u32,
+    pub tpk: u32,
+}
+
+impl DeepShape {
+    /// 64 keys, 4 threads a key: 256 threads.
+    pub const DEFAULT: DeepShape = DeepShape { keys: 64, tpk: 4 };
+
+    pub fn threads(self) -> u32 {
+        self.keys * self.tpk
+    }
+
+    /// Whether split.wgsl takes this shape for heads of `head_dim` in
+    /// groups of `group`: keys a multiple of 8, a power of two of threads
+    /// a key, at most 256 threads, and at least one a word of the head
+    /// row (the V sums) and 8 a query head (the maxima's eighths).
+    pub fn fits(self, head_dim: usize, group: usize) -> bool {
+        let t = self.threads() as usize;
+        self.keys >= 8
+            && self.keys.is_multiple_of(8)
+            && self.tpk.is_power_of_two()
+            && t <= 256
+            && t >= head_dim / 2
+            && t >= 8 * split_heads(head_dim, group) as usize
+            && self.workgroup_bytes(head_dim, group) <= 16384
+    }
+
+    /// split.wgsl's workgroup memory for heads of `head_dim` in groups of
+    /// `group`: the queries by part (`qv`), the partial dots and V sums
+    /// (`buf`), the weights by key (`wv`) and the eighths' maxima and sums.
+    /// WebGPU guarantees 16 KiB.
+    pub fn workgroup_bytes(self, head_dim: usize, group: usize) -> usize {
+        let gq = split_heads(head_dim, group) as usize;
+        let (t, keys, tpk) = (
+            self.threads() as usize,
+            self.keys as usize,
+            self.tpk as usize,
+        );
+        let gv = gq.div_ceil(4);
+        let pw = (head_dim / 2).div_ceil(tpk);
+        let qv = tpk * (2 * pw * gv + 1) * 16;
+        let buf = gq.max(2) * t * 4;
+        qv + buf + keys * gv * 16 + 2 * gq * 8 * 4
+    }
+
+    /// `want` where it fits the heads, else the default.
+    pub fn pick(want: DeepShape, head_dim: usize, group: usize) -> DeepShape {
+        if want.fits(head_dim, group) {
+            want
+        } else {
+            DeepShape::DEFAULT
+        }
+    }
+
+    /// How the merge counts split.wgsl's splits: `keys` keys always.
+    pub fn rule(self) -> SplitRule {
+        SplitRule {
+            wgs: 0,
+            max: self.keys as usize,
+        }
+    }
 }
 
 /// split.wgsl's query heads per workgroup for heads of `head_dim` in
@@ -1548,6 +1622,7 @@ impl Kernels {
             embed: HashMap::new(),
             chunked: HashMap::new(),
             split: HashMap::new(),
+            deep_shape: tuning.deep_shape,
             flash: HashMap::new(),
             matmul: HashMap::new(),
             matmul_int: HashMap::new(),
@@ -1903,9 +1978,16 @@ impl Kernels {
             .clone()
     }
 
+    /// split.wgsl's shape for heads of `head_dim` in groups of `group`:
+    /// the tuning's where it fits them (`DeepShape::pick`).
+    pub fn deep_shape(&self, head_dim: usize, group: usize) -> DeepShape {
+        DeepShape::pick(self.deep_shape, head_dim, group)
+    }
+
     /// split.wgsl for heads of `head_dim` in groups of `group`: decode
-    /// attention past SPLIT_KEYS keys, one split of SPLIT_KEYS keys per
-    /// workgroup (attention.wgsl's `merge` combines them).
+    /// attention in splits of `deep_shape`'s keys, one workgroup per split
+    /// and query-head slot (attention.wgsl's `merge` by the shape's
+    /// `rule` combines them).
     pub fn attention_split(
         &mut self,
         gpu: &Gpu,
@@ -1913,11 +1995,13 @@ impl Kernels {
         group: usize,
     ) -> Rc<wgpu::ComputePipeline> {
         let gq = split_heads(head_dim, group);
+        let sh = self.deep_shape(head_dim, group);
         self.split
-            .entry((head_dim, gq))
+            .entry((head_dim, gq, sh))
             .or_insert_with(|| {
+                let (ls, tpk) = (sh.keys, sh.tpk);
                 let src = format!(
-                    "const HD: u32 = {head_dim}u;\nconst GQ: u32 = {gq}u;\nconst LS: u32 = {SPLIT_KEYS}u;\n{SPLIT}\n{F16}"
+                    "const HD: u32 = {head_dim}u;\nconst GQ: u32 = {gq}u;\nconst LS: u32 = {ls}u;\nconst TPK: u32 = {tpk}u;\n{SPLIT}\n{F16}"
                 );
                 pipeline(gpu, "attention_split", &src, "main")
             })

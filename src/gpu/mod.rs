@@ -55,7 +55,7 @@ use crate::source::{read_header, read_small, Source};
 
 use build::Scratch;
 pub use device::{Copy, Gpu, PendingRead};
-pub use kernels::{Kernels, Mv, MvPath, Op, Shape};
+pub use kernels::{DeepShape, Kernels, Mv, MvPath, Op, Shape};
 pub use ops::{
     auto_rows, embed_ops, int_x_sizes, matvec_ops, sample_ops, IntX, MatvecArgs, QkvArgs,
     SampleBufs, PEN_CAP,
@@ -174,8 +174,13 @@ pub struct GpuTuning {
     pub int_prefill: bool,
     /// Decode steps attending at least this many keys take split.wgsl's
     /// splits instead of attention.wgsl's `split`, at head sizes of 128
-    /// and more (`kernels::deep_split`); 0: never. See `DEEP_SPLIT_KEYS`.
+    /// and more (`kernels::deep_keys`); 0: never. See `DEEP_SPLIT_KEYS`.
     pub deep_split_keys: usize,
+    /// The same at head sizes 64-127. See `DEEP_SPLIT_KEYS_64`.
+    pub deep_split_keys_64: usize,
+    /// split.wgsl's keys per split and threads per key, where they fit
+    /// the heads (`kernels::DeepShape::fits`; else the default).
+    pub deep_shape: kernels::DeepShape,
     /// attention.wgsl's `split` takes splits as short as one chunk of its
     /// keys while they keep at most this many workgroups busy, longer ones
     /// (up to `split_max` keys) past that (`kernels::SplitRule`); 0:
@@ -216,14 +221,19 @@ pub const SPLIT_WGS: u32 = 320;
 /// longer splits trade idle workgroups for a longer walk.
 pub const SPLIT_MAX: usize = 64;
 
-/// `GpuTuning::deep_split_keys`'s default, measured on the H100
-/// (BENCHMARKS.md, 2026-11-26; synthetic llama-3.1-8b Q4_K, tg128 after a
-/// d-token context, split.wgsl from SPLIT_KEYS keys against never):
-/// d 256, 512 and 1024 -3%, -3% and -4%; d 2048 +8%, d 8192 +24%. Its one
-/// workgroup per kv head and split leaves most of the GPU idle until the
-/// splits are many. At head size 64 (1B, TinyLlama, SmolLM2) it lost at
-/// every depth, so it never runs there (`kernels::deep_split`).
-pub const DEEP_SPLIT_KEYS: usize = 2048;
+/// `GpuTuning::deep_split_keys`'s default, measured on the H100 with
+/// split.wgsl's sums in vec4 registers (BENCHMARKS.md, 2026-11-26d,
+/// `ab5.log`; synthetic llama-3.1-8b Q4_K, tg32 after d keys, split.wgsl
+/// from 512 keys against 2048): d1024 241 / 258 (+7%), d512 262 / 247
+/// (-13% and +1% in two rounds). Its one workgroup per kv head and split
+/// leaves much of the GPU idle while the splits are few.
+pub const DEEP_SPLIT_KEYS: usize = 1024;
+
+/// `GpuTuning::deep_split_keys_64`'s default (the same runs, split.wgsl
+/// from 2048 keys against never, tg32 after d keys): llama-3.2-1b d2048
+/// +4%, d4096 +7%, d8192 +16-29%; TinyLlama (8 query heads per kv head)
+/// d2048 -3% and -7%, d4096 +5%, d8192 +7%.
+pub const DEEP_SPLIT_KEYS_64: usize = 4096;
 
 /// `GpuTuning::int_min_bytes`'s default, measured on the H100 with the wide
 /// decoders (BENCHMARKS.md, 2026-11-25c, synthetic shapes, tg128 at floors
@@ -261,6 +271,8 @@ impl Default for GpuTuning {
             attention_int8: true,
             int_prefill: true,
             deep_split_keys: DEEP_SPLIT_KEYS,
+            deep_split_keys_64: DEEP_SPLIT_KEYS_64,
+            deep_shape: kernels::DeepShape::DEFAULT,
             split_wgs: SPLIT_WGS,
             split_max: SPLIT_MAX,
             matvec_wg: 0,
@@ -285,7 +297,7 @@ pub struct GpuBackend {
     /// kernel does not apply, or without `GpuTuning::split_attention`).
     layers_long: Vec<Op>,
     /// The same with split.wgsl's splits, for steps that attend at least
-    /// `deep_keys` keys (empty where `kernels::deep_split` says no).
+    /// `deep_keys` keys (empty where `kernels::deep_keys` is 0).
     layers_deep: Vec<Op>,
     deep_keys: usize,
     /// The prefill layers with attention in tiles (flash.wgsl), for

@@ -160,8 +160,7 @@ pub fn gpu_memory(
 
     // Decode, prefill, and where they apply the split, split.wgsl (deep)
     // and flash lists.
-    let deep =
-        d.split_attention && super::kernels::deep_split(c.head_dim, opts.tuning.deep_split_keys);
+    let deep = d.split_attention && super::kernels::deep_keys(&opts.tuning, c.head_dim) > 0;
     let lists = 2 + d.split_attention as usize + deep as usize + d.flash.is_some() as usize;
     for (layer, spec) in w.layers.iter().zip(&c.spec.layers) {
         let qkv = Planned::group(

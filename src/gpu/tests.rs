@@ -26,6 +26,38 @@ fn tuning() -> GpuTuning {
     }
 }
 
+/// split.wgsl's shapes under test (keys per split x threads per key):
+/// the default, and the others `GpuTuning::deep_shape` can pick: fewer
+/// threads a workgroup (128, 64), more or fewer threads a key, and splits
+/// of 16 to 128 keys. Each runs where it fits the heads.
+const DEEP_SHAPES: [kernels::DeepShape; 6] = [
+    kernels::DeepShape::DEFAULT,
+    kernels::DeepShape { keys: 32, tpk: 4 },
+    kernels::DeepShape { keys: 32, tpk: 8 },
+    kernels::DeepShape { keys: 16, tpk: 4 },
+    kernels::DeepShape { keys: 128, tpk: 2 },
+    kernels::DeepShape { keys: 16, tpk: 16 },
+];
+
+/// split.wgsl's default shape fits every head size the split path takes
+/// (up to 256; 512 too) in every group of 1-8 query heads per kv head,
+/// within WebGPU's 16 KiB of workgroup memory (`DeepShape::pick` falls
+/// back to it); and a shape that would pass 16 KiB is refused.
+#[test]
+fn deep_shape_default_fits() {
+    for hd in [32usize, 64, 80, 96, 128, 192, 256, 512] {
+        for group in 1..=8 {
+            let d = kernels::DeepShape::DEFAULT;
+            assert!(d.fits(hd, group), "hd {hd} group {group}");
+            assert!(d.workgroup_bytes(hd, group) <= 16384);
+        }
+    }
+    let wide = kernels::DeepShape { keys: 128, tpk: 2 };
+    assert!(wide.workgroup_bytes(128, 8) > 16384);
+    assert!(!wide.fits(128, 8));
+    assert!(wide.fits(128, 4));
+}
+
 fn gpu() -> Option<Gpu> {
     match pollster::block_on(Gpu::new()) {
         Ok(g) => Some(g),
@@ -670,11 +702,31 @@ fn split_attention_matches_cpu() {
             max,
         };
         let rules = [fixed, by_keys(ls), by_keys(256)];
+        // split.wgsl in each of DEEP_SHAPES that fits the heads, each in
+        // its own Kernels (the shape is the tuning's).
+        let mut deep: Vec<(kernels::DeepShape, Kernels)> = DEEP_SHAPES
+            .iter()
+            .filter(|sh| sh.fits(hd, group))
+            .map(|&sh| {
+                let t = GpuTuning {
+                    deep_shape: sh,
+                    ..tuning()
+                };
+                (sh, Kernels::new(&g, &t))
+            })
+            .collect();
+        assert!(!deep.is_empty());
         // Part's slots: enough for every rule's splits (each fits its own
         // slots at every key count), and the lengths used run from one
         // chunk (where it is shorter than SPLIT_KEYS) up to the longest.
         let splits = rules
             .iter()
+            .chain(
+                deep.iter()
+                    .map(|(sh, _)| sh.rule())
+                    .collect::<Vec<_>>()
+                    .iter(),
+            )
             .map(|r| r.slots(ctx, hd, group, kvh))
             .max()
             .unwrap();
@@ -712,13 +764,20 @@ fn split_attention_matches_cpu() {
                 (name, sp, chunk_wgs, r, true)
             })
             .collect();
-        kinds.push((
-            "split.wgsl",
-            k.attention_split(&g, hd, group),
-            kernels::split_workgroups(kvh, hd, group),
-            fixed,
-            false,
-        ));
+        let deep_names: Vec<String> = deep
+            .iter()
+            .map(|(sh, _)| format!("split.wgsl {}x{}", sh.keys, sh.tpk))
+            .collect();
+        for ((sh, dk), name) in deep.iter_mut().zip(&deep_names) {
+            assert_eq!(dk.deep_shape(hd, group), *sh);
+            kinds.push((
+                name.as_str(),
+                dk.attention_split(&g, hd, group),
+                kernels::split_workgroups(kvh, hd, group),
+                sh.rule(),
+                false,
+            ));
+        }
         let cases = [0usize, 5, 64, 65, 130]
             .into_iter()
             .flat_map(|w| [ls, ls + 7, 3 * ls + 1, ctx - 1].map(|pos| (w, pos)))
@@ -3453,8 +3512,8 @@ fn one_layer(g: &Gpu, dim: usize, ty: GgmlType, tuning: GpuTuning) -> GpuBackend
 
 /// The layer list a step runs: one token attends in one pass up to
 /// SPLIT_KEYS keys and in splits past them, from `deep_split_keys` keys
-/// (100 or 1 here) in split.wgsl's at head size 128 (not at 64, nor with
-/// 0); a
+/// (100 or 1 here) in split.wgsl's at head size 128 and from
+/// `deep_split_keys_64` at 64 (not with 0); a
 /// batch with the chunked kernel (llama.cpp's exact order) while its keys,
 /// pos + n, are at most SPLIT_KEYS, and in tiles (flash.wgsl) past them
 /// unless `GpuTuning::flash_prefill` is off; on one-layer synthetic models
@@ -3462,21 +3521,25 @@ fn one_layer(g: &Gpu, dim: usize, ty: GgmlType, tuning: GpuTuning) -> GpuBackend
 #[test]
 fn layer_lists_follow_the_keys() {
     let Some(g) = gpu() else { return };
-    for (dim, flash, deep_keys) in [
-        (128, true, 100),
-        (128, false, 100),
-        (256, true, 100),
-        (256, true, 1),
-        (256, true, 0),
+    // (model dim: heads of dim / 2, flash, deep keys at 128, at 64)
+    for (dim, flash, deep128, deep64) in [
+        (128, true, 100, 0),
+        (128, false, 1, 0),
+        (128, true, 0, 100),
+        (256, true, 100, 0),
+        (256, true, 1, 100),
+        (256, true, 0, 1),
     ] {
         let tune = GpuTuning {
             flash_prefill: flash,
-            deep_split_keys: deep_keys,
+            deep_split_keys: deep128,
+            deep_split_keys_64: deep64,
             ..tuning()
         };
         let b = one_layer(&g, dim, GgmlType::F32, tune);
         let k = kernels::SPLIT_KEYS;
-        let deep = dim == 256 && deep_keys > 0;
+        let deep_keys = if dim == 256 { deep128 } else { deep64 };
+        let deep = deep_keys > 0;
         let prefill_long: &[Op] = if flash { &b.layers_flash } else { &b.layers };
         let one = |pos: usize| -> &[Op] {
             // One token past SPLIT_KEYS: split.wgsl from deep_keys keys.
@@ -3504,7 +3567,7 @@ fn layer_lists_follow_the_keys() {
             let got = b.layer_list(n, b.keys(n, pos));
             assert!(
                 std::ptr::eq(got, want),
-                "dim {dim} flash {flash} deep_keys {deep_keys}: {n} tokens at {pos} picked the wrong list"
+                "dim {dim} flash {flash} deep keys {deep128}/{deep64}: {n} tokens at {pos} picked the wrong list"
             );
         }
         assert_eq!(b.layers_flash.is_empty(), !flash);

@@ -107,7 +107,11 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   f32 (matmul.wgsl) instead of int8 x and packed integer dot products
 ///   (matmul_int.wgsl) where no cooperative-matrix tile applies.
 /// - `WEBGGUF_GPU_DEEP_KEYS=K`: decode steps at head size >= 128 take
-///   split.wgsl's splits from K keys (default 2048; 0: never).
+///   split.wgsl's splits from K keys (default 1024; 0: never);
+///   `WEBGGUF_GPU_DEEP_KEYS_64=K` the same at head sizes 64-127 (default
+///   4096);
+///   `WEBGGUF_GPU_DEEP_SHAPE=LxT`: its splits of L keys, T threads a key
+///   (default 64x4; a shape that does not fit the heads is ignored).
 /// - `WEBGGUF_GPU_MV_WG=N`: threads per matvec workgroup;
 ///   `WEBGGUF_GPU_MV_ROWS=Q,G,M`: rows per workgroup for q/k/v, gate/up
 ///   and plain products (0: the default for that kind).
@@ -161,6 +165,16 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
             attention_int8: !off("WEBGGUF_GPU_ATT_INT8"),
             int_prefill: !off("WEBGGUF_GPU_INT_PREFILL"),
             deep_split_keys: num("WEBGGUF_GPU_DEEP_KEYS", d.tuning.deep_split_keys),
+            deep_split_keys_64: num("WEBGGUF_GPU_DEEP_KEYS_64", d.tuning.deep_split_keys_64),
+            deep_shape: var("WEBGGUF_GPU_DEEP_SHAPE")
+                .and_then(|v| {
+                    let (keys, tpk) = v.split_once('x')?;
+                    Some(gpu::DeepShape {
+                        keys: keys.parse().ok()?,
+                        tpk: tpk.parse().ok()?,
+                    })
+                })
+                .unwrap_or(d.tuning.deep_shape),
             split_wgs: num("WEBGGUF_GPU_SPLIT_WGS", d.tuning.split_wgs),
             split_max: num("WEBGGUF_GPU_SPLIT_MAX", d.tuning.split_max),
             matvec_wg: num("WEBGGUF_GPU_MV_WG", d.tuning.matvec_wg),
