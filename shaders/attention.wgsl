@@ -593,6 +593,26 @@ fn split_max(base: u32, s: u32, n: u32, hd: u32) -> f32 {
     return select(-3.4e38, Part[(base + min(s, n - 1u)) * (hd + 2u) + hd + 1u], s < n);
 }
 
+// One split's share of a merge thread: its dimensions d0 .. d0 + dpt - 1
+// (dpt 2: the last two 0) and its total, each weighed by e^(m_s - m);
+// 0 past the n splits in use.
+struct MergePart {
+    v: vec4<f32>,
+    t: f32,
+}
+
+fn merge_part(base: u32, s: u32, n: u32, hd: u32, d0: u32, dpt: u32, m: f32) -> MergePart {
+    let o = (base + min(s, n - 1u)) * (hd + 2u);
+    let ms = Part[o + hd + 1u];
+    // Exactly 1 for the split holding the max (exp(0) need not be).
+    let w = select(0.0, select(exp(ms - m), 1.0, ms == m), s < n);
+    // Dimensions d0 + 2, d0 + 3 only where dpt is 4 (the index is clamped
+    // into the row; the value is dropped otherwise).
+    let hi = vec2<f32>(Part[o + min(d0 + 2u, hd - 1u)], Part[o + min(d0 + 3u, hd - 1u)]);
+    let v = vec4<f32>(Part[o + d0], Part[o + d0 + 1u], select(vec2<f32>(0.0), hi, dpt == 4u));
+    return MergePart(v * w, Part[o + hd] * w);
+}
+
 // `merge` for head wid.x: the outputs, and each thread's (0 past head_dim).
 fn merge_out(wid: vec3<u32>, lid: u32) -> f32 {
     let h = wid.x;
@@ -634,20 +654,23 @@ fn merge_out(wid: vec3<u32>, lid: u32) -> f32 {
     var acc = vec4<f32>(0.0);
     var total = 0.0;
     if lane < lanes {
-        for (var s = lane; s < n; s += lanes) {
-            let o = (base + s) * (hd + 2u);
-            let ms = Part[o + hd + 1u];
-            // Exactly 1 for the split holding the max (exp(0) need not be).
-            let w = select(exp(ms - m), 1.0, ms == m);
-            // Dimensions d0 + 2, d0 + 3 only where dpt is 4 (the index is
-            // clamped into the row; the value is dropped otherwise).
-            let hi = vec2<f32>(Part[o + min(d0 + 2u, hd - 1u)], Part[o + min(d0 + 3u, hd - 1u)]);
-            let v = vec4<f32>(Part[o + d0], Part[o + d0 + 1u], select(vec2<f32>(0.0), hi, dpt == 4u));
-            acc += v * w;
-            total += Part[o + hd] * w;
+        // Four splits a round, their loads in flight together (named
+        // values, not a per-thread array: indexed arrays measured slower,
+        // BENCHMARKS.md 2026-11-26 and 2026-11-26d); a round's splits past
+        // n read split n - 1 and weigh 0.
+        for (var s = lane; s < n; s += 4u * lanes) {
+            let p0 = merge_part(base, s, n, hd, d0, dpt, m);
+            let p1 = merge_part(base, s + lanes, n, hd, d0, dpt, m);
+            let p2 = merge_part(base, s + 2u * lanes, n, hd, d0, dpt, m);
+            let p3 = merge_part(base, s + 3u * lanes, n, hd, d0, dpt, m);
+            acc += (p0.v + p1.v) + (p2.v + p3.v);
+            total += (p0.t + p1.t) + (p2.t + p3.t);
         }
-        for (var i = 0u; i < dpt; i++) {
-            macc[lane * hd + d0 + i] = acc[i];
+        macc[lane * hd + d0] = acc.x;
+        macc[lane * hd + d0 + 1u] = acc.y;
+        if dpt == 4u {
+            macc[lane * hd + d0 + 2u] = acc.z;
+            macc[lane * hd + d0 + 3u] = acc.w;
         }
         if d0 == 0u {
             mtot[lane] = total;
