@@ -139,20 +139,28 @@ fn phys(l: u32, rows: u32) -> u32 {
     return l;
 }
 
+// The first byte of row r of workgroup g's R logical rows. The host
+// writes the R calls out with constant indices (ROW_STARTS): an array that
+// a loop indexes may live in memory rather than registers, as split.wgsl's
+// per-head sums did (BENCHMARKS.md, 2026-11-26d).
+fn row_start(g: u32, r: u32, rows: u32) -> u32 {
+    var last = P.rows - 1u;
+    if rows == ROWS_GLU {
+        last = P.rows - 2u + (r & 1u);
+    }
+    return row_byte(phys(min(g * R + r, last), rows));
+}
+
 // Workgroup g's R logical rows (`rows` maps them to weight rows) summed
 // into red[r * WG] for token z; returns what the sums are multiplied by.
 // Rows past the end read the last row (gate/up: the last of its kind, so
 // that each row keeps its section's format) and are not stored.
 fn group_rows(g: u32, lid: u32, z: u32, rows: u32) -> f32 {
     let pr = prologue(lid, z);
+    // rb[r] = row_start(g, r, rows) for each r < R, written out by the
+    // host (constant indices only: see row_start).
     var rb: array<u32, R>;
-    for (var r = 0u; r < R; r++) {
-        var last = P.rows - 1u;
-        if rows == ROWS_GLU {
-            last = P.rows - 2u + (r & 1u);
-        }
-        rb[r] = row_byte(phys(min(g * R + r, last), rows));
-    }
+ROW_STARTS
     // The group's section, for a mixed q/k/v group (whose sections are
     // whole groups: the host makes R divide split and kvd).
     let sec = w_sec(phys(g * R, rows));

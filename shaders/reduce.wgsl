@@ -3,10 +3,14 @@
 // Bindings: none (uses matvec.wgsl's `red`, `SGL`, `SGS`). Dispatch: none.
 
 // A shared-memory tree, log2(WG) barriers, any adapter.
+// The host writes one reduce_row call per r < RN (ACC_ROWS), with constant
+// indices into acc (see matvec.wgsl's row_start).
+fn reduce_row(r: u32, lid: u32, a: f32) {
+    red[r * WG + lid] = a;
+}
+
 fn reduce(lid: u32, acc: array<f32, RN>) {
-    for (var r = 0u; r < RN; r++) {
-        red[r * WG + lid] = acc[r];
-    }
+ACC_ROWS
     workgroupBarrier();
     for (var s = WG / 2u; s > 0u; s >>= 1u) {
         if lid < s {

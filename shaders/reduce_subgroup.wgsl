@@ -7,13 +7,17 @@
 // enables it only when the adapter reports subgroup sizes dividing 64 (and so WG).
 // Bindings: none (uses matvec.wgsl's `red`, `SGL`, `SGS`). Dispatch: none.
 
-fn reduce(lid: u32, acc: array<f32, RN>) {
-    for (var r = 0u; r < RN; r++) {
-        let v = subgroupAdd(acc[r]);
-        if SGL == 0u {
-            red[r * WG + lid / SGS] = v;
-        }
+// The host writes one reduce_row call per r < RN (ACC_ROWS), with constant
+// indices into acc (see matvec.wgsl's row_start).
+fn reduce_row(r: u32, lid: u32, a: f32) {
+    let v = subgroupAdd(a);
+    if SGL == 0u {
+        red[r * WG + lid / SGS] = v;
     }
+}
+
+fn reduce(lid: u32, acc: array<f32, RN>) {
+ACC_ROWS
     workgroupBarrier();
     if lid < RN {
         var s = 0.0;

@@ -1921,10 +1921,18 @@ impl Kernels {
                 } else {
                     MATVEC.replace("SG_INIT", "")
                 };
+                let starts: String = (0..rows)
+                    .map(|r| format!("    rb[{r}] = row_start(g, {r}u, rows);\n"))
+                    .collect();
+                let acc_rows: String = (0..=rows)
+                    .map(|r| format!("    reduce_row({r}u, lid, acc[{r}]);\n"))
+                    .collect();
                 src.push_str(MATRIX);
-                src.push_str(&compose(&body, ty));
+                src.push_str(&compose(&body.replace("ROW_STARTS\n", &starts), ty));
                 src.push_str(UNITS);
-                src.push_str(if sg { REDUCE_SUBGROUP } else { REDUCE });
+                src.push_str(
+                    &(if sg { REDUCE_SUBGROUP } else { REDUCE }).replace("ACC_ROWS\n", &acc_rows),
+                );
                 src.push_str(&dot_rows_src(rows, f, cols, mv, path));
                 match path {
                     MvPath::F32 => src.push_str(X_LOAD),
