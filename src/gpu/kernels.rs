@@ -1320,8 +1320,8 @@ pub struct SplitRule {
 }
 
 impl SplitRule {
-    /// SPLIT_KEYS keys always (split.wgsl's splits, and the kernels that
-    /// do not split).
+    /// SPLIT_KEYS keys always (the kernels that do not split; split.wgsl's
+    /// default shape gives the same rule, `DeepShape::rule`).
     pub const FIXED: SplitRule = SplitRule {
         wgs: 0,
         max: SPLIT_KEYS,

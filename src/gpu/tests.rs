@@ -659,7 +659,8 @@ fn filled_cache(
 /// block's softmax against its own max in f32), keys in blocks of
 /// SPLIT_KEYS from the first key the query sees (attention.wgsl's `split`
 /// also in `split_len`'s blocks, one to several chunks long by the key
-/// count), then `merge` (the blocks rescaled to the largest max and
+/// count; split.wgsl in each of DEEP_SHAPES that fits, blocks of its
+/// keys), then `merge` (the blocks rescaled to the largest max and
 /// summed in f32; at 3 SPLIT_KEYS + 1 keys with a 1000x query, whose
 /// split maxima lie hundreds apart) vs the exact softmax
 /// (f64, exact scores) over f16-rounded queries, keys and values; at one
@@ -721,12 +722,8 @@ fn split_attention_matches_cpu() {
         // chunk (where it is shorter than SPLIT_KEYS) up to the longest.
         let splits = rules
             .iter()
-            .chain(
-                deep.iter()
-                    .map(|(sh, _)| sh.rule())
-                    .collect::<Vec<_>>()
-                    .iter(),
-            )
+            .copied()
+            .chain(deep.iter().map(|(sh, _)| sh.rule()))
             .map(|r| r.slots(ctx, hd, group, kvh))
             .max()
             .unwrap();
