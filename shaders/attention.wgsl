@@ -48,15 +48,16 @@
 //   `kernels::SplitRule::slots`, at most P.splits: enough for any
 //   position and window).
 //   split.wgsl does the same job with fewer, larger workgroups; which one
-//   runs is `kernels::deep_split`'s choice (measured on the H100).
+//   runs is `kernels::deep_keys`'s choice (measured on the H100).
 // Entry `merge`: Out = sum_s acc_s e^(m_s - M) / sum_s total_s e^(m_s - M)
 //   over the splits in use, s < ceil(keys / split_len(keys)), which are those
 //   `split` (or split.wgsl) wrote (M their largest max): flash-decoding's
-//   merge, in f32,
-//   each dimension's splits summed in 256 DPT / head_dim interleaved lanes
-//   (DPT dimensions a thread: see MT) and the lanes added in order. With one split it is that split's acc /
-//   total. Bindings: 9 Part, 4 P, 5 S, 6 Out. Dispatch: (heads, 1, 1)
-//   workgroups of 256 threads.
+//   merge, in f32, each dimension's splits summed in 256 DPT / head_dim
+//   interleaved lanes (DPT dimensions a thread: see MT), each lane as an
+//   online softmax over its splits (rescaled to its running max), and the
+//   lanes added in order at their largest max. With one split it is that
+//   split's acc / total. Bindings: 9 Part, 4 P, 5 S, 6 Out. Dispatch: (heads,
+//   1, 1) workgroups of 256 threads.
 // Entries `chunked_q` and `merge_q` (head_dim a multiple of 32): `chunked`
 //   and `merge`, and their outputs also as the int8 blocks the Wo product's
 //   integer path reads (13 XQ, 14 XD: exactly what quantize_x.wgsl makes
@@ -583,37 +584,43 @@ fn split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
 // per-thread arrays instead was slower (2026-11-26: the 8B's 8192-key
 // merge 26 us a layer with one, 30 with 4, 47 with 16).
 const MT: u32 = 256u;
+// The lanes' maxima and totals.
 var<workgroup> mred: array<f32, 256>;
 var<workgroup> mtot: array<f32, 256>;
 // The lanes' sums, [lane][head_dim] (lanes x head_dim = 256 DPT).
 var<workgroup> macc: array<f32, 1024>;
 
-// Part's running max of split s of head h, or -3.4e38 past the splits in use.
-fn split_max(base: u32, s: u32, n: u32, hd: u32) -> f32 {
-    return select(-3.4e38, Part[(base + min(s, n - 1u)) * (hd + 2u) + hd + 1u], s < n);
-}
-
 // One split's share of a merge thread: its dimensions d0 .. d0 + dpt - 1
-// (dpt 2: the last two 0) and its total, each weighed by e^(m_s - m);
-// 0 past the n splits in use.
+// (dpt 2: the last two 0), its total and its max; past the n splits in
+// use, split n - 1's values with the max -3.4e38 (so they weigh 0).
 struct MergePart {
     v: vec4<f32>,
     t: f32,
+    m: f32,
 }
 
-fn merge_part(base: u32, s: u32, n: u32, hd: u32, d0: u32, dpt: u32, m: f32) -> MergePart {
+fn merge_part(base: u32, s: u32, n: u32, hd: u32, d0: u32, dpt: u32) -> MergePart {
     let o = (base + min(s, n - 1u)) * (hd + 2u);
-    let ms = Part[o + hd + 1u];
-    // Exactly 1 for the split holding the max (exp(0) need not be).
-    let w = select(0.0, select(exp(ms - m), 1.0, ms == m), s < n);
     // Dimensions d0 + 2, d0 + 3 only where dpt is 4 (the index is clamped
     // into the row; the value is dropped otherwise).
     let hi = vec2<f32>(Part[o + min(d0 + 2u, hd - 1u)], Part[o + min(d0 + 3u, hd - 1u)]);
     let v = vec4<f32>(Part[o + d0], Part[o + d0 + 1u], select(vec2<f32>(0.0), hi, dpt == 4u));
-    return MergePart(v * w, Part[o + hd] * w);
+    return MergePart(v, Part[o + hd], select(-3.4e38, Part[o + hd + 1u], s < n));
+}
+
+// e^(a - m), exactly 1 where a is the max m (exp(0) need not be): so one
+// split alone gives its acc / total exactly.
+fn rel(a: f32, m: f32) -> f32 {
+    return select(exp(a - m), 1.0, a == m);
 }
 
 // `merge` for head wid.x: the outputs, and each thread's (0 past head_dim).
+// One pass over the splits: each thread keeps its own running max and
+// rescales its sums when a round raises it (an online softmax over the
+// splits), so no pass for the largest max comes first; the lanes then
+// meet at their largest max. Measured on the H100 (8B, 8192 keys): the
+// separate max pass and its barrier tree took half the merge's time
+// (BENCHMARKS.md, 2026-11-26e).
 fn merge_out(wid: vec3<u32>, lid: u32) -> f32 {
     let h = wid.x;
     let hd = P.head_dim;
@@ -622,49 +629,32 @@ fn merge_out(wid: vec3<u32>, lid: u32) -> f32 {
     let ls = split_len(keys);
     let n = (keys + ls - 1u) / ls;
     let base = h * P.splits;
-    // The largest split max, four loads in flight per thread and round.
-    var m = -3.4e38;
-    for (var s = lid; s < n; s += 4u * MT) {
-        let a = max(split_max(base, s, n, hd), split_max(base, s + MT, n, hd));
-        let b = max(split_max(base, s + 2u * MT, n, hd), split_max(base, s + 3u * MT, n, hd));
-        m = max(m, max(a, b));
-    }
-    mred[lid] = m;
-    workgroupBarrier();
-    // Only the first min(n, MT) threads hold a split's max: the tree
-    // starts at the power of two that covers them (n is uniform), so a
-    // few splits take a few levels, not eight.
-    var w0 = MT / 2u;
-    while w0 > 1u && w0 >= n {
-        w0 >>= 1u;
-    }
-    for (var w = w0; w > 0u; w >>= 1u) {
-        if lid < w {
-            mred[lid] = max(mred[lid], mred[lid + w]);
-        }
-        workgroupBarrier();
-    }
-    m = mred[0];
-    workgroupBarrier();
     let dpt = select(2u, 4u, (hd & 3u) == 0u);
     let tps = hd / dpt;
     let lanes = MT / tps;
     let lane = lid / tps;
     let d0 = (lid % tps) * dpt;
+    var m = -3.4e38;
     var acc = vec4<f32>(0.0);
     var total = 0.0;
     if lane < lanes {
         // Four splits a round, their loads in flight together (named
         // values, not a per-thread array: indexed arrays measured slower,
-        // BENCHMARKS.md 2026-11-26 and 2026-11-26d); a round's splits past
-        // n read split n - 1 and weigh 0.
+        // BENCHMARKS.md 2026-11-26 and 2026-11-26d).
         for (var s = lane; s < n; s += 4u * lanes) {
-            let p0 = merge_part(base, s, n, hd, d0, dpt, m);
-            let p1 = merge_part(base, s + lanes, n, hd, d0, dpt, m);
-            let p2 = merge_part(base, s + 2u * lanes, n, hd, d0, dpt, m);
-            let p3 = merge_part(base, s + 3u * lanes, n, hd, d0, dpt, m);
-            acc += (p0.v + p1.v) + (p2.v + p3.v);
-            total += (p0.t + p1.t) + (p2.t + p3.t);
+            let p0 = merge_part(base, s, n, hd, d0, dpt);
+            let p1 = merge_part(base, s + lanes, n, hd, d0, dpt);
+            let p2 = merge_part(base, s + 2u * lanes, n, hd, d0, dpt);
+            let p3 = merge_part(base, s + 3u * lanes, n, hd, d0, dpt);
+            let mr = max(max(m, max(p0.m, p1.m)), max(p2.m, p3.m));
+            let k = rel(m, mr);
+            let w0 = rel(p0.m, mr);
+            let w1 = rel(p1.m, mr);
+            let w2 = rel(p2.m, mr);
+            let w3 = rel(p3.m, mr);
+            acc = acc * k + ((p0.v * w0 + p1.v * w1) + (p2.v * w2 + p3.v * w3));
+            total = total * k + ((p0.t * w0 + p1.t * w1) + (p2.t * w2 + p3.t * w3));
+            m = mr;
         }
         macc[lane * hd + d0] = acc.x;
         macc[lane * hd + d0 + 1u] = acc.y;
@@ -674,15 +664,21 @@ fn merge_out(wid: vec3<u32>, lid: u32) -> f32 {
         }
         if d0 == 0u {
             mtot[lane] = total;
+            mred[lane] = m;
         }
     }
     workgroupBarrier();
     if lid < hd {
+        var mm = -3.4e38;
+        for (var l = 0u; l < lanes; l++) {
+            mm = max(mm, mred[l]);
+        }
         var a = 0.0;
         var t = 0.0;
         for (var l = 0u; l < lanes; l++) {
-            a += macc[l * hd + lid];
-            t += mtot[l];
+            let k = rel(mred[l], mm);
+            a += macc[l * hd + lid] * k;
+            t += mtot[l] * k;
         }
         let v = a * (1.0 / t);
         Out[h * hd + lid] = v;

@@ -13,29 +13,35 @@
 // group's query heads per workgroup (so the KV rows are read twice). On
 // the H100 it read an 8B's cache at ~0.23 TB/s at 8192 keys. When this
 // runs instead: from kernels::deep_keys keys (1024 at head sizes >= 128,
-// 4096 at 64-127; with few splits its few workgroups leave the GPU idle).
+// 1024 at 64-127 too; with few splits its few workgroups leave the GPU idle).
 // Here a workgroup takes all
 // GQ query heads of its kv head that it serves and the split's LS keys at
-// once: every thread loads its share of the K rows in one round trip, the
-// scores and the split's max come from short shared-memory reductions,
-// and each V word is loaded once for all GQ heads. Nothing runs per key
-// serially but the V sum (LS / lanes keys a thread).
+// once: every thread loads its share of the K and V rows in one round
+// trip at the start, the scores and the split's max come from short
+// shared-memory reductions, and each V word is loaded once for all GQ
+// heads. Nothing runs per key serially but the V sum (LS / lanes keys a
+// thread).
 // Every per-head sum (the partial dots, the V sums) runs four heads at a
 // time in vec4 registers over query and weight rows laid out so (qv, wv):
 // with the V sums in a per-thread array indexed by head, the kernel took
 // 72 of its 88 us a layer (8B, 8192 keys) even with no K or V loaded at
-// all; in vec4s it takes 47 (BENCHMARKS.md, 2026-11-26d).
+// all; in vec4s it takes 47 (BENCHMARKS.md, 2026-11-26d), and with every
+// K and V load issued at the start and the V sums meeting four heads a
+// round instead of one, 36 (2026-11-26e).
 // Threads: scores: thread (key lid / TPK, part lid % TPK) takes a TPK-th
 // of the head's words (PW of them) of its key for every head, the TPK
 // partial dots meet in `buf`; V: thread (lane lid / HW, word lid % HW)
 // sums keys lane, lane + LANES, .. of word w for every head, the lanes
-// meet in `buf` one head at a time.
+// meet in `buf` HB heads at a time.
 // Params (attention.wgsl's): 0 heads, 1 kv_heads, 2 head_dim (= HD), 4
 //   scale, 6 splits, 7 window.
 // The host prepends `const HD` (head_dim, <= 512), `GQ` (query heads per
 //   workgroup: GQ * HD <= 1024, GQ <= 8), `LS` (keys per split, a
 //   multiple of 8) and `TPK` (threads per key; LS * TPK threads, at most
-//   256 and at least HD / 2: `kernels::DeepShape`) and appends f16.wgsl.
+//   256 and at least HD / 2: `kernels::DeepShape`), HB (heads whose V
+//   sums meet in `buf` at once) and BUF (its length), and appends
+//   f16.wgsl; it replaces the lines K_LOADS, V_LOADS, K_DOTS and V_SUMS
+//   with the loads and sums written out (`kernels::split_src`).
 // Bindings (attention.wgsl's numbers): 8 Q (f32, [heads * head_dim]), 2
 //   KC, 3 VC (u32, [ctx][kv_heads * head_dim / 2]), 4 P, 5 S, 9 Part (f32,
 //   [heads][P.splits][head_dim + 2]: acc, then total, then m), 10 KC4 (KC
@@ -96,9 +102,9 @@ const MASKED: f32 = -3.4e38;
 const GV: u32 = (GQ + 3u) / 4u;
 const QS: u32 = 2u * PW * GV + 1u;
 var<workgroup> qv: array<vec4<f32>, TPK * QS>;
-// Partial dots [GQ][LS][TPK], then the lanes' V sums of one head [LANES][HD]
-// (LANES * HD <= 2 WG).
-var<workgroup> buf: array<f32, max(GQ, 2u) * WG>;
+// Partial dots [GQ][LS][TPK], then the lanes' V sums of HB heads
+// [HB][LANES][HD]; BUF (the host's) is the larger of the two.
+var<workgroup> buf: array<f32, BUF>;
 // Scores, then weights, by key, four heads a vec4: wv[j * GV + q] holds
 // key j's for heads 4q .. 4q + 3 (0 past GQ), so that the V sums read one
 // vec4 a key and keep their accumulators in vec4 registers. Per head
@@ -147,28 +153,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let nh = min(GQ, kvi * grp + grp - h0);
     let kvw = P.kv_heads * HW;
 
-    // This thread's K words, loaded before anything waits (keys past the
-    // split's end read its last key and are masked below).
+    // This thread's K words and V words, loaded before anything waits,
+    // so that the split's whole share of the cache is one round trip
+    // (keys past the split's end read its last key; their scores are
+    // masked and their weights 0). The host writes the loads out as named
+    // values (`k0`, `k1`, .. and `v0`, `v1`, ..), not arrays, which may
+    // live in memory: K_LOADS, PW of them for key `key`'s part `part`;
+    // V_LOADS, NV of them for word `w` of keys `lane`, `lane` + LANES, ..
     let key = lid / TPK;
     let part = lid % TPK;
     let krow = min(lo + key, len - 1u) * kvw + kvi * HW;
-    var kw: array<u32, PW>;
-    if VEC {
-        // A quarter of the loads.
-        let b4 = (krow + part * PW) / 4u;
-        for (var i = 0u; i < PW / 4u; i++) {
-            let v = KC4[b4 + i];
-            kw[4u * i] = v.x;
-            kw[4u * i + 1u] = v.y;
-            kw[4u * i + 2u] = v.z;
-            kw[4u * i + 3u] = v.w;
-        }
-    } else {
-        for (var i = 0u; i < PW; i++) {
-            let w = part * PW + i;
-            kw[i] = KC[krow + min(w, HW - 1u)];
-        }
-    }
+    // V: lane `lane` of word w (idle threads past LANES take the last lane's
+    // keys, and their sums are never written).
+    let lane = min(lid / HW, LANES - 1u);
+    let w = lid % HW;
+    let vb = kvi * HW + w;
+    let last = len - 1u;
+K_LOADS
+V_LOADS
     // The queries, f16-rounded, into qv.
     for (var i = lid; i < TPK * 2u * PW * GQ; i += WG) {
         let g = i % GQ;
@@ -189,14 +191,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var d0 = vec4<f32>();
     var d1 = vec4<f32>();
     let qb = part * QS;
-    for (var i = 0u; i < PW; i++) {
-        let kk = unpack2x16float(kw[i]);
-        let e = qb + 2u * i * GV;
-        d0 += qv[e] * kk.x + qv[e + GV] * kk.y;
-        if GV > 1u {
-            d1 += qv[e + 1u] * kk.x + qv[e + GV + 1u] * kk.y;
-        }
-    }
+K_DOTS
     for (var g = 0u; g < GQ; g++) {
         buf[(g * LS + key) * TPK + part] = lane4(select(d0, d1, g >= 4u), g % 4u);
     }
@@ -235,60 +230,45 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         t8[lid] = t;
     }
 
-    // V: lane `lane` of word w, keys lane, lane + LANES, ...
-    let lane = lid / HW;
-    let w = lid % HW;
-    // Heads 0-3 in ax0 / ay0 (the word's two dims), 4-7 in ax1 / ay1.
+    // V sums: keys lane, lane + LANES, .. of word w (V_SUMS, one
+    // `vsum(i, v_i)` a loaded word; masked keys weigh 0, and keys past the
+    // split's LS, in the last round where LANES does not divide it, are
+    // guarded by the host). Heads 0-3 in ax0 / ay0 (the word's two dims),
+    // 4-7 in ax1 / ay1.
     var ax0 = vec4<f32>();
     var ay0 = vec4<f32>();
     var ax1 = vec4<f32>();
     var ay1 = vec4<f32>();
-    if lane < LANES {
-        // Four keys' loads in flight per round (a round's keys past the
-        // split read its last key and weigh 0).
-        let vb = kvi * HW + w;
-        let last = cn - 1u;
-        for (var j = lane; j < cn; j += 4u * LANES) {
-            let j1 = j + LANES;
-            let j2 = j1 + LANES;
-            let j3 = j2 + LANES;
-            let v0 = unpack2x16float(VC[(lo + j) * kvw + vb]);
-            let v1 = unpack2x16float(VC[(lo + min(j1, last)) * kvw + vb]);
-            let v2 = unpack2x16float(VC[(lo + min(j2, last)) * kvw + vb]);
-            let v3 = unpack2x16float(VC[(lo + min(j3, last)) * kvw + vb]);
-            let w0 = wv[j * GV];
-            let w1 = select(vec4<f32>(), wv[min(j1, last) * GV], j1 < cn);
-            let w2 = select(vec4<f32>(), wv[min(j2, last) * GV], j2 < cn);
-            let w3 = select(vec4<f32>(), wv[min(j3, last) * GV], j3 < cn);
-            ax0 += w0 * v0.x + w1 * v1.x + w2 * v2.x + w3 * v3.x;
-            ay0 += w0 * v0.y + w1 * v1.y + w2 * v2.y + w3 * v3.y;
-            if GV > 1u {
-                let u0 = wv[j * GV + 1u];
-                let u1 = select(vec4<f32>(), wv[min(j1, last) * GV + 1u], j1 < cn);
-                let u2 = select(vec4<f32>(), wv[min(j2, last) * GV + 1u], j2 < cn);
-                let u3 = select(vec4<f32>(), wv[min(j3, last) * GV + 1u], j3 < cn);
-                ax1 += u0 * v0.x + u1 * v1.x + u2 * v2.x + u3 * v3.x;
-                ay1 += u0 * v0.y + u1 * v1.y + u2 * v2.y + u3 * v3.y;
+V_SUMS
+    // The lanes meet in `buf`, HB heads a round (two barriers a round).
+    let summer = lid / HW < LANES;
+    for (var g0 = 0u; g0 < GQ; g0 += HB) {
+        workgroupBarrier();
+        if summer {
+            for (var b = 0u; b < HB; b++) {
+                let g = g0 + b;
+                let hi = g >= 4u;
+                let o = (b * LANES + lane) * HD + 2u * w;
+                buf[o] = lane4(select(ax0, ax1, hi), g % 4u);
+                buf[o + 1u] = lane4(select(ay0, ay1, hi), g % 4u);
             }
         }
-    }
-    for (var g = 0u; g < GQ; g++) {
         workgroupBarrier();
-        if lane < LANES {
-            let hi = g >= 4u;
-            buf[lane * HD + 2u * w] = lane4(select(ax0, ax1, hi), g % 4u);
-            buf[lane * HD + 2u * w + 1u] = lane4(select(ay0, ay1, hi), g % 4u);
-        }
-        workgroupBarrier();
-        let o = ((h0 + g) * P.splits + wid.y) * (HD + 2u);
-        for (var d = lid; g < nh && d < HD; d += WG) {
-            var a = 0.0;
-            for (var l = 0u; l < LANES; l++) {
-                a += buf[l * HD + d];
+        for (var i = lid; i < HB * HD; i += WG) {
+            let b = i / HD;
+            let d = i % HD;
+            let g = g0 + b;
+            if g < nh {
+                var a = 0.0;
+                for (var l = 0u; l < LANES; l++) {
+                    a += buf[(b * LANES + l) * HD + d];
+                }
+                Part[((h0 + g) * P.splits + wid.y) * (HD + 2u) + d] = a;
             }
-            Part[o + d] = a;
         }
-        if g < nh && lid == 0u {
+        if lid < HB && g0 + lid < nh {
+            let g = g0 + lid;
+            let o = ((h0 + g) * P.splits + wid.y) * (HD + 2u);
             var t = 0.0;
             for (var i = 0u; i < 8u; i++) {
                 t += t8[g * 8u + i];
@@ -298,3 +278,4 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
     }
 }
+

@@ -1393,6 +1393,90 @@ pub const PAIRS_PER_GROUP: usize = 1024;
 /// up to it, `chunked`'s one pass keeps llama.cpp's CPU order exactly.
 pub const SPLIT_KEYS: usize = 64;
 
+/// split.wgsl for heads of `head_dim` in groups of `group`, in shape
+/// `sh`: its constants, and its K and V loads and their sums written out
+/// as named values (see the shader's header), since the driver may keep
+/// an array indexed in a loop in memory (BENCHMARKS.md, 2026-11-26d).
+pub fn split_src(head_dim: usize, group: usize, sh: DeepShape) -> String {
+    let gq = split_heads(head_dim, group);
+    let (ls, tpk) = (sh.keys as usize, sh.tpk);
+    let pw = sh.key_words(head_dim);
+    let lanes = sh.lanes(head_dim);
+    let hb = sh.out_heads(head_dim, group);
+    let buf = sh.buf_len(head_dim, group, hb);
+    let mut kl = String::new();
+    let mut kd = String::new();
+    // Both branches, as the shader's constant VEC picks one: each binding
+    // (KC, KC4) stays in the layout that the host's bind group fills.
+    for i in 0..pw {
+        kl += &format!("    var k{i}: u32;\n");
+    }
+    kl += "    if VEC {\n        let kb = (krow + part * PW) / 4u;\n";
+    for q in 0..pw.div_ceil(4) {
+        kl += &format!("        let kq{q} = KC4[kb + {q}u];\n");
+        for c in 0..4.min(pw - 4 * q) {
+            kl += &format!(
+                "        k{} = kq{q}.{};\n",
+                4 * q + c,
+                ["x", "y", "z", "w"][c]
+            );
+        }
+    }
+    kl += "    } else {\n";
+    for i in 0..pw {
+        kl += &format!("        k{i} = KC[krow + min(part * PW + {i}u, HW - 1u)];\n");
+    }
+    kl += "    }\n";
+    for i in 0..pw {
+        kd += &format!(
+            "    {{\n        let kk = unpack2x16float(k{i});\n        let e = qb + {}u * GV;\n        \
+             d0 += qv[e] * kk.x + qv[e + GV] * kk.y;\n        if GV > 1u {{\n            \
+             d1 += qv[e + 1u] * kk.x + qv[e + GV + 1u] * kk.y;\n        }}\n    }}\n",
+            2 * i
+        );
+    }
+    let mut vl = String::new();
+    let mut vs = String::new();
+    for i in 0..ls.div_ceil(lanes) {
+        let j = i * lanes;
+        vl += &format!("    let v{i} = VC[min(lo + lane + {j}u, last) * kvw + vb];\n");
+        // Slots whose keys may pass LS (LANES does not divide it) weigh 0
+        // there.
+        let (idx, guard) = if j + lanes > ls {
+            (
+                format!("min(lane + {j}u, LS - 1u)"),
+                format!("lane + {j}u < LS"),
+            )
+        } else {
+            (format!("lane + {j}u"), String::new())
+        };
+        let wt = |h: &str| {
+            if guard.is_empty() {
+                format!("wv[({idx}) * GV{h}]")
+            } else {
+                format!("select(vec4<f32>(), wv[({idx}) * GV{h}], {guard})")
+            }
+        };
+        vs += &format!(
+            "    {{\n        let v = unpack2x16float(v{i});\n        let a = {};\n        \
+             ax0 += a * v.x;\n        ay0 += a * v.y;\n        if GV > 1u {{\n            \
+             let u = {};\n            ax1 += u * v.x;\n            ay1 += u * v.y;\n        }}\n    }}\n",
+            wt(""),
+            wt(" + 1u")
+        );
+    }
+    // Whole lines only (the header names the placeholders too).
+    let body = SPLIT
+        .replace("\nK_LOADS\n", &format!("\n{kl}"))
+        .replace("\nV_LOADS\n", &format!("\n{vl}"))
+        .replace("\nK_DOTS\n", &format!("\n{kd}"))
+        .replace("\nV_SUMS\n", &format!("\n{vs}"));
+    format!(
+        "const HD: u32 = {head_dim}u;\nconst GQ: u32 = {gq}u;\nconst LS: u32 = {ls}u;\n\
+         const TPK: u32 = {tpk}u;\nconst HB: u32 = {hb}u;\nconst BUF: u32 = {buf}u;\n{body}\n{F16}"
+    )
+}
+
 /// From how many keys decode steps of heads of `head_dim` take
 /// split.wgsl (0: never): `GpuTuning::deep_split_keys` at head sizes of 128
 /// and more, `deep_split_keys_64` from 64 to 127, never below 64 (not
@@ -1442,17 +1526,45 @@ impl DeepShape {
     /// (`buf`), the weights by key (`wv`) and the eighths' maxima and sums.
     /// WebGPU guarantees 16 KiB.
     pub fn workgroup_bytes(self, head_dim: usize, group: usize) -> usize {
+        self.bytes_with(head_dim, group, self.out_heads(head_dim, group))
+    }
+
+    /// The bytes with the V sums of `hb` heads meeting in `buf` at once.
+    fn bytes_with(self, head_dim: usize, group: usize, hb: usize) -> usize {
         let gq = split_heads(head_dim, group) as usize;
-        let (t, keys, tpk) = (
-            self.threads() as usize,
-            self.keys as usize,
-            self.tpk as usize,
-        );
+        let (keys, tpk) = (self.keys as usize, self.tpk as usize);
         let gv = gq.div_ceil(4);
-        let pw = (head_dim / 2).div_ceil(tpk);
-        let qv = tpk * (2 * pw * gv + 1) * 16;
-        let buf = gq.max(2) * t * 4;
-        qv + buf + keys * gv * 16 + 2 * gq * 8 * 4
+        let qv = tpk * (2 * self.key_words(head_dim) * gv + 1) * 16;
+        qv + self.buf_len(head_dim, group, hb) * 4 + keys * gv * 16 + 2 * gq * 8 * 4
+    }
+
+    /// split.wgsl's `buf`: the partial dots [GQ][LS][TPK] (at least two
+    /// rows of threads), or `hb` heads' lanes of V sums, the larger.
+    fn buf_len(self, head_dim: usize, group: usize, hb: usize) -> usize {
+        let gq = split_heads(head_dim, group) as usize;
+        (gq.max(2) * self.threads() as usize).max(hb * self.lanes(head_dim) * head_dim)
+    }
+
+    /// split.wgsl's HB: the most heads (of the workgroup's GQ) whose
+    /// V sums meet in `buf` at once within 16 KiB, each round two
+    /// barriers; at least 1 (which the partial dots' rows always hold,
+    /// as LANES * HD <= 2 WG).
+    pub fn out_heads(self, head_dim: usize, group: usize) -> usize {
+        let gq = split_heads(head_dim, group) as usize;
+        (1..=gq)
+            .rev()
+            .find(|&hb| self.bytes_with(head_dim, group, hb) <= 16384)
+            .unwrap_or(1)
+    }
+
+    /// split.wgsl's PW: a score thread's share of a head row's words.
+    fn key_words(self, head_dim: usize) -> usize {
+        (head_dim / 2).div_ceil(self.tpk as usize)
+    }
+
+    /// split.wgsl's LANES: threads a word of the head row for the V sums.
+    fn lanes(self, head_dim: usize) -> usize {
+        (self.threads() as usize / (head_dim / 2).max(1)).min(self.keys as usize)
     }
 
     /// `want` where it fits the heads, else the default.
@@ -2007,11 +2119,12 @@ impl Kernels {
         self.split
             .entry((head_dim, gq, sh))
             .or_insert_with(|| {
-                let (ls, tpk) = (sh.keys, sh.tpk);
-                let src = format!(
-                    "const HD: u32 = {head_dim}u;\nconst GQ: u32 = {gq}u;\nconst LS: u32 = {ls}u;\nconst TPK: u32 = {tpk}u;\n{SPLIT}\n{F16}"
-                );
-                pipeline(gpu, "attention_split", &src, "main")
+                pipeline(
+                    gpu,
+                    "attention_split",
+                    &split_src(head_dim, group, sh),
+                    "main",
+                )
             })
             .clone()
     }

@@ -229,11 +229,14 @@ pub const SPLIT_MAX: usize = 64;
 /// leaves much of the GPU idle while the splits are few.
 pub const DEEP_SPLIT_KEYS: usize = 1024;
 
-/// `GpuTuning::deep_split_keys_64`'s default (the same runs, split.wgsl
-/// from 2048 keys against never, tg32 after d keys): llama-3.2-1b d2048
-/// +4%, d4096 +7%, d8192 +16-29%; TinyLlama (8 query heads per kv head)
-/// d2048 -3% and -7%, d4096 +5%, d8192 +7%.
-pub const DEEP_SPLIT_KEYS_64: usize = 4096;
+/// `GpuTuning::deep_split_keys_64`'s default, measured on the H100 once
+/// split.wgsl loaded its K and V at once (BENCHMARKS.md, 2026-11-26e,
+/// `ab1.log`, `ab2.log`; synthetic, tg32 after d keys): llama-3.2-1b from
+/// 1024 keys against 4096, d1024 907 / 872, d2048 873 / 778-789;
+/// TinyLlama (8 query heads per kv head) from 512, 1024, 2048 and 4096:
+/// d512 738 / 752 / 755 / 751, d1024 740 / 742 / 742 / 738, d2048 698 /
+/// 692 / 700 / 662.
+pub const DEEP_SPLIT_KEYS_64: usize = 1024;
 
 /// `GpuTuning::int_min_bytes`'s default, measured on the H100 with the wide
 /// decoders (BENCHMARKS.md, 2026-11-25c, synthetic shapes, tg128 at floors
