@@ -12,8 +12,8 @@
 // chunk, a serial dot product per (head, key) thread and 1 or 2 of a
 // group's query heads per workgroup (so the KV rows are read twice). On
 // the H100 it read an 8B's cache at ~0.23 TB/s at 8192 keys. When this
-// runs instead: from kernels::deep_keys keys (1024 at head sizes >= 128,
-// 1024 at 64-127 too; with few splits its few workgroups leave the GPU idle).
+// runs instead: from kernels::deep_keys keys (512 at head sizes >= 128,
+// 1024 at 64-127; with few splits its few workgroups leave the GPU idle).
 // Here a workgroup takes all
 // GQ query heads of its kv head that it serves and the split's LS keys at
 // once: every thread loads its share of the K and V rows in one round

@@ -221,13 +221,13 @@ pub const SPLIT_WGS: u32 = 320;
 /// longer splits trade idle workgroups for a longer walk.
 pub const SPLIT_MAX: usize = 64;
 
-/// `GpuTuning::deep_split_keys`'s default, measured on the H100 with
-/// split.wgsl's sums in vec4 registers (BENCHMARKS.md, 2026-11-26d,
-/// `ab5.log`; synthetic llama-3.1-8b Q4_K, tg32 after d keys, split.wgsl
-/// from 512 keys against 2048): d1024 241 / 258 (+7%), d512 262 / 247
-/// (-13% and +1% in two rounds). Its one workgroup per kv head and split
-/// leaves much of the GPU idle while the splits are few.
-pub const DEEP_SPLIT_KEYS: usize = 1024;
+/// `GpuTuning::deep_split_keys`'s default, measured on the H100 once
+/// split.wgsl loaded its K and V at once (BENCHMARKS.md, 2026-11-26e,
+/// `sbs/res`; tg32 after 512 keys, split.wgsl from 512 keys against
+/// 1024, two rounds): the real-layout llama-3.1-8b Q4_K_M 281 / 281
+/// against 267 / 268 (+5%), synthetic Gemma 3 270M Q8_0 (one kv head)
+/// 545 / 545 against 533 / 534 (+2%). Below 512 keys not measured.
+pub const DEEP_SPLIT_KEYS: usize = 512;
 
 /// `GpuTuning::deep_split_keys_64`'s default, measured on the H100 once
 /// split.wgsl loaded its K and V at once (BENCHMARKS.md, 2026-11-26e,
