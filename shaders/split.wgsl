@@ -16,8 +16,8 @@
 // 1024 at 64-127; with few splits its few workgroups leave the GPU idle).
 // Here a workgroup takes all
 // GQ query heads of its kv head that it serves and the split's LS keys at
-// once: every thread loads its share of the K and V rows in one round
-// trip at the start, the scores and the split's max come from short
+// once: every thread loads its share of the K rows in one round trip at
+// the start (and of the V rows in one more), the scores and the split's max come from short
 // shared-memory reductions, and each V word is loaded once for all GQ
 // heads. Nothing runs per key serially but the V sum (LS / lanes keys a
 // thread).
@@ -25,9 +25,9 @@
 // time in vec4 registers over query and weight rows laid out so (qv, wv):
 // with the V sums in a per-thread array indexed by head, the kernel took
 // 72 of its 88 us a layer (8B, 8192 keys) even with no K or V loaded at
-// all; in vec4s it takes 47 (BENCHMARKS.md, 2026-11-26d), and with every
-// K and V load issued at the start and the V sums meeting four heads a
-// round instead of one, 36 (2026-11-26e).
+// all; in vec4s it takes 47 (BENCHMARKS.md, 2026-11-26d), and with each
+// thread's K loads and its V loads issued at once and the V sums meeting
+// four heads a round instead of one, 33 (2026-11-26e).
 // Threads: scores: thread (key lid / TPK, part lid % TPK) takes a TPK-th
 // of the head's words (PW of them) of its key for every head, the TPK
 // partial dots meet in `buf`; V: thread (lane lid / HW, word lid % HW)
@@ -153,13 +153,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let nh = min(GQ, kvi * grp + grp - h0);
     let kvw = P.kv_heads * HW;
 
-    // This thread's K words and V words, loaded before anything waits,
-    // so that the split's whole share of the cache is one round trip
-    // (keys past the split's end read its last key; their scores are
-    // masked and their weights 0). The host writes the loads out as named
-    // values (`k0`, `k1`, .. and `v0`, `v1`, ..), not arrays, which may
-    // live in memory: K_LOADS, PW of them for key `key`'s part `part`;
-    // V_LOADS, NV of them for word `w` of keys `lane`, `lane` + LANES, ..
+    // This thread's K words, loaded before anything waits (keys past the
+    // split's end read its last key; their scores are masked and their
+    // weights 0), and later its V words, all in one round trip each. The
+    // host writes the loads out as named values (`k0`, `k1`, .. and `v0`,
+    // `v1`, ..), not arrays, which may live in memory: K_LOADS, PW of them
+    // for key `key`'s part `part`; V_LOADS, NV of them for word `w` of keys
+    // `lane`, `lane` + LANES, ..
     let key = lid / TPK;
     let part = lid % TPK;
     let krow = min(lo + key, len - 1u) * kvw + kvi * HW;
@@ -170,7 +170,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let vb = kvi * HW + w;
     let last = len - 1u;
 K_LOADS
-V_LOADS
     // The queries, f16-rounded, into qv.
     for (var i = lid; i < TPK * 2u * PW * GQ; i += WG) {
         let g = i % GQ;
@@ -234,7 +233,12 @@ K_DOTS
     // `vsum(i, v_i)` a loaded word; masked keys weigh 0, and keys past the
     // split's LS, in the last round where LANES does not divide it, are
     // guarded by the host). Heads 0-3 in ax0 / ay0 (the word's two dims),
-    // 4-7 in ax1 / ay1.
+    // 4-7 in ax1 / ay1. The V words are loaded here, not with the K words
+    // at the start: held through the scores too they cost more (registers,
+    // so fewer workgroups at once, measured: 8B at 8192 keys 36.0 -> 33.4
+    // us a layer with them here, BENCHMARKS.md 2026-11-26e, ab6) than
+    // their round trip here.
+V_LOADS
     var ax0 = vec4<f32>();
     var ay0 = vec4<f32>();
     var ax1 = vec4<f32>();
