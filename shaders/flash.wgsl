@@ -71,6 +71,9 @@ const TQ: u32 = R / GS;
 // (row, key) pairs per thread, and K (or V) words staged per thread.
 const SPT: u32 = (R * CK + WG - 1u) / WG;
 const KW: u32 = (CK * HV + WG - 1u) / WG;
+// Every tile the host builds stages one K and one V word per thread (so
+// that they are plain values: see the staging).
+const_assert KW == 1u;
 // A score no key has: its weight exp(MASKED - max) underflows to 0 for
 // any running max, which starts at NO_MAX (finite, so that no inf - inf
 // ever makes a NaN).
@@ -127,11 +130,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         var word = vec4<u32>(0u);
         if r / GS < nt && r % GS < nh {
             let i = (t0 + r / GS) * qd + (h0 + r % GS) * HD + 8u * e;
-            for (var x = 0u; x < 4u; x++) {
-                let a = round_f16(Q[i + 2u * x]);
-                let b = round_f16(Q[i + 2u * x + 1u]);
-                word[x] = pack2x16float(vec2<f32>(a, b));
-            }
+            word = vec4<u32>(qpair(i), qpair(i + 2u), qpair(i + 4u), qpair(i + 6u));
         }
         qsh[r * QW + e] = word;
     }
@@ -146,29 +145,29 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let hi = S.pos + t0 + nt;
     let w = lid % HW;
     let g = lid / HW;
-    var acc: array<vec2<f32>, 4>;
+    // Rows 4 g .. 4 g + 3's sums of word w, as named values: a per-thread
+    // array indexed by a loop may live in memory on some drivers
+    // (BENCHMARKS.md, 2026-11-26d and 2026-11-26e).
+    var acc0 = vec2<f32>(0.0);
+    var acc1 = vec2<f32>(0.0);
+    var acc2 = vec2<f32>(0.0);
+    var acc3 = vec2<f32>(0.0);
     var total = vec4<f32>(0.0);
     for (var j0 = lo; j0 < hi; j0 += CK) {
-        // Stage the chunk's K and V rows, all loads in flight before the
+        // Stage the chunk's K and V rows, both loads in flight before the
         // stores; keys past the last are clamped to it (written rows,
         // finite) and masked below.
-        var kw: array<vec4<u32>, KW>;
-        var vw: array<vec4<u32>, KW>;
-        for (var k = 0u; k < KW; k++) {
-            let f = min(lid + k * WG, CK * HV - 1u);
-            let j = min(j0 + f / HV, hi - 1u);
-            let i = j * kvw + kvo + f % HV;
-            kw[k] = KC[i];
-            vw[k] = VC[i];
-        }
-        for (var k = 0u; k < KW; k++) {
-            let f = lid + k * WG;
-            if f < CK * HV {
-                ksh[(f / HV) * QW + f % HV] = kw[k];
-                for (var x = 0u; x < 4u; x++) {
-                    vsh[4u * f + x] = vw[k][x];
-                }
-            }
+        let fk = min(lid, CK * HV - 1u);
+        let jk = min(j0 + fk / HV, hi - 1u);
+        let ik = jk * kvw + kvo + fk % HV;
+        let kw = KC[ik];
+        let vw = VC[ik];
+        if lid < CK * HV {
+            ksh[(lid / HV) * QW + lid % HV] = kw;
+            vsh[4u * lid] = vw.x;
+            vsh[4u * lid + 1u] = vw.y;
+            vsh[4u * lid + 2u] = vw.z;
+            vsh[4u * lid + 3u] = vw.w;
         }
         if lid < R {
             msh[lid] = mnew[lid];
@@ -225,31 +224,52 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         // The weighted V rows; every thread of a row group keeps the same
         // totals (free: it reads every weight of its rows anyway).
         let a = vec4<f32>(ash[g * 4u], ash[g * 4u + 1u], ash[g * 4u + 2u], ash[g * 4u + 3u]);
-        acc[0] *= a.x;
-        acc[1] *= a.y;
-        acc[2] *= a.z;
-        acc[3] *= a.w;
+        acc0 *= a.x;
+        acc1 *= a.y;
+        acc2 *= a.z;
+        acc3 *= a.w;
         total *= a;
         for (var c = 0u; c < CK; c++) {
             let v = unpack2x16float(vsh[c * HW + w]);
             let pw = psh[g * CK + c];
-            acc[0] += pw.x * v;
-            acc[1] += pw.y * v;
-            acc[2] += pw.z * v;
-            acc[3] += pw.w * v;
+            acc0 += pw.x * v;
+            acc1 += pw.y * v;
+            acc2 += pw.z * v;
+            acc3 += pw.w * v;
             total += pw;
         }
         workgroupBarrier();
     }
 
-    for (var q = 0u; q < 4u; q++) {
-        let r = g * 4u + q;
-        if r / GS < nt && r % GS < nh {
-            // total >= 1: the row's largest score weighs exp(0).
-            let o = (t0 + r / GS) * qd + (h0 + r % GS) * HD + 2u * w;
-            let inv = 1.0 / total[q];
-            Out[o] = acc[q].x * inv;
-            Out[o + 1u] = acc[q].y * inv;
-        }
+    let oc = Rows(t0, nt, h0, nh, qd);
+    write_row(oc, g * 4u, w, acc0, total.x);
+    write_row(oc, g * 4u + 1u, w, acc1, total.y);
+    write_row(oc, g * 4u + 2u, w, acc2, total.z);
+    write_row(oc, g * 4u + 3u, w, acc3, total.w);
+}
+
+// Where a workgroup's rows go: tokens [t0, t0 + nt), heads [h0, h0 + nh),
+// qd floats a token.
+struct Rows {
+    t0: u32,
+    nt: u32,
+    h0: u32,
+    nh: u32,
+    qd: u32,
+}
+
+// Row r's word w: its sums over its total (total >= 1: the row's largest
+// score weighs exp(0)); nothing for rows past the tokens or heads.
+fn write_row(oc: Rows, r: u32, w: u32, a: vec2<f32>, total: f32) {
+    if r / GS < oc.nt && r % GS < oc.nh {
+        let o = (oc.t0 + r / GS) * oc.qd + (oc.h0 + r % GS) * HD + 2u * w;
+        let inv = 1.0 / total;
+        Out[o] = a.x * inv;
+        Out[o + 1u] = a.y * inv;
     }
+}
+
+// Q[i], Q[i + 1] rounded to f16 and packed (exact in the packing).
+fn qpair(i: u32) -> u32 {
+    return pack2x16float(vec2<f32>(round_f16(Q[i]), round_f16(Q[i + 1u])));
 }
