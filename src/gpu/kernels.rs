@@ -1524,7 +1524,9 @@ impl DeepShape {
     /// split.wgsl's workgroup memory for heads of `head_dim` in groups of
     /// `group`: the queries by part (`qv`), the partial dots and V sums
     /// (`buf`), the weights by key (`wv`) and the eighths' maxima and sums.
-    /// WebGPU guarantees 16 KiB.
+    /// WebGPU guarantees 16 KiB. It mirrors the shader's declarations;
+    /// `split_source_compiles_for_every_head_size` holds it to naga's
+    /// layout of the generated source.
     pub fn workgroup_bytes(self, head_dim: usize, group: usize) -> usize {
         self.bytes_with(head_dim, group, self.out_heads(head_dim, group))
     }

@@ -3602,3 +3602,46 @@ fn int_prefill_lists_use_the_int_tile() {
     assert_eq!(count(&b.layers, "matmul"), 0);
     assert_eq!(count(&b.layers_one, "quantize_x"), 0);
 }
+
+/// split.wgsl's generated source parses, validates and translates to
+/// SPIR-V for every head size the split path may take (32 .. 512) in
+/// groups of 1-8 query heads per kv head, in every DEEP_SHAPES shape that
+/// fits them (the kernel tests run 6, 64 and 128 only); and its workgroup
+/// variables, as naga lays them out, come to `DeepShape::workgroup_bytes`
+/// (which `fits` holds to WebGPU's 16 KiB) exactly.
+#[test]
+fn split_source_compiles_for_every_head_size() {
+    use wgpu::naga;
+    for hd in [32usize, 64, 80, 96, 128, 192, 256, 512] {
+        for group in 1..=8 {
+            for sh in DEEP_SHAPES.iter().filter(|sh| sh.fits(hd, group)) {
+                let what = format!("hd {hd} group {group} shape {}x{}", sh.keys, sh.tpk);
+                let src = kernels::split_src(hd, group, *sh);
+                let module = naga::front::wgsl::parse_str(&src)
+                    .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(&src)));
+                let info = naga::valid::Validator::new(
+                    naga::valid::ValidationFlags::all(),
+                    naga::valid::Capabilities::all(),
+                )
+                .validate(&module)
+                .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(&src)));
+                naga::back::spv::write_vec(
+                    &module,
+                    &info,
+                    &naga::back::spv::Options::default(),
+                    None,
+                )
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let mut layouter = naga::proc::Layouter::default();
+                layouter.update(module.to_ctx()).unwrap();
+                let shared: u32 = module
+                    .global_variables
+                    .iter()
+                    .filter(|(_, v)| v.space == naga::AddressSpace::WorkGroup)
+                    .map(|(_, v)| layouter[v.ty].size)
+                    .sum();
+                assert_eq!(shared as usize, sh.workgroup_bytes(hd, group), "{what}");
+            }
+        }
+    }
+}
