@@ -618,9 +618,10 @@ fn rel(a: f32, m: f32) -> f32 {
 // One pass over the splits: each thread keeps its own running max and
 // rescales its sums when a round raises it (an online softmax over the
 // splits), so no pass for the largest max comes first; the lanes then
-// meet at their largest max. Measured on the H100 (8B, 8192 keys): the
-// separate max pass and its barrier tree took half the merge's time
-// (BENCHMARKS.md, 2026-11-26e).
+// meet at their largest max. Measured on the H100 (8B, 8192 keys): 13.0
+// -> 12.7 us a layer against a separate max pass and its barrier tree
+// first (BENCHMARKS.md, 2026-11-26e); most of what is left is the cost
+// of any dispatch there.
 fn merge_out(wid: vec3<u32>, lid: u32) -> f32 {
     let h = wid.x;
     let hd = P.head_dim;

@@ -229,8 +229,8 @@ K_DOTS
         t8[lid] = t;
     }
 
-    // V sums: keys lane, lane + LANES, .. of word w (V_SUMS, one
-    // `vsum(i, v_i)` a loaded word; masked keys weigh 0, and keys past the
+    // V sums: keys lane, lane + LANES, .. of word w (V_SUMS, a block of
+    // multiply-adds per loaded word; masked keys weigh 0, and keys past the
     // split's LS, in the last round where LANES does not divide it, are
     // guarded by the host). Heads 0-3 in ax0 / ay0 (the word's two dims),
     // 4-7 in ax1 / ay1. The V words are loaded here, not with the K words

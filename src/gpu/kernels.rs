@@ -1640,13 +1640,15 @@ const fn flash_shared_bytes(head_dim: usize, rows: u32, keys: u32) -> usize {
     4 * (r * (hw + 4) + c * (hw + 4) + c * hw + 2 * r * c + 3 * r)
 }
 
-// Every tile within the portable budget, with 4 rows per thread.
+// Every tile within the portable budget, with 4 rows per thread and one
+// 16-byte K (and V) word of a chunk per thread (flash.wgsl's KW == 1).
 const _: () = {
     let mut i = 0;
     while i < FLASH_TILES.len() {
         let (hd, rows, keys) = FLASH_TILES[i];
         assert!(flash_shared_bytes(hd, rows, keys) <= FLASH_SHARED_MAX);
         assert!(rows as usize * hd == 2048);
+        assert!(keys as usize * hd / 8 <= 256);
         i += 1;
     }
 };
