@@ -620,8 +620,7 @@ fn rel(a: f32, m: f32) -> f32 {
 // splits), so no pass for the largest max comes first; the lanes then
 // meet at their largest max. Measured on the H100 (8B, 8192 keys): 13.0
 // -> 12.7 us a layer against a separate max pass and its barrier tree
-// first (BENCHMARKS.md, 2026-11-26e); most of what is left is the cost
-// of any dispatch there.
+// first (BENCHMARKS.md, 2026-11-26e).
 fn merge_out(wid: vec3<u32>, lid: u32) -> f32 {
     let h = wid.x;
     let hd = P.head_dim;

@@ -107,9 +107,9 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   f32 (matmul.wgsl) instead of int8 x and packed integer dot products
 ///   (matmul_int.wgsl) where no cooperative-matrix tile applies.
 /// - `WEBGGUF_GPU_DEEP_KEYS=K`: decode steps at head size >= 128 take
-///   split.wgsl's splits from K keys (default 1024; 0: never);
+///   split.wgsl's splits from K keys (default 512; 0: never);
 ///   `WEBGGUF_GPU_DEEP_KEYS_64=K` the same at head sizes 64-127 (default
-///   4096);
+///   1024);
 ///   `WEBGGUF_GPU_DEEP_SHAPE=LxT`: its splits of L keys, T threads a key
 ///   (default 64x4; a shape that does not fit the heads is ignored).
 /// - `WEBGGUF_GPU_MV_WG=N`: threads per matvec workgroup;
