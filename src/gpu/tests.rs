@@ -3195,9 +3195,25 @@ fn matmul_coop_matches_cpu() {
 /// SPIR-V with naga, for every entry and a mixed group: lavapipe has no
 /// cooperative matrices, so this is what CI can check of the kernel
 /// without such a device (`matmul_coop_matches_cpu` runs it on one).
+/// `src` parsed, validated (every capability) and translated to SPIR-V
+/// by naga, as wgpu would; panics naming `what` and the error.
+fn compile_wgsl(src: &str, what: &str) -> wgpu::naga::Module {
+    use wgpu::naga;
+    let module = naga::front::wgsl::parse_str(src)
+        .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(src)));
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::all(),
+    )
+    .validate(&module)
+    .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(src)));
+    naga::back::spv::write_vec(&module, &info, &naga::back::spv::Options::default(), None)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    module
+}
+
 #[test]
 fn matmul_coop_source_compiles() {
-    use wgpu::naga;
     use GgmlType::*;
     for (f, mv) in [
         ([Q4_K; 3], Mv::Main),
@@ -3209,16 +3225,7 @@ fn matmul_coop_source_compiles() {
         for (vx, (tr, tt)) in [(false, (128, 64)), (true, (128, 128)), (true, (256, 64))] {
             let tile = kernels::Tile::coop(tr, tt).unwrap();
             let src = kernels::matmul_source(f, mv, tile, vx);
-            let module = naga::front::wgsl::parse_str(&src)
-                .unwrap_or_else(|e| panic!("{f:?} {mv:?}: {}", e.emit_to_string(&src)));
-            let info = naga::valid::Validator::new(
-                naga::valid::ValidationFlags::all(),
-                naga::valid::Capabilities::all(),
-            )
-            .validate(&module)
-            .unwrap_or_else(|e| panic!("{f:?} {mv:?}: {}", e.emit_to_string(&src)));
-            naga::back::spv::write_vec(&module, &info, &naga::back::spv::Options::default(), None)
-                .unwrap_or_else(|e| panic!("{f:?} {mv:?}: {e}"));
+            compile_wgsl(&src, &format!("{f:?} {mv:?}"));
         }
     }
 }
@@ -3616,22 +3623,7 @@ fn split_source_compiles_for_every_head_size() {
         for group in 1..=8 {
             for sh in DEEP_SHAPES.iter().filter(|sh| sh.fits(hd, group)) {
                 let what = format!("hd {hd} group {group} shape {}x{}", sh.keys, sh.tpk);
-                let src = kernels::split_src(hd, group, *sh);
-                let module = naga::front::wgsl::parse_str(&src)
-                    .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(&src)));
-                let info = naga::valid::Validator::new(
-                    naga::valid::ValidationFlags::all(),
-                    naga::valid::Capabilities::all(),
-                )
-                .validate(&module)
-                .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(&src)));
-                naga::back::spv::write_vec(
-                    &module,
-                    &info,
-                    &naga::back::spv::Options::default(),
-                    None,
-                )
-                .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let module = compile_wgsl(&kernels::split_src(hd, group, *sh), &what);
                 let mut layouter = naga::proc::Layouter::default();
                 layouter.update(module.to_ctx()).unwrap();
                 let shared: u32 = module
