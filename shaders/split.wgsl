@@ -37,9 +37,10 @@
 //   scale, 6 splits, 7 window.
 // The host prepends `const HD` (head_dim, <= 512), `GQ` (query heads per
 //   workgroup: GQ * HD <= 1024, GQ <= 8), `LS` (keys per split, a
-//   multiple of 8) and `TPK` (threads per key; LS * TPK threads, at most
-//   256 and at least HD / 2: `kernels::DeepShape`), HB (heads whose V
-//   sums meet in `buf` at once) and BUF (its length), and appends
+//   multiple of 8), `TPK` (threads per key; LS * TPK threads, at most 256
+//   and at least HD / 2: `kernels::DeepShape`), `PW` and `LANES` (below),
+//   `HB` (heads whose V sums meet in `buf` at once) and `BUF` (its
+//   length), and appends
 //   f16.wgsl; it replaces the lines K_LOADS, V_LOADS, K_DOTS and V_SUMS
 //   with the loads and sums written out (`kernels::split_src`).
 // Bindings (attention.wgsl's numbers): 8 Q (f32, [heads * head_dim]), 2
@@ -80,16 +81,17 @@ struct Step {
 const WG: u32 = LS * TPK;
 const_assert WG <= 256u;
 const_assert LS % 8u == 0u;
-// Words (f16 pairs) of a head row; a score thread's share of them.
+// Words (f16 pairs) of a head row.
 const HW: u32 = HD / 2u;
 const_assert WG >= HW;
 const_assert WG >= GQ * 8u;
-const PW: u32 = (HW + TPK - 1u) / TPK;
+// PW (the host's): a score thread's share of the row's words,
+// ceil(HW / TPK).
 // A part is whole 16-byte words that tile the row exactly (the row starts
 // on one: kvw and HW are then multiples of 4).
 const VEC: bool = PW % 4u == 0u && PW * TPK == HW;
-// V lanes: threads per word of the row.
-const LANES: u32 = min(WG / HW, LS);
+// LANES (the host's): V lanes, threads per word of the row, min(WG / HW,
+// LS).
 // A score no key has, and the start of a max.
 const MASKED: f32 = -3.4e38;
 

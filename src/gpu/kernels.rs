@@ -1393,6 +1393,12 @@ pub const PAIRS_PER_GROUP: usize = 1024;
 /// up to it, `chunked`'s one pass keeps llama.cpp's CPU order exactly.
 pub const SPLIT_KEYS: usize = 64;
 
+/// `src` with its line `marker` (a whole line: a comment may name the
+/// marker too) replaced by the generated `text`, lines ending in '\n'.
+fn fill_line(src: &str, marker: &str, text: &str) -> String {
+    src.replace(&format!("\n{marker}\n"), &format!("\n{text}"))
+}
+
 /// split.wgsl for heads of `head_dim` in groups of `group`, in shape
 /// `sh`: its constants, and its K and V loads and their sums written out
 /// as named values (see the shader's header), since the driver may keep
@@ -1465,15 +1471,21 @@ pub fn split_src(head_dim: usize, group: usize, sh: DeepShape) -> String {
             wt(" + 1u")
         );
     }
-    // Whole lines only (the header names the placeholders too).
-    let body = SPLIT
-        .replace("\nK_LOADS\n", &format!("\n{kl}"))
-        .replace("\nV_LOADS\n", &format!("\n{vl}"))
-        .replace("\nK_DOTS\n", &format!("\n{kd}"))
-        .replace("\nV_SUMS\n", &format!("\n{vs}"));
+    let mut body = SPLIT.to_string();
+    for (marker, text) in [
+        ("K_LOADS", kl),
+        ("V_LOADS", vl),
+        ("K_DOTS", kd),
+        ("V_SUMS", vs),
+    ] {
+        body = fill_line(&body, marker, &text);
+    }
+    // PW and LANES are the host's (`key_words`, `lanes`), which the
+    // generated loads and sums already follow.
     format!(
         "const HD: u32 = {head_dim}u;\nconst GQ: u32 = {gq}u;\nconst LS: u32 = {ls}u;\n\
-         const TPK: u32 = {tpk}u;\nconst HB: u32 = {hb}u;\nconst BUF: u32 = {buf}u;\n{body}\n{F16}"
+         const TPK: u32 = {tpk}u;\nconst PW: u32 = {pw}u;\nconst LANES: u32 = {lanes}u;\n\
+         const HB: u32 = {hb}u;\nconst BUF: u32 = {buf}u;\n{body}\n{F16}"
     )
 }
 
@@ -2044,10 +2056,10 @@ impl Kernels {
                     .map(|r| format!("    reduce_row({r}u, lid, acc[{r}]);\n"))
                     .collect();
                 src.push_str(MATRIX);
-                src.push_str(&compose(&body.replace("ROW_STARTS\n", &starts), ty));
+                src.push_str(&compose(&fill_line(&body, "ROW_STARTS", &starts), ty));
                 src.push_str(UNITS);
                 src.push_str(
-                    &(if sg { REDUCE_SUBGROUP } else { REDUCE }).replace("ACC_ROWS\n", &acc_rows),
+                    &fill_line(if sg { REDUCE_SUBGROUP } else { REDUCE }, "ACC_ROWS", &acc_rows),
                 );
                 src.push_str(&dot_rows_src(rows, f, cols, mv, path));
                 match path {
