@@ -24,15 +24,23 @@
 //   WGS / 32 / SR along the tokens), and appends the generated entry `main`
 //   and what matmul.wgsl's host appends after it.
 
-// Row stride of Wh and Xh in f16: 32 columns plus 8 of padding, so that
-// the 8 rows a tensor-core load reads at once fall in distinct banks (a
-// stride of 64 bytes would put every other row on the same banks).
-const KSP: u32 = 40u;
+// Row stride of Wh and Xh in quads of f16: 32 columns plus 8 of padding,
+// so that the 8 rows a tensor-core load reads at once fall in distinct
+// banks (a stride of 64 bytes would put every other row on the same
+// banks).
+const KSW: u32 = 10u;
 
-// [TM][KSP] weights and [TN][KSP] x of this step: A row-major, B column-
-// major (token t's 32 values contiguous).
-var<workgroup> Wh: array<f16, TM * KSP>;
-var<workgroup> Xh: array<f16, TN * KSP>;
+// [TM][KSW] weights and [TN][KSW] x of this step as quads of f16: A
+// row-major, B column-major (token t's 32 values contiguous). Why quads
+// and not array<f16>: the staging then converts four values at once and
+// stores them with one 8-byte write, instead of a conversion and a 2-byte
+// write per value, which held the tile to a fraction of the tensor cores'
+// speed (pp512 +55% on the H100 with pairs, BENCHMARKS.md); the
+// cooperative loads read the same bytes (their stride counts the array's
+// elements, here quads). Not u32 words: NVIDIA's compiler rejects a
+// cooperative load of f16 from a u32 array.
+var<workgroup> Wh: array<vec4<f16>, TM * KSW>;
+var<workgroup> Xh: array<vec4<f16>, TN * KSW>;
 // One 16 x 16 f32 block per subgroup, column-major (token-major), on its
 // way to the epilogue.
 var<workgroup> Cs: array<f32, WGS / 32u * 256u>;
@@ -40,20 +48,16 @@ var<workgroup> Cs: array<f32, WGS / 32u * 256u>;
 fn wstore(r0: u32, lid: u32, i: u32, w: mat2x4<f32>) {
     let ui = lid + i * WGS;
     let r = ui / 4u;
-    let kc = tile_cols(w_sec(tile_row(r0, r)), ui % 4u);
-    for (var e = 0u; e < 4u; e++) {
-        Wh[r * KSP + kc.x + e] = f16(w[0][e]);
-        Wh[r * KSP + kc.y + e] = f16(w[1][e]);
-    }
+    let kc = tile_cols(w_sec(tile_row(r0, r)), ui % 4u) / 4u;
+    Wh[r * KSW + kc.x] = vec4<f16>(w[0]);
+    Wh[r * KSW + kc.y] = vec4<f16>(w[1]);
 }
 
 fn xstore(lid: u32, i: u32, x: mat2x4<f32>) {
     let gi = lid + i * WGS;
-    let b = (gi / 4u) * KSP + 8u * (gi % 4u);
-    for (var e = 0u; e < 4u; e++) {
-        Xh[b + e] = f16(x[0][e]);
-        Xh[b + 4u + e] = f16(x[1][e]);
-    }
+    let b = (gi / 4u) * KSW + 2u * (gi % 4u);
+    Xh[b] = vec4<f16>(x[0]);
+    Xh[b + 1u] = vec4<f16>(x[1]);
 }
 
 // Lane sl's share of the subgroup's block in Cs (rows l0 .. l0 + 15 of

@@ -776,37 +776,52 @@ impl Tile {
         coop: false,
     };
     /// The most workgroup memory a cooperative-matrix tile that
-    /// `coop_for_rows` picks declares (128 x 128: 28 KiB).
+    /// `coop_for` picks declares (128 x 128: 28 KiB).
     pub const COOP_MAX_SHARED: u32 = 28 << 10;
 
-    /// The cooperative-matrix tile for a product of `rows` rows: the
-    /// largest whose workgroups still fill the GPU for a full 512-token
-    /// batch. Measured on the H100 (BENCHMARKS.md), one shape for every
-    /// product: the 8B's prefill was fastest with 128 x 128 (its gate/up
-    /// has 28672 rows), TinyLlama's with 128 x 64 (11264) and SmolLM2's
-    /// with 64 x 64 (3072); larger tiles decode each weight for more tokens
-    /// but launch fewer workgroups.
-    pub fn coop_for_rows(rows: usize) -> Tile {
-        let (r, t) = match rows {
-            16384.. => (128, 128),
-            8192.. => (128, 64),
-            _ => (64, 64),
+    /// The cooperative-matrix tile for a product of entry `mv` and `rows`
+    /// rows. Measured on the H100 per product with gpu-profile's prefill
+    /// table (512 tokens; BENCHMARKS.md, 2026-11-26f): larger tiles decode
+    /// each weight for more tokens but launch fewer workgroups, and the
+    /// best trade differs by product. q/k/v (2560-6144 rows there) was
+    /// fastest or within 6% of it at 64 x 64 on 128 threads; gate/up at
+    /// 128 x 128 on 128 threads from 16384 rows (the 8B's 28672, the 1B's
+    /// 16384), on 256 threads at TinyLlama's 11264, and at 64 x 64 at
+    /// SmolLM2's 3072; wo and down at 128 x 128 from 4096 rows (the 8B)
+    /// and 64 x 64 at 2048.
+    pub fn coop_for(mv: Mv, rows: usize) -> Tile {
+        let (r, t, w) = match (mv, rows) {
+            (Mv::Qkv, _) => (64, 64, 128),
+            (Mv::Silu | Mv::Gelu, 12288..) => (128, 128, 128),
+            (Mv::Silu | Mv::Gelu, 8192..) => (128, 128, 256),
+            (Mv::Main | Mv::Head, 4096..) => (128, 128, 256),
+            _ => (64, 64, 256),
         };
-        Tile::coop(r, t).expect("a shape Tile::coop takes")
+        Tile::coop(r, t, w).expect("a shape Tile::coop takes")
     }
 
-    /// A cooperative-matrix tile of `rows` x `tokens` (`GpuTuning::
-    /// coop_shape`) for 256 threads, subgroups 4 x 2 over it: rows 64, 128
-    /// or 256 and tokens 64 or 128 (every thread then stages at least one
-    /// weight unit and one x group per step); None for other shapes.
-    pub fn coop(rows: u32, tokens: u32) -> Option<Tile> {
-        (matches!(rows, 64 | 128 | 256) && matches!(tokens, 64 | 128)).then_some(Tile {
-            rows,
-            tokens,
-            rv: rows / 64,
-            xv: tokens / 32,
-            coop: true,
-        })
+    /// A cooperative-matrix tile of `rows` x `tokens` for `threads` threads
+    /// (`GpuTuning::coop_shape`): 256 threads as 4 x 2 subgroups (rows x
+    /// tokens) or 128 as 2 x 2, rows 64, 128 or 256 and tokens 64 or 128,
+    /// at most 16 blocks of 16 x 16 accumulators a subgroup (every thread
+    /// then stages at least one weight unit and one x group per step);
+    /// None for other shapes.
+    pub fn coop(rows: u32, tokens: u32, threads: u32) -> Option<Tile> {
+        let sr = match threads {
+            128 => 2,
+            256 => 4,
+            _ => return None,
+        };
+        let (rv, xv) = (rows / (16 * sr), tokens / 32);
+        (matches!(rows, 64 | 128 | 256) && matches!(tokens, 64 | 128) && rv * xv <= 16).then_some(
+            Tile {
+                rows,
+                tokens,
+                rv,
+                xv,
+                coop: true,
+            },
+        )
     }
 
     fn threads(self) -> u32 {
@@ -1067,14 +1082,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     for kk in [0, 16] {
         for m in 0..mr {
             s += &format!(
-                "        let a{m}_{kk} = coopLoadT<coop_mat16x16<f16, A>>(&Wh[(rs + {}u) * KSP + {kk}u], KSP);\n",
-                16 * m
+                "        let a{m}_{kk} = coopLoadT<coop_mat16x16<f16, A>>(&Wh[(rs + {}u) * KSW + {}u], KSW);\n",
+                16 * m,
+                kk / 4
             );
         }
         for n in 0..mt {
             s += &format!(
-                "        let b{n}_{kk} = coopLoad<coop_mat16x16<f16, B>>(&Xh[(ts + {}u) * KSP + {kk}u], KSP);\n",
-                16 * n
+                "        let b{n}_{kk} = coopLoad<coop_mat16x16<f16, B>>(&Xh[(ts + {}u) * KSW + {}u], KSW);\n",
+                16 * n,
+                kk / 4
             );
         }
         for m in 0..mr {
@@ -1164,7 +1181,7 @@ pub struct Kernels {
     /// `GpuTuning::coop_matrix` allows it.
     pub coop: bool,
     /// Its tile shape for every product (`GpuTuning::coop_shape`), else
-    /// picked by the product's rows (`Tile::coop_for_rows`).
+    /// picked by the product's entry and rows (`Tile::coop_for`).
     pub coop_fixed: Option<Tile>,
     // The format-independent pipelines, each built by its getter on first
     // use, so that a load compiles only what its op lists use.
@@ -1768,7 +1785,7 @@ impl Kernels {
                 && gpu.limits.max_compute_workgroup_storage_size >= Tile::COOP_MAX_SHARED,
             coop_fixed: tuning
                 .coop_shape
-                .and_then(|(r, t)| Tile::coop(r, t))
+                .and_then(|(r, t, w)| Tile::coop(r, t, w))
                 .filter(|t| t.shared_bytes() <= gpu.limits.max_compute_workgroup_storage_size),
             rmsnorm: Lazy::new(),
             rmsnorm_in_place: Lazy::new(),
@@ -2153,18 +2170,18 @@ impl Kernels {
             .clone()
     }
 
-    /// The prefill tile for `rows` rows of formats `f`: a cooperative-matrix one where
-    /// the device has it, except for F32 and BF16 weights (f16 would round
-    /// F32 weights, whose references must match exactly, and clip BF16's
-    /// range), else `tile`.
-    pub fn tile_for(&self, f: Fmts, rows: usize) -> Tile {
+    /// The prefill tile for `rows` rows of formats `f`, entry `mv`: a
+    /// cooperative-matrix one where the device has it, except for F32 and
+    /// BF16 weights (f16 would round F32 weights, whose references must
+    /// match exactly, and clip BF16's range), else `tile`.
+    pub fn tile_for(&self, f: Fmts, mv: Mv, rows: usize) -> Tile {
         if !self.coop
             || f.iter()
                 .any(|ty| matches!(ty, GgmlType::F32 | GgmlType::BF16))
         {
             return self.tile;
         }
-        self.coop_fixed.unwrap_or_else(|| Tile::coop_for_rows(rows))
+        self.coop_fixed.unwrap_or_else(|| Tile::coop_for(mv, rows))
     }
 
     /// The tiled (prefill) pipeline for formats `f` (`Fmts`), entry `mv`:
@@ -2182,7 +2199,7 @@ impl Kernels {
         if mv == Mv::Head {
             return Err(Error::Gpu("the LM head is never tiled".into()));
         }
-        let tile = self.tile_for(f, rows);
+        let tile = self.tile_for(f, mv, rows);
         let vx = self.vector_x;
         Ok(self
             .matmul
@@ -2195,9 +2212,9 @@ impl Kernels {
     /// matmul_int.wgsl (`int_prefill`): every format has a
     /// `tile_q_decoder`, the product would take matmul.wgsl (not a
     /// cooperative-matrix tile) and `int_x` holds rows of `cols`.
-    pub fn int_tile(&self, f: Fmts, rows: usize, cols: usize) -> bool {
+    pub fn int_tile(&self, f: Fmts, mv: Mv, rows: usize, cols: usize) -> bool {
         self.int_prefill
-            && !self.tile_for(f, rows).coop
+            && !self.tile_for(f, mv, rows).coop
             && f.iter().all(|&t| tile_q_decoder(t).is_some())
             && self
                 .int_x

@@ -151,10 +151,10 @@ pub struct GpuTuning {
     /// products (`Gpu::coop`; native Vulkan on recent NVIDIA and AMD),
     /// weights and x rounded to f16 (not for F32 and BF16 weights).
     pub coop_matrix: bool,
-    /// The cooperative-matrix tile's rows and tokens for every product
-    /// (`Tile::coop`; a shape it does not take is ignored), else (None)
-    /// picked per product by its rows (`Tile::coop_for_rows`).
-    pub coop_shape: Option<(u32, u32)>,
+    /// The cooperative-matrix tile's rows, tokens and threads for every
+    /// product (`Tile::coop`; a shape it does not take is ignored), else
+    /// (None) picked per product by its entry and rows (`Tile::coop_for`).
+    pub coop_shape: Option<(u32, u32, u32)>,
     /// Integer products (every block format has a wide decoder) decode 32
     /// elements per call (wide.wgsl: 16-byte quant loads, i32 sums, each
     /// scale applied once) instead of 8 (units.wgsl's unit_idot decoders).

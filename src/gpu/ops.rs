@@ -233,7 +233,7 @@ pub fn matvec_ops(
     }
     let tiled = a.tiled && m.cols.is_multiple_of(32) && a.norm.is_none() && !a.last;
     // The integer prefill tile (matmul_int.wgsl) reads x as int8 too.
-    let int_tile = tiled && k.int_tile(fmts, rows.len(), m.cols);
+    let int_tile = tiled && k.int_tile(fmts, a.mv, rows.len(), m.cols);
     let int = !tiled
         && k.int_dot
         && (rows.len() * row_bytes) as u64
@@ -375,7 +375,7 @@ pub fn matvec_ops(
             let t = if int_tile {
                 k.tile
             } else {
-                k.tile_for(fmts, rows.len())
+                k.tile_for(fmts, a.mv, rows.len())
             };
             Shape::TokenTiles(n.div_ceil(t.rows), t.tokens)
         } else if a.last {
@@ -387,9 +387,14 @@ pub fn matvec_ops(
             pipeline: pipeline.clone(),
             bind,
             shape,
-            label: match (int_tile, tiled) {
-                (true, _) => "matmul_int",
-                (_, true) => "matmul",
+            // Prefill products keep their kind in the label, so that
+            // gpu-profile's prefill table tells q/k/v, gate/up and the rest
+            // (wo, down, the LM head) apart.
+            label: match (int_tile, tiled, a.label) {
+                (true, ..) => "matmul_int",
+                (_, true, "qkv") => "matmul_qkv",
+                (_, true, "gate_up") => "matmul_gate_up",
+                (_, true, _) => "matmul",
                 _ => a.label,
             },
         });

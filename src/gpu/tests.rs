@@ -3120,10 +3120,18 @@ fn matmul_coop_matches_cpu() {
         return;
     }
     let mut k = Kernels::new(&g, &tuning());
-    let shapes = [(128, 64), (128, 128), (256, 64), (64, 64)];
+    let shapes = [
+        (128, 64, 256),
+        (128, 128, 256),
+        (256, 64, 256),
+        (64, 64, 256),
+        (128, 128, 128),
+        (64, 64, 128),
+        (128, 64, 128),
+    ];
     k.coop = true;
-    assert!(!k.tile_for([GgmlType::F32; 3], 150).coop);
-    assert!(!k.tile_for([GgmlType::BF16; 3], 150).coop);
+    assert!(!k.tile_for([GgmlType::F32; 3], Mv::Main, 150).coop);
+    assert!(!k.tile_for([GgmlType::BF16; 3], Mv::Main, 150).coop);
     let mut rng = Rng::new(43);
     // The gate/up case's tokens.
     let n = 67usize;
@@ -3141,9 +3149,22 @@ fn matmul_coop_matches_cpu() {
             continue;
         }
         // Every tile shape, alternating over the formats.
-        let (tr, tt) = shapes[i % shapes.len()];
-        k.coop_fixed = kernels::Tile::coop(tr, tt);
-        check_tiled_plain(&g, &mut k, &mut rng, ty, &format!("coop {tr}x{tt}"), &err);
+        let (tr, tt, tw) = shapes[i % shapes.len()];
+        k.coop_fixed = kernels::Tile::coop(tr, tt, tw);
+        check_tiled_plain(
+            &g,
+            &mut k,
+            &mut rng,
+            ty,
+            &format!("coop {tr}x{tt}x{tw}"),
+            &err,
+        );
+    }
+    // Every shape once more on the most common format, Q4_K.
+    for (tr, tt, tw) in shapes {
+        k.coop_fixed = kernels::Tile::coop(tr, tt, tw);
+        let what = format!("coop {tr}x{tt}x{tw}");
+        check_tiled_plain(&g, &mut k, &mut rng, GgmlType::Q4_K, &what, &err);
     }
     // Gate/up with silu, a mixed group, 37 rows each.
     let ff = 37;
@@ -3222,8 +3243,13 @@ fn matmul_coop_source_compiles() {
         ([Q4_K, Q4_K, Q6_K], Mv::Qkv),
         ([Q8_0; 3], Mv::Qkv),
     ] {
-        for (vx, (tr, tt)) in [(false, (128, 64)), (true, (128, 128)), (true, (256, 64))] {
-            let tile = kernels::Tile::coop(tr, tt).unwrap();
+        for (vx, (tr, tt, tw)) in [
+            (false, (128, 64, 256)),
+            (true, (128, 128, 256)),
+            (true, (256, 64, 256)),
+            (true, (128, 128, 128)),
+        ] {
+            let tile = kernels::Tile::coop(tr, tt, tw).unwrap();
             let src = kernels::matmul_source(f, mv, tile, vx);
             compile_wgsl(&src, &format!("{f:?} {mv:?}"));
         }

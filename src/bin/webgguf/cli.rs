@@ -121,8 +121,9 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 /// - `WEBGGUF_GPU_TILE=large`: the 128x64 prefill tile where the device's
 ///   workgroup memory allows.
 /// - `WEBGGUF_GPU_COOP=0`: no cooperative-matrix (tensor core) prefill;
-///   `WEBGGUF_GPU_COOP=RxT`: one tile shape for every product (rows x
-///   tokens, `Tile::coop`) instead of one picked by the product's rows.
+///   `WEBGGUF_GPU_COOP=RxT` or `RxTxW`: one tile shape for every product
+///   (rows x tokens, W threads: 256 unless given; `Tile::coop`) instead of
+///   one picked by the product's rows.
 fn gpu_options_from_env() -> gpu::GpuOptions {
     let var = |name: &str| std::env::var(name).ok();
     let off = |name: &str| var(name).as_deref() == Some("0");
@@ -157,8 +158,9 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
             coop_matrix: !off("WEBGGUF_GPU_COOP"),
             coop_shape: var("WEBGGUF_GPU_COOP")
                 .and_then(|v| {
-                    let (r, t) = v.split_once('x')?;
-                    Some((r.parse().ok()?, t.parse().ok()?))
+                    let mut it = v.split('x').map(|n| n.parse().ok());
+                    let (r, t) = (it.next()??, it.next()??);
+                    Some((r, t, it.next().unwrap_or(Some(256))?))
                 })
                 .or(d.tuning.coop_shape),
             wide_int: !off("WEBGGUF_GPU_WIDE"),
