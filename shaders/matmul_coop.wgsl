@@ -35,7 +35,8 @@ const KSW: u32 = 10u;
 // and not array<f16>: the staging then converts four values at once and
 // stores them with one 8-byte write, instead of a conversion and a 2-byte
 // write per value, which held the tile to a fraction of the tensor cores'
-// speed (pp512 +55% on the H100 with pairs, BENCHMARKS.md); the
+// speed (synthetic 8B pp512 on the H100: +55% with pairs, +65% with quads;
+// BENCHMARKS.md, 2026-11-26f); the
 // cooperative loads read the same bytes (their stride counts the array's
 // elements, here quads). Not u32 words: NVIDIA's compiler rejects a
 // cooperative load of f16 from a u32 array.

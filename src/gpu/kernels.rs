@@ -785,10 +785,11 @@ impl Tile {
     /// each weight for more tokens but launch fewer workgroups, and the
     /// best trade differs by product. q/k/v (2560-6144 rows there) was
     /// fastest or within 6% of it at 64 x 64 on 128 threads; gate/up at
-    /// 128 x 128 on 128 threads from 16384 rows (the 8B's 28672, the 1B's
-    /// 16384), on 256 threads at TinyLlama's 11264, and at 64 x 64 at
-    /// SmolLM2's 3072; wo and down at 128 x 128 from 4096 rows (the 8B)
-    /// and 64 x 64 at 2048.
+    /// 128 x 128 on 128 threads at 16384 and 28672 rows (the 1B, the 8B),
+    /// on 256 threads at TinyLlama's 11264, and at 64 x 64 at SmolLM2's
+    /// 3072; wo and down at 128 x 128 at 4096 rows (the 8B) and 64 x 64 at
+    /// 2048. The thresholds sit between those measured row counts; other
+    /// GPUs were not measured.
     pub fn coop_for(mv: Mv, rows: usize) -> Tile {
         let (r, t, w) = match (mv, rows) {
             (Mv::Qkv, _) => (64, 64, 128),
