@@ -2025,9 +2025,18 @@ impl Kernels {
         let sg = self.subgroups;
         let wide = matches!(path, MvPath::Wide { .. });
         // A wide unit is 4 units: below 4096 columns, 128 threads would
-        // leave some without one (2048 columns are 64 wide units).
+        // leave some without one (2048 columns are 64 wide units). The
+        // formats with a code book (IQ4_XS, IQ4_NL) fill it in every
+        // workgroup, so fewer, longer workgroups pay for it less often: at
+        // 4096 columns (one wide unit a thread with 128) 64 threads ran
+        // the synthetic 8B IQ4_XS at 237-241 tg128 against 229-231 on the
+        // H100, but the 1B's down product (8192 columns) lost 6% with
+        // them (BENCHMARKS.md, 2026-11-26g).
+        let book = f
+            .iter()
+            .any(|&t| matches!(t, GgmlType::IQ4_XS | GgmlType::IQ4_NL));
         let wg = match self.matvec_wg {
-            0 if wide && cols < 4096 => 64,
+            0 if wide && (cols < 4096 || (book && cols < 8192)) => 64,
             _ => self.matvec_threads(cols),
         };
         let fold = self.fold_norm;
