@@ -11,13 +11,19 @@
 //   binding 4). The host appends `fn xat(i: u32) -> f32`:
 //   X[i], or Out[i] for the in-place pipeline (`main` only; no binding 0:
 //   wgpu forbids one buffer bound both read-only and read-write).
-// Dispatch: (rows_per_token, tokens, 1) workgroups of 64 threads, one per
+// Dispatch: (rows_per_token, tokens, 1) workgroups of WG threads (the
+//   host prepends `const WG`: 256 for hidden states, 64 for heads), one per
 //   row: row = wid.x + wid.y * num_workgroups.x, so (tokens, 1, 1) for
 //   whole hidden states and (heads, tokens, 1) for heads. With P.last_only
 //   one workgroup that reads token S.n - 1 and writes row 0 (the LM head
 //   input).
-// Loads are grouped (8, then 4 per thread) so that a thread waits for few
-// memory round trips: GPU compilers do not overlap successive iterations.
+// Loads are grouped so that a thread waits for few memory round trips (GPU
+// compilers do not overlap successive iterations): rows of up to 4 * WG
+// (or 16 * WG) elements load each thread's 4 (16) values and gains at
+// once and keep them for the write (one round trip); longer rows loop, 8
+// loads a turn for the sum and 4 for the write. Why: one decode token's norm is a single
+// workgroup, and 64 threads looping over a 4096-element row took ~23 us
+// on the H200 (24 round trips; BENCHMARKS.md, 2026-11-27).
 
 // Params: 0 dim (elements per row), 1 eps (f32), 2 last_only (`main`).
 struct Params {
@@ -44,8 +50,7 @@ struct Step {
 @group(0) @binding(3) var<uniform> P: Params;
 @group(0) @binding(4) var<uniform> S: Step;
 
-const WG: u32 = 64u;
-var<workgroup> partial: array<f32, 64>;
+var<workgroup> partial: array<f32, WG>;
 
 fn xload(xb: u32, k: u32) -> f32 {
     return select(0.0, xat(xb + min(k, P.dim - 1u)), k < P.dim);
@@ -64,8 +69,73 @@ fn put(o: u32, v: f32, add: bool) {
 // elements it writes, after the barriers of the sum, so src == dst in the
 // same buffer (in place) is safe (xload's clamped read past the row's end
 // may see another thread's write, but select discards it).
+// G[k], or 0 past the row's end (read clamped, as xload).
+fn gload(k: u32) -> f32 {
+    return select(0.0, G[min(k, P.dim - 1u)], k < P.dim);
+}
+
+// The workgroup's sum of every thread's ss, then the row's scale.
+fn row_scale(lid: u32, ss: f32) -> f32 {
+    partial[lid] = ss;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s >>= 1u) {
+        if lid < s {
+            partial[lid] += partial[lid + s];
+        }
+        workgroupBarrier();
+    }
+    return 1.0 / sqrt(partial[0] / f32(P.dim) + P.eps);
+}
+
+// Out[o + i * WG] = (or +=) x[i] * scale * g[i] for the 4 strided
+// elements at k, k + WG, ... that lie in the row.
+fn put4(o: u32, k: u32, x: vec4<f32>, g: vec4<f32>, scale: f32, add: bool) {
+    let y = (x * scale) * g;
+    for (var i = 0u; i < 4u; i++) {
+        if k + i * WG < P.dim {
+            put(o + k + i * WG, y[i], add);
+        }
+    }
+}
+
+// x elements k, k + WG, k + 2 WG, k + 3 WG of the row at xb (0 past its end).
+fn xload4(xb: u32, k: u32) -> vec4<f32> {
+    return vec4<f32>(xload(xb, k), xload(xb, k + WG), xload(xb, k + 2u * WG), xload(xb, k + 3u * WG));
+}
+
+fn gload4(k: u32) -> vec4<f32> {
+    return vec4<f32>(gload(k), gload(k + WG), gload(k + 2u * WG), gload(k + 3u * WG));
+}
+
 fn norm_row(src: u32, dst: u32, lid: u32, add: bool) {
     let xb = src * P.dim;
+    let ob = dst * P.dim;
+    // P.dim is uniform, so the barriers in each branch are reached by
+    // the whole workgroup. Rows up to 4 * WG load 4 values a thread, so
+    // that short rows (heads, small models) issue no loads they drop.
+    if P.dim <= 4u * WG {
+        let x0 = xload4(xb, lid);
+        let g0 = gload4(lid);
+        put4(ob, lid, x0, g0, row_scale(lid, dot(x0, x0)), add);
+        return;
+    }
+    if P.dim <= 16u * WG {
+        // Every value and gain this thread needs, loaded at once and kept.
+        let x0 = xload4(xb, lid);
+        let x1 = xload4(xb, lid + 4u * WG);
+        let x2 = xload4(xb, lid + 8u * WG);
+        let x3 = xload4(xb, lid + 12u * WG);
+        let g0 = gload4(lid);
+        let g1 = gload4(lid + 4u * WG);
+        let g2 = gload4(lid + 8u * WG);
+        let g3 = gload4(lid + 12u * WG);
+        let scale = row_scale(lid, (dot(x0, x0) + dot(x1, x1)) + (dot(x2, x2) + dot(x3, x3)));
+        put4(ob, lid, x0, g0, scale, add);
+        put4(ob, lid + 4u * WG, x1, g1, scale, add);
+        put4(ob, lid + 8u * WG, x2, g2, scale, add);
+        put4(ob, lid + 12u * WG, x3, g3, scale, add);
+        return;
+    }
     // Eight loads in flight per thread (as in matvec.wgsl's norm_scale).
     var ss = 0.0;
     for (var k = lid; k < P.dim; k += 8u * WG) {
@@ -79,16 +149,7 @@ fn norm_row(src: u32, dst: u32, lid: u32, add: bool) {
         let v7 = xload(xb, k + 7u * WG);
         ss += ((v0 * v0 + v1 * v1) + (v2 * v2 + v3 * v3)) + ((v4 * v4 + v5 * v5) + (v6 * v6 + v7 * v7));
     }
-    partial[lid] = ss;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if lid < s {
-            partial[lid] += partial[lid + s];
-        }
-        workgroupBarrier();
-    }
-    let scale = 1.0 / sqrt(partial[0] / f32(P.dim) + P.eps);
-    let ob = dst * P.dim;
+    let scale = row_scale(lid, ss);
     for (var k = lid; k < P.dim; k += 4u * WG) {
         let k1 = k + WG;
         let k2 = k + 2u * WG;
@@ -114,7 +175,7 @@ fn norm_row(src: u32, dst: u32, lid: u32, add: bool) {
     }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32) {
     var src = wid.x + wid.y * nwg.x;
@@ -126,7 +187,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     norm_row(src, dst, lid, false);
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn add(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32) {
     let r = wid.x + wid.y * nwg.x;

@@ -1304,9 +1304,12 @@ pub fn pipeline(gpu: &Gpu, label: &str, src: &str, entry: &str) -> Rc<wgpu::Comp
     )
 }
 
-/// rmsnorm.wgsl with its row reader `xat` reading `buf` (X, or Out in place).
-fn rmsnorm_src(buf: &str) -> String {
-    format!("{RMSNORM}\nfn xat(i: u32) -> f32 {{\n    return {buf}[i];\n}}\n")
+/// rmsnorm.wgsl for workgroups of `wg` threads, with its row reader `xat`
+/// reading `buf` (X, or Out in place).
+fn rmsnorm_src(wg: u32, buf: &str) -> String {
+    format!(
+        "const WG: u32 = {wg}u;\n{RMSNORM}\nfn xat(i: u32) -> f32 {{\n    return {buf}[i];\n}}\n"
+    )
 }
 
 /// elementwise.wgsl with the f16 snippet its `gelu_mul` uses.
@@ -1807,25 +1810,29 @@ impl Kernels {
         }
     }
 
-    /// rmsnorm.wgsl (prefill before the tiled products, and unfused lists).
+    /// rmsnorm.wgsl (prefill before the tiled products, and unfused lists)
+    /// on 256 threads: a decode token's norm is one workgroup, and 64
+    /// threads took 24 memory round trips over a 4096-element row.
     pub fn rmsnorm(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
         lazy(&self.rmsnorm, || {
-            pipeline(gpu, "rmsnorm", &rmsnorm_src("X"), "main")
+            pipeline(gpu, "rmsnorm", &rmsnorm_src(256, "X"), "main")
         })
     }
 
     /// rmsnorm.wgsl `main` reading and writing Out (binding 0 unused): the
-    /// per-head q/k norm (qwen3, gemma3).
+    /// per-head q/k norm (qwen3, gemma3), on 64 threads (rows of head_dim,
+    /// at most 512).
     pub fn rmsnorm_in_place(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
         lazy(&self.rmsnorm_in_place, || {
-            pipeline(gpu, "rmsnorm", &rmsnorm_src("Out"), "main")
+            pipeline(gpu, "rmsnorm", &rmsnorm_src(64, "Out"), "main")
         })
     }
 
-    /// rmsnorm.wgsl `add`: Out += rmsnorm(X) * G (gemma3's post-norms).
+    /// rmsnorm.wgsl `add`: Out += rmsnorm(X) * G (gemma3's post-norms), on
+    /// 256 threads as `rmsnorm`.
     pub fn rmsnorm_add(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
         lazy(&self.rmsnorm_add, || {
-            pipeline(gpu, "rmsnorm_add", &rmsnorm_src("X"), "add")
+            pipeline(gpu, "rmsnorm_add", &rmsnorm_src(256, "X"), "add")
         })
     }
 

@@ -382,32 +382,44 @@ fn attention_bound(peak: f32, total: f32, want: f64) -> f64 {
     2f64.powi(-9) * peak as f64 / total as f64 + 1e-3 * want.abs() + 1e-6
 }
 
-/// rmsnorm vs an f64 twin; bound 1e-5 relative + 1e-6 (f32 sums of 100
-/// squares and one sqrt).
+/// rmsnorm vs an f64 twin at 100 (up to 4 values a thread of 256), 3000
+/// (up to 16; neither a multiple of the threads) and 5000 elements a row
+/// (past 16 x 256: the looping path, its last turn partial); bound 1e-5 relative +
+/// 1e-6 (f32 sums of at most ~30 squares a thread, a tree over 256
+/// threads, one sqrt: a few 1e-7 relative).
 #[test]
 fn rmsnorm_matches_cpu() {
     let Some(g) = gpu() else { return };
     let k = Kernels::new(&g, &tuning());
     let mut rng = Rng::new(5);
-    let (dim, n, eps) = (100usize, 3usize, 1e-5f32);
-    let x = randn(&mut rng, n * dim);
-    let w = randn(&mut rng, dim);
+    for (dim, n, eps) in [
+        (100usize, 3usize, 1e-5f32),
+        (3000, 2, 1e-6),
+        (5000, 2, 1e-5),
+    ] {
+        rmsnorm_case(&g, &k, &mut rng, dim, n, eps);
+    }
+}
+
+fn rmsnorm_case(g: &Gpu, k: &Kernels, rng: &mut Rng, dim: usize, n: usize, eps: f32) {
+    let x = randn(rng, n * dim);
+    let w = randn(rng, dim);
     let (xb, wb, s) = (
         g.upload_f32("x", &x),
         g.upload_f32("w", &w),
-        step(&g, 0, n as u32),
+        step(g, 0, n as u32),
     );
     for last in [0u32, 1] {
         let rows = if last == 1 { 1 } else { n };
-        let out = poisoned(&g, rows * dim);
+        let out = poisoned(g, rows * dim);
         let p = g.params([dim as u32, eps.to_bits(), last, 0, 0, 0, 0, 0]);
         let op = Op {
             bind: kernels::bind(
-                &g,
-                &k.rmsnorm(&g),
+                g,
+                &k.rmsnorm(g),
                 &[(0, &xb), (1, &wb), (2, &out), (3, &p), (4, &s)],
             ),
-            pipeline: k.rmsnorm(&g),
+            pipeline: k.rmsnorm(g),
             label: "test",
             shape: if last == 1 {
                 Shape::Fixed([1, 1, 1])
@@ -416,7 +428,7 @@ fn rmsnorm_matches_cpu() {
             },
         };
         g.run(&[&[op]], n as u32, &[]);
-        let got = read_f32(&g, &out, rows * dim);
+        let got = read_f32(g, &out, rows * dim);
         let mut want = Vec::new();
         for t in (n - rows)..n {
             let xs = &x[t * dim..(t + 1) * dim];
@@ -424,7 +436,7 @@ fn rmsnorm_matches_cpu() {
             let sc = 1.0 / (ms + eps as f64).sqrt();
             want.extend(xs.iter().zip(&w).map(|(&v, &gw)| v as f64 * sc * gw as f64));
         }
-        close("rmsnorm", &got, &want, 1e-5, 1e-6);
+        close(&format!("rmsnorm dim {dim}"), &got, &want, 1e-5, 1e-6);
     }
 }
 
@@ -439,11 +451,11 @@ fn norm_rows_f64(x: &[f32], gains: &[f32], eps: f32) -> Vec<f64> {
 /// rmsnorm.wgsl per row: qwen3/gemma3's per-head q/k norm (rows of
 /// head_dim = 72, dispatched (heads, tokens)) into another buffer and in
 /// place, and `add` (X += rmsnorm(D) * G, gemma3's post-norms) over whole
-/// rows of 100 and, per head, of 72, vs f64 twins. 72 and 100 are not
-/// multiples of the 64 threads; 5 tokens of 3 heads. Bounds: the norm as
-/// `rmsnorm_matches_cpu` (1e-5 relative + 1e-6: f32 sums of <= 100 squares
-/// and one sqrt); for `add`, 1e-5 of the norm term plus one f32 rounding
-/// of the sum (6e-8 relative), + 1e-6.
+/// rows of 100 and 5000 (past 16 x 256 threads: the looping path) and,
+/// per head, of 72, vs f64 twins. 72 and 100 are not multiples of the 64
+/// or 256 threads; 5 tokens of 3 heads. Bounds: the norm as
+/// `rmsnorm_matches_cpu` (1e-5 relative + 1e-6); for `add`, 1e-5 of the
+/// norm term plus one f32 rounding of the sum (6e-8 relative), + 1e-6.
 #[test]
 fn rmsnorm_per_head_in_place_and_add_match_cpu() {
     let Some(g) = gpu() else { return };
@@ -486,7 +498,9 @@ fn rmsnorm_per_head_in_place_and_add_match_cpu() {
         );
     }
     // X += rmsnorm(D) * G over token rows (dim 100) and head rows (72).
-    for (dim, shape) in [(100usize, Shape::PerToken([1, 1, 1], 0)), (hd, per_head)] {
+    // 5000: past 16 x 256, the looping path.
+    let token = Shape::PerToken([1, 1, 1], 0);
+    for (dim, shape) in [(100usize, token), (5000, token), (hd, per_head)] {
         let rows = if dim == hd { n * heads } else { n };
         let d = randn(&mut rng, rows * dim);
         let x = randn(&mut rng, rows * dim);
