@@ -21,9 +21,9 @@
 // compilers do not overlap successive iterations): rows of up to 4 * WG
 // (or 16 * WG) elements load each thread's 4 (16) values and gains at
 // once and keep them for the write (one round trip); longer rows loop, 8
-// loads a turn for the sum and 4 for the write. Why: one decode token's norm is a single
-// workgroup, and 64 threads looping over a 4096-element row took ~23 us
-// on the H200 (24 round trips; BENCHMARKS.md, 2026-11-27).
+// loads a turn for the sum and 4 for the write. Why: one decode token's
+// norm is a single workgroup, and 64 threads looping over a 4096-element
+// row took ~23 us on the H200 (24 round trips; BENCHMARKS.md, 2026-11-27).
 
 // Params: 0 dim (elements per row), 1 eps (f32), 2 last_only (`main`).
 struct Params {
@@ -65,10 +65,6 @@ fn put(o: u32, v: f32, add: bool) {
     }
 }
 
-// Row `src` normalised into row `dst`. Each thread reads back only the
-// elements it writes, after the barriers of the sum, so src == dst in the
-// same buffer (in place) is safe (xload's clamped read past the row's end
-// may see another thread's write, but select discards it).
 // G[k], or 0 past the row's end (read clamped, as xload).
 fn gload(k: u32) -> f32 {
     return select(0.0, G[min(k, P.dim - 1u)], k < P.dim);
@@ -107,6 +103,10 @@ fn gload4(k: u32) -> vec4<f32> {
     return vec4<f32>(gload(k), gload(k + WG), gload(k + 2u * WG), gload(k + 3u * WG));
 }
 
+// Row `src` normalised into row `dst`. Each thread reads back only the
+// elements it writes, after the barriers of the sum, so src == dst in the
+// same buffer (in place) is safe (xload's clamped read past the row's end
+// may see another thread's write, but select discards it).
 fn norm_row(src: u32, dst: u32, lid: u32, add: bool) {
     let xb = src * P.dim;
     let ob = dst * P.dim;
@@ -151,27 +151,7 @@ fn norm_row(src: u32, dst: u32, lid: u32, add: bool) {
     }
     let scale = row_scale(lid, ss);
     for (var k = lid; k < P.dim; k += 4u * WG) {
-        let k1 = k + WG;
-        let k2 = k + 2u * WG;
-        let k3 = k + 3u * WG;
-        let a0 = xload(xb, k);
-        let a1 = xload(xb, k1);
-        let a2 = xload(xb, k2);
-        let a3 = xload(xb, k3);
-        let g0 = G[min(k, P.dim - 1u)];
-        let g1 = G[min(k1, P.dim - 1u)];
-        let g2 = G[min(k2, P.dim - 1u)];
-        let g3 = G[min(k3, P.dim - 1u)];
-        put(ob + k, (a0 * scale) * g0, add);
-        if k1 < P.dim {
-            put(ob + k1, (a1 * scale) * g1, add);
-        }
-        if k2 < P.dim {
-            put(ob + k2, (a2 * scale) * g2, add);
-        }
-        if k3 < P.dim {
-            put(ob + k3, (a3 * scale) * g3, add);
-        }
+        put4(ob, k, xload4(xb, k), gload4(k), scale, add);
     }
 }
 

@@ -384,9 +384,9 @@ fn attention_bound(peak: f32, total: f32, want: f64) -> f64 {
 
 /// rmsnorm vs an f64 twin at 100 (up to 4 values a thread of 256), 3000
 /// (up to 16; neither a multiple of the threads) and 5000 elements a row
-/// (past 16 x 256: the looping path, its last turn partial); bound 1e-5 relative +
-/// 1e-6 (f32 sums of at most ~30 squares a thread, a tree over 256
-/// threads, one sqrt: a few 1e-7 relative).
+/// (past 16 x 256: the looping path, its last turn partial); bound 1e-5
+/// relative + 1e-6 (f32 sums of at most ~30 squares a thread, a tree over
+/// 256 threads, one sqrt: a few 1e-7 relative).
 #[test]
 fn rmsnorm_matches_cpu() {
     let Some(g) = gpu() else { return };
@@ -497,8 +497,8 @@ fn rmsnorm_per_head_in_place_and_add_match_cpu() {
             1e-6,
         );
     }
-    // X += rmsnorm(D) * G over token rows (dim 100) and head rows (72).
-    // 5000: past 16 x 256, the looping path.
+    // X += rmsnorm(D) * G over token rows (dim 100, and 5000: past 16 x
+    // 256, the looping path) and head rows (72).
     let token = Shape::PerToken([1, 1, 1], 0);
     for (dim, shape) in [(100usize, token), (5000, token), (hd, per_head)] {
         let rows = if dim == hd { n * heads } else { n };
