@@ -10,23 +10,22 @@
 // SwiftShader and lavapipe differ), and at a near-tie in the references one
 // f16 ulp decides the greedy token, so the rounding is done by hand: packing
 // an exactly representable value is then exact everywhere.
+// Every case is computed and one picked with select, not returned early:
+// with branches on the value, each key of few.wgsl's f16 replay (a serial
+// chain of these) took 270 ns instead of 150 on an H200's Vulkan driver,
+// and the chunked kernel was slower too (BENCHMARKS.md, 2026-11-27b).
 fn round_f16(x: f32) -> f32 {
     let b = bitcast<u32>(x);
     let a = b & 0x7fffffffu;
-    if a >= 0x7f800000u {
-        return x; // inf, NaN
-    }
-    if a < 0x38800000u {
-        // Below f16's normal range: a multiple of 2^-24; scaling by powers
-        // of two is exact and round() breaks ties to even.
-        return round(x * 16777216.0) * (1.0 / 16777216.0);
-    }
-    // Drop 13 of f32's 23 mantissa bits, rounding to nearest even.
+    // Below f16's normal range: a multiple of 2^-24; scaling by powers of
+    // two is exact and round() breaks ties to even.
+    let sub = round(x * 16777216.0) * (1.0 / 16777216.0);
+    // Else drop 13 of f32's 23 mantissa bits, rounding to nearest even;
+    // past f16's max: inf.
     let r = (a + 0xfffu + ((a >> 13u) & 1u)) & 0xffffe000u;
-    if r > 0x477fe000u {
-        return bitcast<f32>((b & 0x80000000u) | 0x7f800000u); // past f16's max: inf
-    }
-    return bitcast<f32>((b & 0x80000000u) | r);
+    let normal = bitcast<f32>((b & 0x80000000u) | select(r, 0x7f800000u, r > 0x477fe000u));
+    // inf and NaN stay as they are.
+    return select(select(normal, sub, a < 0x38800000u), x, a >= 0x7f800000u);
 }
 
 // llama.cpp's CPU gelu reads a table indexed by the f16 of its input, so

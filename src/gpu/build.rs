@@ -160,8 +160,13 @@ impl GpuBackend {
                 has_ff: w.rope_freqs.is_some(),
             };
             // (list, one token, its attention)
+            let few = !shared.simple_attention && opts.tuning.few_attention;
             let mut lists = vec![
-                (&mut layers_one, true, Attn::Pass),
+                (
+                    &mut layers_one,
+                    true,
+                    if few { Attn::Few } else { Attn::Pass },
+                ),
                 (&mut layers, false, Attn::Pass),
             ];
             if shared.split_attention {
@@ -501,6 +506,8 @@ impl ScratchSizes {
 enum Attn {
     /// One pass per query (`LayerOps::attention`).
     Pass,
+    /// Decode below SPLIT_KEYS keys in few.wgsl (`LayerOps::attention_few`).
+    Few,
     /// Decode in splits, merged after (`LayerOps::attention_split`):
     /// attention.wgsl's `split`.
     Split,
@@ -735,13 +742,16 @@ impl LayerOps<'_> {
         // write its int8 x too, which saves the quantize pass's dispatch
         // (the tiled prefill kernel does not: its Wo keeps its pass).
         let qx = match (&attn, k.int_x.clone()) {
-            (Attn::Pass | Attn::Split | Attn::Deep, Some(ix)) if self.sh.attention_int8 => {
+            (Attn::Pass | Attn::Few | Attn::Split | Attn::Deep, Some(ix))
+                if self.sh.attention_int8 =>
+            {
                 take_quantize(self.gpu, k, &mut wo).then_some(ix)
             }
             _ => None,
         };
         ops.extend(match attn {
             Attn::Pass => vec![self.attention(k, qx.as_ref())],
+            Attn::Few => vec![self.attention_few(k, qx.as_ref())],
             Attn::Split => self.attention_split(k, qx.as_ref(), false),
             Attn::Deep => self.attention_split(k, qx.as_ref(), true),
             Attn::Flash(tile) => vec![self.attention_flash(k, tile)],
@@ -945,6 +955,33 @@ impl LayerOps<'_> {
             bind: kernels::bind(gpu, &pl, &entries),
             pipeline: pl,
             shape,
+            label: "attention",
+        }
+    }
+
+    /// Decode below SPLIT_KEYS keys: few.wgsl, a workgroup per query head;
+    /// with `qx` it also writes its output as Wo's int8 x.
+    fn attention_few(&self, k: &mut Kernels, qx: Option<&IntX>) -> Op {
+        let (gpu, s, c, w) = (self.gpu, self.s, self.c, self.w);
+        let pl = k.attention_few(gpu, c.head_dim, qx.is_some());
+        // K rows as 16-byte words (binding 10) or u32 (2), as the source
+        // reads them.
+        let kc = if kernels::few_vec(c.head_dim) { 10 } else { 2 };
+        let mut entries = vec![
+            (8, &s.q),
+            (kc, &w.kc),
+            (3, &w.vc),
+            (4, &w.att),
+            (5, &s.step),
+            (6, &s.xo),
+        ];
+        if let Some(ix) = qx {
+            entries.extend([(13, &ix.q), (14, &ix.d)]);
+        }
+        Op {
+            bind: kernels::bind(gpu, &pl, &entries),
+            pipeline: pl,
+            shape: Shape::Fixed([c.n_heads as u32, 1, 1]),
             label: "attention",
         }
     }

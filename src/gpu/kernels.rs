@@ -32,6 +32,7 @@ const ARGMAX: &str = include_str!("../../shaders/argmax.wgsl");
 const SAMPLE: &str = include_str!("../../shaders/sample.wgsl");
 const QUANTIZE_X: &str = include_str!("../../shaders/quantize_x.wgsl");
 const SPLIT: &str = include_str!("../../shaders/split.wgsl");
+const FEW: &str = include_str!("../../shaders/few.wgsl");
 const INT8_BLOCK: &str = include_str!("../../shaders/int8_block.wgsl");
 const WIDE: &str = include_str!("../../shaders/wide.wgsl");
 /// Snippets (no bindings, no entry) appended to the kernels that use them.
@@ -1167,6 +1168,7 @@ pub struct Kernels {
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
     chunked: HashMap<ChunkedKey, Rc<wgpu::ComputePipeline>>,
     split: HashMap<(usize, u32, DeepShape), Rc<wgpu::ComputePipeline>>,
+    few: HashMap<(usize, bool), Rc<wgpu::ComputePipeline>>,
     deep_shape: DeepShape,
     flash: HashMap<FlashTile, Rc<wgpu::ComputePipeline>>,
     matmul: HashMap<(Fmts, Mv, Tile, bool), Rc<wgpu::ComputePipeline>>,
@@ -1510,6 +1512,95 @@ pub fn split_src(head_dim: usize, group: usize, sh: DeepShape) -> String {
     )
 }
 
+/// Words of a K row that each of few.wgsl's four score threads of a key
+/// sums, for heads of `head_dim`.
+fn few_part_words(head_dim: usize) -> usize {
+    (head_dim / 2).div_ceil(4)
+}
+
+/// Whether few.wgsl reads K rows as 16-byte words (KC4, binding 10) for
+/// heads of `head_dim`: each score thread's part of a row is whole
+/// 16-byte words and the parts tile the row; else as u32 (KC, binding 2).
+pub fn few_vec(head_dim: usize) -> bool {
+    let pw = few_part_words(head_dim);
+    pw.is_multiple_of(4) && 4 * pw == head_dim / 2
+}
+
+/// V words few.wgsl's replay reads ahead of the step that uses them.
+const FEW_RING: usize = 8;
+
+/// few.wgsl for heads of `head_dim` (even, <= 256): its constants, and
+/// its K loads, the partial dots, the first V loads and the replay
+/// written out as named values (see the shader's header).
+pub fn few_src(head_dim: usize) -> String {
+    let pw = few_part_words(head_dim);
+    let nk = SPLIT_KEYS;
+    let ring = FEW_RING;
+    let mut kl = String::new();
+    let mut kd = String::new();
+    // This thread's K words in row order, as expressions.
+    let mut words = Vec::new();
+    if few_vec(head_dim) {
+        kl += "    let kb = (krow + part * PW) / 4u;\n";
+        for q in 0..pw / 4 {
+            kl += &format!("    let k{q} = KC4[kb + {q}u];\n");
+            for c in ["x", "y", "z", "w"] {
+                words.push(format!("k{q}.{c}"));
+            }
+        }
+    } else {
+        for i in 0..pw {
+            kl += &format!("    let k{i} = KC[krow + min(part * PW + {i}u, HW - 1u)];\n");
+            words.push(format!("k{i}"));
+        }
+    }
+    for (i, word) in words.iter().enumerate() {
+        // Words past the row (a row that four parts do not tile) add
+        // nothing.
+        let guard = if few_vec(head_dim) {
+            String::new()
+        } else {
+            format!("if part * PW + {i}u < HW ")
+        };
+        kd += &format!(
+            "    {guard}{{\n        let kk = unpack2x16float({word});\n        \
+             let e = 2u * (part * PW + {i}u);\n        \
+             dot += qs[e] * kk.x + Z;\n        dot += qs[e + 1u] * kk.y + Z;\n    }}\n"
+        );
+    }
+    let mut vl = String::new();
+    let mut vr = String::new();
+    for i in 0..ring {
+        vl += &format!("    var p{i} = VC[min(lo + {i}u, last) * kvw + vb];\n");
+        // No branch on j < n: past the last key rs is 1 and wt 0 (and
+        // the V term 0, whatever the clamped word holds), so the step
+        // changes nothing.
+        vr += &format!(
+            "            {{\n                let j = j0 + {i}u;\n                let r = rs[j];\n                \
+             let wj = wt[j];\n                let v = unpack2x16float(p{i});\n                \
+             p{i} = VC[min(lo + j + {ring}u, last) * kvw + vb];\n                \
+             let tx = select(0.0, v.x * wj + Z, j < n);\n                \
+             let ty = select(0.0, v.y * wj + Z, j < n);\n                \
+             ax = round_f16(rescaled(ax, r) + tx);\n                \
+             ay = round_f16(rescaled(ay, r) + ty);\n                \
+             total = total * r + wj;\n            }}\n"
+        );
+    }
+    let mut body = FEW.to_string();
+    for (marker, text) in [
+        ("K_LOADS", kl),
+        ("V_LOADS", vl),
+        ("K_DOTS", kd),
+        ("V_REPLAY", vr),
+    ] {
+        body = fill_line(&body, marker, &text);
+    }
+    format!(
+        "const HD: u32 = {head_dim}u;\nconst NK: u32 = {nk}u;\nconst PW: u32 = {pw}u;\n\
+         const RING: u32 = {ring}u;\n{body}\n{F16}\n{INT8_BLOCK}"
+    )
+}
+
 /// From how many keys decode steps of heads of `head_dim` take
 /// split.wgsl (0: never): `GpuTuning::deep_split_keys` at head sizes of 128
 /// and more, `deep_split_keys_64` from 64 to 127, never below 64 (not
@@ -1771,6 +1862,7 @@ impl Kernels {
             embed: HashMap::new(),
             chunked: HashMap::new(),
             split: HashMap::new(),
+            few: HashMap::new(),
             deep_shape: tuning.deep_shape,
             flash: HashMap::new(),
             matmul: HashMap::new(),
@@ -2175,6 +2267,24 @@ impl Kernels {
                     &split_src(head_dim, group, sh),
                     "main",
                 )
+            })
+            .clone()
+    }
+
+    /// few.wgsl for heads of `head_dim`: decode attention below
+    /// SPLIT_KEYS keys, `chunked`'s result in one round trip; `q`: entry
+    /// `main_q` (also Wo's int8 x).
+    pub fn attention_few(
+        &mut self,
+        gpu: &Gpu,
+        head_dim: usize,
+        q: bool,
+    ) -> Rc<wgpu::ComputePipeline> {
+        self.few
+            .entry((head_dim, q))
+            .or_insert_with(|| {
+                let entry = if q { "main_q" } else { "main" };
+                pipeline(gpu, "attention_few", &few_src(head_dim), entry)
             })
             .clone()
     }

@@ -18,7 +18,8 @@
 //! products and the rope, KV store, bias and silu·mul kernels. Past
 //! SPLIT_KEYS keys each has a twin whose attention suits long contexts:
 //! decode in splits merged after (`layers_long`), prefill in tiles
-//! (`layers_flash`, flash.wgsl).
+//! (`layers_flash`, flash.wgsl); up to it decode attends in few.wgsl and
+//! prefill in attention.wgsl's chunked kernel.
 //!
 //! This module holds the backend itself (`GpuBackend`, its options and
 //! `GpuTuning`, the `Backend` impl, `load_engine`); the rest is split by
@@ -110,6 +111,10 @@ pub struct GpuTuning {
     /// Attention with the chunked kernel where it applies (else the
     /// one-key-at-a-time kernel and its score scratch).
     pub chunked_attention: bool,
+    /// Decode below SPLIT_KEYS keys with few.wgsl (the chunked kernel's
+    /// result, one workgroup per query head, its loads in one round trip)
+    /// instead of the chunked kernel; with the chunked kernel only.
+    pub few_attention: bool,
     /// Decode past SPLIT_KEYS keys attends in splits merged after (with
     /// the chunked kernel only; else one serial pass).
     pub split_attention: bool,
@@ -258,6 +263,7 @@ impl Default for GpuTuning {
             fuse: true,
             tiled_prefill: true,
             chunked_attention: true,
+            few_attention: true,
             split_attention: true,
             flash_prefill: true,
             pipeline: true,

@@ -38,8 +38,9 @@ impl GpuBackend {
     /// goes: past SPLIT_KEYS keys one token attends in splits
     /// (`layers_long`; from `deep_keys` keys in split.wgsl's,
     /// `layers_deep`) and a batch in tiles (`layers_flash`), where those
-    /// lists exist. Up to SPLIT_KEYS keys both keep the chunked kernel's
-    /// exact llama.cpp order.
+    /// lists exist. Up to SPLIT_KEYS keys both keep llama.cpp's f16
+    /// accumulation in key order (the chunked kernel; few.wgsl for one
+    /// token).
     pub(super) fn keys(&self, n: usize, pos: usize) -> Keys {
         if n == 1 {
             if pos < kernels::SPLIT_KEYS {

@@ -973,40 +973,11 @@ fn check_attention(
             for h in 0..heads {
                 let kh = h / (heads / kvh) * hd;
                 let qh: Vec<f64> = (0..hd).map(|d| f16r(q[t * qd + h * hd + d])).collect();
-                // Scores as the kernel computes them: f16 x f16 products
-                // are exact in f32, summed in f32 in d order, then scaled.
-                let sc: Vec<(usize, f32)> = (lo..len)
-                    .map(|j| {
-                        let dot = (0..hd).fold(0f32, |a, d| {
-                            a + qh[d] as f32 * keys[j * kvd + kh + d] as f32
-                        });
-                        (j, dot * scale)
-                    })
-                    .collect();
-                // The kernel's recurrence: online softmax in score order,
-                // the accumulator rounded to f16 at every step.
-                let r16 = |v: f32| half::f16::from_f32(v).to_f32();
-                for d in 0..hd {
-                    let (mut acc, mut mx, mut total) = (0f32, f32::MIN, 0f32);
-                    let mut peak = 0f32;
-                    for &(j, score) in &sc {
-                        let (mut rescale, mut weight) = (1f32, 1f32);
-                        if score > mx {
-                            rescale = (mx - score).exp();
-                            mx = score;
-                            acc = r16(acc * rescale);
-                            peak *= rescale;
-                        } else {
-                            weight = (score - mx).exp();
-                        }
-                        acc = r16(acc + vals[j * kvd + kh + d] as f32 * weight);
-                        total = total * rescale + weight;
-                        peak = peak.max(acc.abs());
-                    }
-                    let i = t * qd + h * hd + d;
-                    want[i] = (acc * (1.0 / total)) as f64;
-                    tol[i] = attention_bound(peak, total, want[i]);
-                }
+                let cache = [&keys[..], &vals[..]];
+                let (w, b) = replay_twin(&qh, cache, [kvd, kh], lo..len, scale, 1);
+                let i = t * qd + h * hd;
+                want[i..i + hd].copy_from_slice(&w);
+                tol[i..i + hd].copy_from_slice(&b);
             }
         }
         close_each(
@@ -1015,6 +986,154 @@ fn check_attention(
             &want,
             &tol,
         );
+    }
+}
+
+/// The chunked kernel's computation on the CPU for one head of one token
+/// (f16-rounded query `qh`) over keys `keys` of the f16-rounded cache
+/// `[keys, values]` (rows of `kvd`, this kv head at `kh`): the scores as
+/// the kernel computes them (f16 x f16 products are exact in f32, summed
+/// in f32 in d order, then scaled; with `parts` > 1, as few.wgsl does:
+/// the row's words in `parts` runs of ceil(words / parts), each summed in
+/// d order, the runs added in order), then the online softmax in key
+/// order with the accumulator rounded to f16 at every step. Returns each
+/// dim's value and its `attention_bound`.
+fn replay_twin(
+    qh: &[f64],
+    [kc, vc]: [&[f64]; 2],
+    [kvd, kh]: [usize; 2],
+    keys: std::ops::Range<usize>,
+    scale: f32,
+    parts: usize,
+) -> (Vec<f64>, Vec<f64>) {
+    let hd = qh.len();
+    let pw = (hd / 2).div_ceil(parts);
+    let sc: Vec<(usize, f32)> = keys
+        .map(|j| {
+            let run = |p: usize| {
+                let dims = (2 * p * pw).min(hd)..(2 * (p + 1) * pw).min(hd);
+                dims.fold(0f32, |a, d| a + qh[d] as f32 * kc[j * kvd + kh + d] as f32)
+            };
+            let dot = (1..parts).fold(run(0), |a, p| a + run(p));
+            (j, dot * scale)
+        })
+        .collect();
+    let r16 = |v: f32| half::f16::from_f32(v).to_f32();
+    let (mut want, mut tol) = (vec![0f64; hd], vec![0f64; hd]);
+    for d in 0..hd {
+        let (mut acc, mut mx, mut total) = (0f32, f32::MIN, 0f32);
+        let mut peak = 0f32;
+        for &(j, score) in &sc {
+            let (mut rescale, mut weight) = (1f32, 1f32);
+            if score > mx {
+                rescale = (mx - score).exp();
+                mx = score;
+                acc = r16(acc * rescale);
+                peak *= rescale;
+            } else {
+                weight = (score - mx).exp();
+            }
+            acc = r16(acc + vc[j * kvd + kh + d] as f32 * weight);
+            total = total * rescale + weight;
+            peak = peak.max(acc.abs());
+        }
+        want[d] = (acc * (1.0 / total)) as f64;
+        tol[d] = attention_bound(peak, total, want[d]);
+    }
+    (want, tol)
+}
+
+/// few.wgsl (decode below SPLIT_KEYS keys) against its CPU twin
+/// (`replay_twin` with scores in four parts, bound `attention_bound`);
+/// `main_q`'s output bit for bit as `main`'s and its int8 x as
+/// quantize_x.wgsl makes it of that output. One token at positions 0, 1,
+/// 9 (past the first run of V words read ahead), 17, 37 and 63 of a
+/// 64-key cache (1 to 64 keys), for head sizes 6 (rows of 3 u32 words:
+/// the fourth part empty), 32 (one int8 block a head), 64, 128 and 256
+/// (parts of 16-byte words), 1 to 10 query heads per kv head, without a
+/// window and with windows of 8 and 37 (a query sees fewer keys than its
+/// position); every query 8x scaled at one position, so that scores
+/// spread wide and exps underflow. Outputs NaN-poisoned first.
+#[test]
+fn few_attention_matches_cpu() {
+    let Some(g) = gpu() else { return };
+    let mut k = Kernels::new(&g, &tuning());
+    let mut rng = Rng::new(59);
+    let ctx = kernels::SPLIT_KEYS;
+    let f16r = |v: f32| half::f16::from_f32(v).to_f32() as f64;
+    for (hd, heads, kvh, window) in [
+        (6usize, 4usize, 2usize, 0usize),
+        (6, 4, 2, 8),
+        (32, 6, 3, 0),
+        (64, 9, 3, 37),
+        (64, 10, 1, 0),
+        (128, 4, 2, 0),
+        (128, 8, 2, 8),
+        (256, 4, 1, 37),
+    ] {
+        let (qd, kvd) = (heads * hd, kvh * hd);
+        let scale = 1.0 / (hd as f32).sqrt();
+        let p = att_params(&g, [heads, kvh, hd, ctx], scale, 0, window);
+        let (kc, vc, kx, vx) = filled_cache(&g, &k, &mut rng, [ctx, ctx], kvd, &p);
+        let cache = [kx, vx].map(|c| c.iter().map(|&v| f16r(v)).collect::<Vec<_>>());
+        let group = heads / kvh;
+        let kcb = if kernels::few_vec(hd) { 10 } else { 2 };
+        for pos in [0usize, 1, 9, 17, 37, 63] {
+            let mut q = randn(&mut rng, qd);
+            if pos == 37 {
+                q.iter_mut().for_each(|v| *v *= 8.0);
+            }
+            let qb = g.upload_f32("q", &q);
+            let st = step(&g, pos as u32, 1);
+            let what = format!("hd {hd} heads {heads}/{kvh} window {window} pos {pos}");
+            let run = |pl: &std::rc::Rc<wgpu::ComputePipeline>, kcb, shape, ix: Option<&IntX>| {
+                let out = poisoned(&g, qd);
+                let mut bufs = vec![(8, &qb), (kcb, &kc), (3, &vc), (4, &p), (5, &st), (6, &out)];
+                if let Some(ix) = ix {
+                    bufs.extend([(13, &ix.q), (14, &ix.d)]);
+                }
+                let op = Op {
+                    bind: kernels::bind(&g, pl, &bufs),
+                    pipeline: pl.clone(),
+                    label: "test",
+                    shape,
+                };
+                g.run(&[&[op]], 1, &[]);
+                out
+            };
+            let few_shape = Shape::Fixed([heads as u32, 1, 1]);
+            let few = run(&k.attention_few(&g, hd, false), kcb, few_shape, None);
+            let got = read_f32(&g, &few, qd);
+            let lo = if window == 0 {
+                0
+            } else {
+                (pos + 1).saturating_sub(window)
+            };
+            let (mut want, mut tol) = (vec![0f64; qd], vec![0f64; qd]);
+            for h in 0..heads {
+                let kh = h / group * hd;
+                let qh: Vec<f64> = (0..hd).map(|d| f16r(q[h * hd + d])).collect();
+                let c = [&cache[0][..], &cache[1][..]];
+                let (w, b) = replay_twin(&qh, c, [kvd, kh], lo..pos + 1, scale, 4);
+                want[h * hd..(h + 1) * hd].copy_from_slice(&w);
+                tol[h * hd..(h + 1) * hd].copy_from_slice(&b);
+            }
+            close_each(&what, &got, &want, &tol);
+            let bits = |b: &wgpu::Buffer, len| read_u32(&g, b, len);
+            if hd % 32 == 0 {
+                let ix = IntX::new(&g, qd, 1).unwrap();
+                poison_int_x(&g, &ix);
+                let fq = run(&k.attention_few(&g, hd, true), kcb, few_shape, Some(&ix));
+                assert_eq!(bits(&fq, qd), bits(&few, qd), "{what}: main_q output");
+                let want = quantize_x_gpu(&g, &k, &few, &few, [qd, 1], false, false, 0.0);
+                assert_eq!(bits(&ix.q, qd / 4), bits(&want.q, qd / 4), "{what}: int8 x");
+                assert_eq!(
+                    bits(&ix.d, qd / 32),
+                    bits(&want.d, qd / 32),
+                    "{what}: scales"
+                );
+            }
+        }
     }
 }
 

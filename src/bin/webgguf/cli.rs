@@ -68,7 +68,7 @@ common options:
                     Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS as random bits)
 
 environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
-  WEBGGUF_GPU_{FUSE,TILED,SPLIT,FLASH,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE,INT_PREFILL}=0,
+  WEBGGUF_GPU_{FUSE,TILED,FEW,SPLIT,FLASH,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE,INT_PREFILL}=0,
   WEBGGUF_GPU_{DEEP_KEYS,SPLIT_WGS,SPLIT_MAX,MV_WG}=N, WEBGGUF_GPU_MV_ROWS=Q,G,M,
   WEBGGUF_GPU_ATTENTION=simple, WEBGGUF_GPU_TILE=large (see README.md)
 ";
@@ -83,6 +83,8 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   instead of the tiled matrix kernel.
 /// - `WEBGGUF_GPU_ATTENTION=simple`: the one-key-at-a-time attention kernel
 ///   instead of the chunked one.
+/// - `WEBGGUF_GPU_FEW=0`: decode attention below 64 keys with the chunked
+///   kernel instead of few.wgsl.
 /// - `WEBGGUF_GPU_SPLIT=0`: decode attention in one serial pass instead of
 ///   splits of 64 keys merged after.
 /// - `WEBGGUF_GPU_FLASH=0`: prefill attention past 64 keys with the chunked
@@ -141,6 +143,7 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
             fuse: !off("WEBGGUF_GPU_FUSE"),
             tiled_prefill: !off("WEBGGUF_GPU_TILED"),
             chunked_attention: var("WEBGGUF_GPU_ATTENTION").as_deref() != Some("simple"),
+            few_attention: !off("WEBGGUF_GPU_FEW"),
             split_attention: !off("WEBGGUF_GPU_SPLIT"),
             flash_prefill: !off("WEBGGUF_GPU_FLASH"),
             pipeline: !off("WEBGGUF_GPU_PIPELINE"),

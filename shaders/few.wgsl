@@ -1,0 +1,219 @@
+// Decode attention over few keys: for the one token at position p = S.pos
+// and query head h = workgroup_id.x, softmax(f16(q) . K[j] * scale) over
+// the keys [first_key(p), p] (at most NK of them: the host runs this only
+// below SPLIT_KEYS keys), then the weighted sum of V[j] in llama.cpp's CPU
+// flash-attention order with an f16 accumulator: attention.wgsl's
+// `chunked` for one token (its running maxima, rescales, weights and f16
+// replay in key order), each score summed in four parts (below).
+// Why a second kernel for what `chunked` computes: `chunked` stages its
+// keys in chunks of 8 to 32 with a global round trip and eight or more
+// barriers a chunk, and serves a kv head's query heads from few
+// workgroups; with the decode attention left out (wrong output) an 8B
+// decoded its first 64 tokens 13-19% faster and SmolLM2 36%
+// (BENCHMARKS.md, 2026-11-27b). Here the K loads are issued at the
+// start, in one round trip, and four barriers follow:
+// - scores: thread (key lid / 4, part lid % 4) loads its quarter of the
+//   key's row (K_LOADS, named values: an array indexed in a loop may live
+//   in memory) and sums its dims in d order (K_DOTS); key j's score is
+//   then its four parts added in order, times the scale. Four threads a
+//   key, not one, so that a thread holds 2-8 named 16-byte words, not a
+//   whole row's 8-32: a first form that held all 64 keys' V words a
+//   thread as named values took ~22 us more a dispatch than with none,
+//   as if the driver issued such loads one after another
+//   (BENCHMARKS.md, 2026-11-27b);
+// - the running max before each key (the max of the scores before it, as
+//   `chunked`'s scan gives it) and so its rescale and weight;
+// - the f16 replay, thread w < HW for dims 2w, 2w + 1 over the keys in
+//   order (V_REPLAY), its V words read from memory RING keys ahead of
+//   the step that uses them (named values p0 .. p{RING-1}, the first RING
+//   loaded at the start), so that the serial chain does not wait on them;
+//   whole RINGs of steps, those past the last key changing nothing, and
+//   no branch in a step (see round_f16 for why).
+// This sums each score in four parts where `chunked` sums all dims in
+// order: a few f32 ulps of a score, the size of exp's last-bit
+// difference between GPU and CPU that the tests' bound already allows.
+// The host prepends `const HD` (head_dim, even, <= 256), `NK` (SPLIT_KEYS,
+// with 4 NK = 256 threads), `PW` (words of a part, ceil(HD / 8)) and
+// `RING`, and appends f16.wgsl and int8_block.wgsl; it replaces the lines
+// K_LOADS (through KC4 where a part is whole 16-byte words,
+// `kernels::few_vec`, else KC), K_DOTS, V_LOADS and V_REPLAY
+// (`kernels::few_src`).
+// Entry `main`: Out[h * HD + d]. Entry `main_q`: the same, and the row
+// also as the int8 blocks the Wo product's integer path reads (13 XQ, 14
+// XD), exactly as attention.wgsl's `store_q` writes them (HD a multiple
+// of 32).
+// Bindings (attention.wgsl's numbers): 8 Q (f32, [heads * HD]), 2 KC or
+//   10 KC4 (the key cache as u32 or vec4<u32>), 3 VC (u32, [ctx][kv_heads
+//   * HD / 2]), 4 P, 5 S, 6 Out (f32, like Q), 13 XQ, 14 XD (`main_q`).
+// Dispatch: (heads, 1, 1) workgroups of 4 NK = 256 threads.
+
+struct Params {
+    heads: u32,
+    kv_heads: u32,
+    head_dim: u32,
+    ctx: u32,
+    scale: f32,
+    _p0: u32,
+    splits: u32,
+    window: u32,
+}
+
+struct Step {
+    pos: u32,
+    n: u32,
+    _p0: u32,
+    _p1: u32,
+}
+
+@group(0) @binding(2) var<storage, read> KC: array<u32>;
+@group(0) @binding(3) var<storage, read> VC: array<u32>;
+@group(0) @binding(4) var<uniform> P: Params;
+@group(0) @binding(5) var<uniform> S: Step;
+@group(0) @binding(6) var<storage, read_write> Out: array<f32>;
+@group(0) @binding(8) var<storage, read> Q: array<f32>;
+@group(0) @binding(10) var<storage, read> KC4: array<vec4<u32>>;
+@group(0) @binding(13) var<storage, read_write> XQ: array<u32>;
+@group(0) @binding(14) var<storage, read_write> XD: array<f32>;
+
+const HW: u32 = HD / 2u;
+const WG: u32 = 4u * NK;
+const_assert HD % 2u == 0u && HD <= 256u && WG <= 256u;
+
+// The query, f16-rounded; each key's four partial dots; the scores; each
+// key's rescale and weight; the output row (`main_q`).
+var<workgroup> qs: array<f32, HD>;
+var<workgroup> parts: array<f32, WG>;
+var<workgroup> sc: array<f32, NK>;
+var<workgroup> rs: array<f32, NK>;
+var<workgroup> wt: array<f32, NK>;
+var<workgroup> ob: array<f32, HD>;
+
+fn first_key(p: u32) -> u32 {
+    if P.window == 0u || p < P.window {
+        return 0u;
+    }
+    return p + 1u - P.window;
+}
+
+// acc * r rounded to f16, or acc where r is 1 (as attention.wgsl's
+// `rescaled`, whose value it is: acc is already an f16 value); by select,
+// not a branch, as round_f16 (see there).
+fn rescaled(acc: f32, r: f32) -> f32 {
+    return select(round_f16(acc * r), acc, r == 1.0);
+}
+
+// Head h's output pair at dims 2w, 2w + 1 (threads w < HW; `ok` false for
+// the others).
+struct Pair {
+    x: f32,
+    y: f32,
+    ok: bool,
+}
+
+fn attend(h: u32, lid: u32) -> Pair {
+    let lo = first_key(S.pos);
+    let n = min(S.pos + 1u - lo, NK);
+    let last = lo + n - 1u;
+    let grp = P.heads / P.kv_heads;
+    let kvw = P.kv_heads * HW;
+    let kvh = (h / grp) * HW;
+    // The zero that keeps products out of fused multiply-adds, as in
+    // attention.wgsl.
+    let Z = bitcast<f32>(P._p0);
+    // Score role: key lid / 4 (past the last key: the last key, masked
+    // below), part lid % 4: words part * PW .. of its row.
+    let part = lid % 4u;
+    let krow = min(lo + lid / 4u, last) * kvw + kvh;
+    // Replay role: word w of the V rows.
+    let w = lid;
+    let vb = kvh + min(w, HW - 1u);
+K_LOADS
+V_LOADS
+    for (var i = lid; i < HD; i += WG) {
+        qs[i] = round_f16(Q[h * HD + i]);
+    }
+    workgroupBarrier();
+    var dot = 0.0;
+K_DOTS
+    parts[lid] = dot;
+    workgroupBarrier();
+    if lid < n {
+        let b = 4u * lid;
+        sc[lid] = (((parts[b] + parts[b + 1u]) + parts[b + 2u]) + parts[b + 3u]) * P.scale;
+    }
+    workgroupBarrier();
+    // The running max before key j (from `chunked`'s starting max), and
+    // so its rescale and weight, as `chunked` computes them.
+    // Keys past the last (the replay runs whole RINGs of steps) rescale by
+    // 1 and weigh 0: their steps leave the sums as they are.
+    if lid < NK {
+        let s = sc[lid];
+        var prev = -3.0e38;
+        for (var i = 0u; i < min(lid, n); i++) {
+            prev = max(prev, sc[i]);
+        }
+        var r = 1.0;
+        var wgt = 0.0;
+        if lid < n {
+            if s > prev {
+                r = exp(prev - s);
+                wgt = 1.0;
+            } else {
+                wgt = exp(s - prev);
+            }
+        }
+        rs[lid] = r;
+        wt[lid] = wgt;
+    }
+    workgroupBarrier();
+    var ax = 0.0;
+    var ay = 0.0;
+    var total = 0.0;
+    if w < HW {
+        for (var j0 = 0u; j0 < n; j0 += RING) {
+V_REPLAY
+        }
+        let inv = 1.0 / total;
+        return Pair(ax * inv, ay * inv, true);
+    }
+    return Pair(0.0, 0.0, false);
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let o = attend(wid.x, lid);
+    if o.ok {
+        let i = wid.x * HD + 2u * lid;
+        Out[i] = o.x;
+        Out[i + 1u] = o.y;
+    }
+}
+
+@compute @workgroup_size(WG)
+fn main_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let o = attend(wid.x, lid);
+    let h = wid.x;
+    if o.ok {
+        let d = 2u * lid;
+        Out[h * HD + d] = o.x;
+        Out[h * HD + d + 1u] = o.y;
+        ob[d] = o.x;
+        ob[d + 1u] = o.y;
+    }
+    workgroupBarrier();
+    // Four values a thread, in blocks of 32 as store_q packs them.
+    let e = 4u * lid;
+    if e < HD {
+        let g = e & ~31u;
+        var amax = 0.0;
+        for (var i = 0u; i < 32u; i++) {
+            amax = max(amax, abs(ob[g + i]));
+        }
+        let at = h * HD + e;
+        let q = vec4<f32>(ob[e], ob[e + 1u], ob[e + 2u], ob[e + 3u]);
+        XQ[at / 4u] = q8_pack(q, q8_inv(amax));
+        if (e & 31u) == 0u {
+            XD[at / 32u] = q8_scale(amax);
+        }
+    }
+}
