@@ -27,8 +27,13 @@
 //   order (V_REPLAY), its V words read from memory RING keys ahead of
 //   the step that uses them (named values p0 .. p{RING-1}, the first RING
 //   loaded at the start), so that the serial chain does not wait on them;
-//   whole RINGs of steps, those past the last key changing nothing, and
-//   no branch in a step (see round_f16 for why).
+//   whole RINGs of steps, those past the last key changing nothing. A
+//   step rounds acc * r only where r is not 1 (a new running max, as
+//   attention.wgsl's `rescaled`: acc is already an f16 value), by a
+//   branch that every thread takes alike: 0.5-1% faster decode on the 1B
+//   and SmolLM2 shapes than a select, which waits on that rounding
+//   (BENCHMARKS.md, 2026-11-27b); round_f16 itself has no branch (see
+//   there why).
 // This sums each score in four parts where `chunked` sums all dims in
 // order: a few f32 ulps of a score, the size of exp's last-bit
 // difference between GPU and CPU that the tests' bound already allows.
@@ -93,13 +98,6 @@ fn first_key(p: u32) -> u32 {
         return 0u;
     }
     return p + 1u - P.window;
-}
-
-// acc * r rounded to f16, or acc where r is 1 (as attention.wgsl's
-// `rescaled`, whose value it is: acc is already an f16 value); by select,
-// not a branch, as round_f16 (see there).
-fn rescaled(acc: f32, r: f32) -> f32 {
-    return select(round_f16(acc * r), acc, r == 1.0);
 }
 
 // Head h's output pair at dims 2w, 2w + 1 (threads w < HW; `ok` false for

@@ -1574,15 +1574,18 @@ pub fn few_src(head_dim: usize) -> String {
         vl += &format!("    var p{i} = VC[min(lo + {i}u, last) * kvw + vb];\n");
         // No branch on j < n: past the last key rs is 1 and wt 0 (and
         // the V term 0, whatever the clamped word holds), so the step
-        // changes nothing.
+        // changes nothing. The rescale is a branch (on a new running max,
+        // the same for every thread and rare past the first keys), so
+        // that most steps' chain is one add and one rounding.
         vr += &format!(
             "            {{\n                let j = j0 + {i}u;\n                let r = rs[j];\n                \
              let wj = wt[j];\n                let v = unpack2x16float(p{i});\n                \
              p{i} = VC[min(lo + j + {ring}u, last) * kvw + vb];\n                \
              let tx = select(0.0, v.x * wj + Z, j < n);\n                \
              let ty = select(0.0, v.y * wj + Z, j < n);\n                \
-             ax = round_f16(rescaled(ax, r) + tx);\n                \
-             ay = round_f16(rescaled(ay, r) + ty);\n                \
+             if r != 1.0 {{\n                    ax = round_f16(ax * r);\n                    \
+             ay = round_f16(ay * r);\n                }}\n                \
+             ax = round_f16(ax + tx);\n                ay = round_f16(ay + ty);\n                \
              total = total * r + wj;\n            }}\n"
         );
     }
