@@ -83,6 +83,8 @@ struct Step {
 const HW: u32 = HD / 2u;
 const WG: u32 = 4u * NK;
 const_assert HD % 2u == 0u && HD <= 256u && WG <= 256u;
+// The replay's whole RINGs of steps stay within rs and wt.
+const_assert NK % RING == 0u;
 
 // The query, f16-rounded; each key's four partial dots; the scores; each
 // key's rescale and weight; the output row (`main_q`).
@@ -141,9 +143,9 @@ K_DOTS
     }
     workgroupBarrier();
     // The running max before key j (from `chunked`'s starting max), and
-    // so its rescale and weight, as `chunked` computes them.
-    // Keys past the last (the replay runs whole RINGs of steps) rescale by
-    // 1 and weigh 0: their steps leave the sums as they are.
+    // so its rescale and weight, as `chunked` computes them; keys past the
+    // last (the replay runs whole RINGs of steps) rescale by 1 and weigh
+    // 0, so that their steps leave the sums as they are.
     if lid < NK {
         let s = sc[lid];
         var prev = -3.0e38;

@@ -2275,8 +2275,8 @@ impl Kernels {
     }
 
     /// few.wgsl for heads of `head_dim`: decode attention below
-    /// SPLIT_KEYS keys, `chunked`'s result in one round trip; `q`: entry
-    /// `main_q` (also Wo's int8 x).
+    /// SPLIT_KEYS keys, the chunked kernel's recurrence with every K row
+    /// loaded at once; `q`: entry `main_q` (also Wo's int8 x).
     pub fn attention_few(
         &mut self,
         gpu: &Gpu,

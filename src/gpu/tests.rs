@@ -3769,6 +3769,31 @@ fn int_prefill_lists_use_the_int_tile() {
     assert_eq!(count(&b.layers_one, "quantize_x"), 0);
 }
 
+/// few.wgsl's generated source parses, validates and translates to SPIR-V
+/// for every even head size it may take (2 .. 256; the kernel test runs
+/// 6, 32, 64, 128 and 256), and its workgroup variables stay within
+/// WebGPU's 16 KiB.
+#[test]
+fn few_source_compiles_for_every_head_size() {
+    use wgpu::naga;
+    for hd in (2usize..=256).step_by(2) {
+        let what = format!("few.wgsl hd {hd}");
+        let module = compile_wgsl(&kernels::few_src(hd), &what);
+        let mut layouter = naga::proc::Layouter::default();
+        layouter.update(module.to_ctx()).unwrap();
+        let shared: u32 = module
+            .global_variables
+            .iter()
+            .filter(|(_, v)| v.space == naga::AddressSpace::WorkGroup)
+            .map(|(_, v)| layouter[v.ty].size)
+            .sum();
+        assert!(
+            shared <= 16384,
+            "{what}: {shared} bytes of workgroup memory"
+        );
+    }
+}
+
 /// split.wgsl's generated source parses, validates and translates to
 /// SPIR-V for every head size the split path may take (32 .. 512) in
 /// groups of 1-8 query heads per kv head, in every DEEP_SHAPES shape that
