@@ -3769,24 +3769,27 @@ fn int_prefill_lists_use_the_int_tile() {
     assert_eq!(count(&b.layers_one, "quantize_x"), 0);
 }
 
+/// The workgroup variables' bytes of `module` as naga lays them out.
+fn workgroup_bytes(module: &wgpu::naga::Module) -> u32 {
+    let mut layouter = wgpu::naga::proc::Layouter::default();
+    layouter.update(module.to_ctx()).unwrap();
+    module
+        .global_variables
+        .iter()
+        .filter(|(_, v)| v.space == wgpu::naga::AddressSpace::WorkGroup)
+        .map(|(_, v)| layouter[v.ty].size)
+        .sum()
+}
+
 /// few.wgsl's generated source parses, validates and translates to SPIR-V
 /// for every even head size it may take (2 .. 256; the kernel test runs
 /// 6, 32, 64, 128 and 256), and its workgroup variables stay within
 /// WebGPU's 16 KiB.
 #[test]
 fn few_source_compiles_for_every_head_size() {
-    use wgpu::naga;
     for hd in (2usize..=256).step_by(2) {
         let what = format!("few.wgsl hd {hd}");
-        let module = compile_wgsl(&kernels::few_src(hd), &what);
-        let mut layouter = naga::proc::Layouter::default();
-        layouter.update(module.to_ctx()).unwrap();
-        let shared: u32 = module
-            .global_variables
-            .iter()
-            .filter(|(_, v)| v.space == naga::AddressSpace::WorkGroup)
-            .map(|(_, v)| layouter[v.ty].size)
-            .sum();
+        let shared = workgroup_bytes(&compile_wgsl(&kernels::few_src(hd), &what));
         assert!(
             shared <= 16384,
             "{what}: {shared} bytes of workgroup memory"
@@ -3802,20 +3805,12 @@ fn few_source_compiles_for_every_head_size() {
 /// (which `fits` holds to WebGPU's 16 KiB) exactly.
 #[test]
 fn split_source_compiles_for_every_head_size() {
-    use wgpu::naga;
     for hd in [32usize, 64, 80, 96, 128, 192, 256, 512] {
         for group in 1..=8 {
             for sh in DEEP_SHAPES.iter().filter(|sh| sh.fits(hd, group)) {
                 let what = format!("hd {hd} group {group} shape {}x{}", sh.keys, sh.tpk);
                 let module = compile_wgsl(&kernels::split_src(hd, group, *sh), &what);
-                let mut layouter = naga::proc::Layouter::default();
-                layouter.update(module.to_ctx()).unwrap();
-                let shared: u32 = module
-                    .global_variables
-                    .iter()
-                    .filter(|(_, v)| v.space == naga::AddressSpace::WorkGroup)
-                    .map(|(_, v)| layouter[v.ty].size)
-                    .sum();
+                let shared = workgroup_bytes(&module);
                 assert_eq!(shared as usize, sh.workgroup_bytes(hd, group), "{what}");
             }
         }
