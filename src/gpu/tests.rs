@@ -1049,8 +1049,9 @@ fn replay_twin(
 /// quantize_x.wgsl makes it of that output. One token at positions 0, 1,
 /// 9 (past the first run of V words read ahead), 17, 37 and 63 of a
 /// 64-key cache (1 to 64 keys), for head sizes 6 (rows of 3 u32 words:
-/// the fourth part empty), 32 (one int8 block a head), 64, 128 and 256
-/// (parts of 16-byte words), 1 to 10 query heads per kv head, without a
+/// the fourth part empty), 80 (parts of 10 u32 words), 32 (one int8 block
+/// a head), 64, 96 (Phi-3's), 128 and 256 (parts of 16-byte words), 1 to
+/// 10 query heads per kv head, without a
 /// window and with windows of 8 and 37 (a query sees fewer keys than its
 /// position); every query 8x scaled at one position, so that scores
 /// spread wide and exps underflow. Outputs NaN-poisoned first.
@@ -1067,6 +1068,8 @@ fn few_attention_matches_cpu() {
         (32, 6, 3, 0),
         (64, 9, 3, 37),
         (64, 10, 1, 0),
+        (80, 4, 1, 8),
+        (96, 6, 2, 0),
         (128, 4, 2, 0),
         (128, 8, 2, 8),
         (256, 4, 1, 37),
