@@ -1051,10 +1051,10 @@ fn replay_twin(
 /// 64-key cache (1 to 64 keys), for head sizes 6 (rows of 3 u32 words:
 /// the fourth part empty), 80 (parts of 10 u32 words), 32 (one int8 block
 /// a head), 64, 96 (Phi-3's), 128 and 256 (parts of 16-byte words), 1 to
-/// 10 query heads per kv head, without a
-/// window and with windows of 8 and 37 (a query sees fewer keys than its
-/// position); every query 8x scaled at one position, so that scores
-/// spread wide and exps underflow. Outputs NaN-poisoned first.
+/// 10 query heads per kv head, without a window and with windows of 8 and
+/// 37 (a query sees fewer keys than its position); every query 8x scaled
+/// at one position, so that scores spread wide and exps underflow.
+/// Outputs NaN-poisoned first.
 #[test]
 fn few_attention_matches_cpu() {
     let Some(g) = gpu() else { return };
