@@ -179,26 +179,27 @@ V_REPLAY
     return Pair(0.0, 0.0, false);
 }
 
+// Head h's output row: this thread's pair to Out (threads w < HW).
+fn put(h: u32, lid: u32, o: Pair) {
+    if o.ok {
+        Out[h * HD + 2u * lid] = o.x;
+        Out[h * HD + 2u * lid + 1u] = o.y;
+    }
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let o = attend(wid.x, lid);
-    if o.ok {
-        let i = wid.x * HD + 2u * lid;
-        Out[i] = o.x;
-        Out[i + 1u] = o.y;
-    }
+    put(wid.x, lid, attend(wid.x, lid));
 }
 
 @compute @workgroup_size(WG)
 fn main_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let o = attend(wid.x, lid);
     let h = wid.x;
+    put(h, lid, o);
     if o.ok {
-        let d = 2u * lid;
-        Out[h * HD + d] = o.x;
-        Out[h * HD + d + 1u] = o.y;
-        ob[d] = o.x;
-        ob[d + 1u] = o.y;
+        ob[2u * lid] = o.x;
+        ob[2u * lid + 1u] = o.y;
     }
     workgroupBarrier();
     // Four values a thread, in blocks of 32 as store_q packs them.

@@ -962,19 +962,17 @@ impl LayerOps<'_> {
     /// Decode below SPLIT_KEYS keys: few.wgsl, a workgroup per query head;
     /// with `qx` it also writes its output as Wo's int8 x.
     fn attention_few(&self, k: &mut Kernels, qx: Option<&IntX>) -> Op {
-        let (gpu, s, c, w) = (self.gpu, self.s, self.c, self.w);
+        let (gpu, s, c) = (self.gpu, self.s, self.c);
         let pl = k.attention_few(gpu, c.head_dim, qx.is_some());
         // K rows as 16-byte words (binding 10) or u32 (2), as the source
         // reads them.
         let kc = if kernels::few_vec(c.head_dim) { 10 } else { 2 };
-        let mut entries = vec![
-            (8, &s.q),
-            (kc, &w.kc),
-            (3, &w.vc),
-            (4, &w.att),
-            (5, &s.step),
-            (6, &s.xo),
-        ];
+        let mut entries: Vec<_> = self
+            .attention_reads()
+            .into_iter()
+            .map(|(b, buf)| (if b == 2 { kc } else { b }, buf))
+            .collect();
+        entries.push((6, &s.xo));
         if let Some(ix) = qx {
             entries.extend([(13, &ix.q), (14, &ix.d)]);
         }
