@@ -135,6 +135,8 @@ impl GpuBackend {
         let mut layers = Vec::new();
         let mut layers_one = Vec::new();
         let mut layers_long = Vec::new();
+        let mut layers_mid: Vec<(usize, Vec<Op>)> =
+            d.mid_tiers.iter().map(|&mk| (mk, Vec::new())).collect();
         let mut layers_deep = Vec::new();
         let mut layers_flash = Vec::new();
         for (l, (layer, spec)) in w.layers.iter().zip(&c.spec.layers).enumerate() {
@@ -159,8 +161,9 @@ impl GpuBackend {
                 w: &lw,
                 has_ff: w.rope_freqs.is_some(),
             };
-            // (list, one token, its attention)
-            let few = !shared.simple_attention && opts.tuning.few_attention;
+            // (list, one token, its attention). few.wgsl attends at most
+            // SPLIT_KEYS keys, so only where the split list takes the rest.
+            let few = shared.split_attention && opts.tuning.few_attention;
             let mut lists = vec![
                 (
                     &mut layers_one,
@@ -171,6 +174,9 @@ impl GpuBackend {
             ];
             if shared.split_attention {
                 lists.push((&mut layers_long, true, Attn::Split));
+                for (mk, list) in layers_mid.iter_mut() {
+                    lists.push((list, true, Attn::Mid(*mk)));
+                }
                 if kernels::deep_keys(&opts.tuning, c.head_dim) > 0 {
                     lists.push((&mut layers_deep, true, Attn::Deep));
                 }
@@ -276,6 +282,7 @@ impl GpuBackend {
             layers,
             layers_one,
             layers_long,
+            layers_mid,
             layers_deep,
             deep_keys: kernels::deep_keys(&opts.tuning, c.head_dim),
             layers_flash,
@@ -307,6 +314,9 @@ pub(super) struct Dims {
     pub(super) simple_attention: bool,
     /// A third layer list, for decode past SPLIT_KEYS keys.
     pub(super) split_attention: bool,
+    /// With it, one more for each mid.wgsl tier (`kernels::mid_tiers`:
+    /// decode up to that many keys).
+    pub(super) mid_tiers: Vec<usize>,
     /// A fourth, for prefill past SPLIT_KEYS keys (flash.wgsl), with this
     /// tile (`GpuTuning::flash_prefill`, with the chunked kernel, where the
     /// head size has a tile).
@@ -348,12 +358,18 @@ impl Dims {
         let group = c.n_heads / c.n_kv_heads.max(1);
         let split_rule = kernels::SplitRule::new(&opts.tuning, c.head_dim, group);
         let deep = kernels::DeepShape::pick(opts.tuning.deep_shape, c.head_dim, group);
+        let split_attention = !simple_attention && opts.tuning.split_attention;
         Ok(Dims {
             ctx,
             batch,
             limit,
             simple_attention,
-            split_attention: !simple_attention && opts.tuning.split_attention,
+            split_attention,
+            mid_tiers: if split_attention {
+                kernels::mid_tiers(&opts.tuning, c.head_dim)
+            } else {
+                Vec::new()
+            },
             flash: FlashTile::new(c.head_dim, group)
                 .filter(|_| !simple_attention && opts.tuning.flash_prefill),
             // attention.wgsl's splits, or split.wgsl's.
@@ -511,6 +527,9 @@ enum Attn {
     /// Decode in splits, merged after (`LayerOps::attention_split`):
     /// attention.wgsl's `split`.
     Split,
+    /// Decode in one dispatch over at most this many keys
+    /// (`LayerOps::attention_mid`).
+    Mid(usize),
     /// The same with split.wgsl's splits, for many keys.
     Deep,
     /// Prefill in tiles (`LayerOps::attention_flash`).
@@ -742,7 +761,7 @@ impl LayerOps<'_> {
         // write its int8 x too, which saves the quantize pass's dispatch
         // (the tiled prefill kernel does not: its Wo keeps its pass).
         let qx = match (&attn, k.int_x.clone()) {
-            (Attn::Pass | Attn::Few | Attn::Split | Attn::Deep, Some(ix))
+            (Attn::Pass | Attn::Few | Attn::Split | Attn::Mid(_) | Attn::Deep, Some(ix))
                 if self.sh.attention_int8 =>
             {
                 take_quantize(self.gpu, k, &mut wo).then_some(ix)
@@ -753,6 +772,7 @@ impl LayerOps<'_> {
             Attn::Pass => vec![self.attention(k, qx.as_ref())],
             Attn::Few => vec![self.attention_few(k, qx.as_ref())],
             Attn::Split => self.attention_split(k, qx.as_ref(), false),
+            Attn::Mid(mk) => vec![self.attention_mid(k, mk, qx.as_ref())],
             Attn::Deep => self.attention_split(k, qx.as_ref(), true),
             Attn::Flash(tile) => vec![self.attention_flash(k, tile)],
         });
@@ -973,6 +993,33 @@ impl LayerOps<'_> {
             .map(|(b, buf)| (if b == 2 { kc } else { b }, buf))
             .collect();
         entries.push((6, &s.xo));
+        if let Some(ix) = qx {
+            entries.extend([(13, &ix.q), (14, &ix.d)]);
+        }
+        Op {
+            bind: kernels::bind(gpu, &pl, &entries),
+            pipeline: pl,
+            shape: Shape::Fixed([c.n_heads as u32, 1, 1]),
+            label: "attention",
+        }
+    }
+
+    /// Decode from SPLIT_KEYS keys up to `mk`: mid.wgsl, a workgroup per
+    /// query head, no merge; with `qx` it also writes its output as Wo's
+    /// int8 x.
+    fn attention_mid(&self, k: &mut Kernels, mk: usize, qx: Option<&IntX>) -> Op {
+        let (gpu, s, c, w) = (self.gpu, self.s, self.c, self.w);
+        let pl = k.attention_mid(gpu, c.head_dim, mk, qx.is_some());
+        // K rows as 16-byte words (binding 10) or u32 (2), as the source
+        // reads them; V rows as 16-byte words (11).
+        let kc = if kernels::few_vec(c.head_dim) { 10 } else { 2 };
+        let mut entries: Vec<_> = self
+            .attention_reads()
+            .into_iter()
+            .filter(|&(b, _)| b != 3)
+            .map(|(b, buf)| (if b == 2 { kc } else { b }, buf))
+            .collect();
+        entries.extend([(11, &w.vc), (6, &s.xo)]);
         if let Some(ix) = qx {
             entries.extend([(13, &ix.q), (14, &ix.d)]);
         }

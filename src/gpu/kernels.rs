@@ -33,6 +33,7 @@ const SAMPLE: &str = include_str!("../../shaders/sample.wgsl");
 const QUANTIZE_X: &str = include_str!("../../shaders/quantize_x.wgsl");
 const SPLIT: &str = include_str!("../../shaders/split.wgsl");
 const FEW: &str = include_str!("../../shaders/few.wgsl");
+const MID: &str = include_str!("../../shaders/mid.wgsl");
 const INT8_BLOCK: &str = include_str!("../../shaders/int8_block.wgsl");
 const WIDE: &str = include_str!("../../shaders/wide.wgsl");
 /// Snippets (no bindings, no entry) appended to the kernels that use them.
@@ -1169,6 +1170,7 @@ pub struct Kernels {
     chunked: HashMap<ChunkedKey, Rc<wgpu::ComputePipeline>>,
     split: HashMap<(usize, u32, DeepShape), Rc<wgpu::ComputePipeline>>,
     few: HashMap<(usize, bool), Rc<wgpu::ComputePipeline>>,
+    mid: HashMap<(usize, usize, bool), Rc<wgpu::ComputePipeline>>,
     deep_shape: DeepShape,
     flash: HashMap<FlashTile, Rc<wgpu::ComputePipeline>>,
     matmul: HashMap<(Fmts, Mv, Tile, bool), Rc<wgpu::ComputePipeline>>,
@@ -1604,6 +1606,129 @@ pub fn few_src(head_dim: usize) -> String {
     )
 }
 
+/// The most keys mid.wgsl attends for heads of `head_dim` with the
+/// tuning's `mid_keys` (0: mid.wgsl off): that many rounded down to a
+/// multiple of 64, at most 256 (one score thread a key's quarter, a key
+/// a thread in the max tree) and at most 32768 / head_dim (each thread
+/// holds all its K and V words at once: 16 16-byte words of each at head
+/// size 128), and 0 where it does not apply (head sizes that are not a
+/// multiple of 8, or past 256: its V loads are 16-byte words of a row)
+/// or where that leaves no keys past SPLIT_KEYS.
+pub fn mid_keys(tuning: &GpuTuning, head_dim: usize) -> usize {
+    if !head_dim.is_multiple_of(8) || head_dim > 256 {
+        return 0;
+    }
+    let mk = tuning.mid_keys.min(256).min(32768 / head_dim) / 64 * 64;
+    if mk > SPLIT_KEYS {
+        mk
+    } else {
+        0
+    }
+}
+
+/// mid.wgsl's pipelines for heads of `head_dim`, by the most keys each
+/// attends (ascending; empty where `mid_keys` is 0): 128, 256 .. below
+/// `mid_keys`, then `mid_keys`. A step takes the first that holds its
+/// keys, since each thread loads every K and V word its MK keys may need,
+/// whether in use or not: on the H200 (BENCHMARKS.md, 2026-11-27c) tg128
+/// from 0 ran 1.2% faster on the synthetic llama-3.1-8b Q4_K (and 0.7-3%
+/// on the 8B F16, 1B and SmolLM2) with MK 128 than with 256, which only
+/// the steps past 128 keys need.
+pub fn mid_tiers(tuning: &GpuTuning, head_dim: usize) -> Vec<usize> {
+    let max = mid_keys(tuning, head_dim);
+    let mut tiers = Vec::new();
+    let mut mk = 2 * SPLIT_KEYS;
+    while mk < max {
+        tiers.push(mk);
+        mk *= 2;
+    }
+    if max > 0 {
+        tiers.push(max);
+    }
+    tiers
+}
+
+/// mid.wgsl's V layout for heads of `head_dim`: 16-byte word groups a
+/// row (`G`) and lanes (`L`, 256 / G threads: the rest idle).
+fn mid_lanes(head_dim: usize) -> (usize, usize) {
+    let g = head_dim / 8;
+    (g, 256 / g)
+}
+
+/// mid.wgsl for heads of `head_dim` (a multiple of 8, <= 256) over at most
+/// `mk` keys (`mid_keys`): its constants, and its K and V loads, the
+/// partial dots and the V sums written out as named values (see the
+/// shader's header).
+pub fn mid_src(head_dim: usize, mk: usize) -> String {
+    let pw = few_part_words(head_dim);
+    let (g, l) = mid_lanes(head_dim);
+    let rounds = mk / 64;
+    let vk = mk.div_ceil(l);
+    let vec = few_vec(head_dim);
+    let (mut kl, mut kd) = (String::new(), String::new());
+    for r in 0..rounds {
+        let key = format!("min(lo + {}u + lid / 4u, last)", 64 * r);
+        // This round's K words in row order, as expressions.
+        let mut words = Vec::new();
+        if vec {
+            kl += &format!("    let kb{r} = ({key} * kvw + kvh + part * PW) / 4u;\n");
+            for q in 0..pw / 4 {
+                kl += &format!("    let k{r}_{q} = KC4[kb{r} + {q}u];\n");
+                for c in ["x", "y", "z", "w"] {
+                    words.push(format!("k{r}_{q}.{c}"));
+                }
+            }
+        } else {
+            kl += &format!("    let kr{r} = {key} * kvw + kvh;\n");
+            for i in 0..pw {
+                kl += &format!("    let k{r}_{i} = KC[kr{r} + min(part * PW + {i}u, HW - 1u)];\n");
+                words.push(format!("k{r}_{i}"));
+            }
+        }
+        kd += &format!("    var dot{r} = 0.0;\n");
+        for (i, word) in words.iter().enumerate() {
+            // Words past the row (a row that four parts do not tile) add
+            // nothing.
+            let guard = if vec {
+                String::new()
+            } else {
+                format!("if part * PW + {i}u < HW ")
+            };
+            kd += &format!(
+                "    {guard}{{\n        let kk = unpack2x16float({word});\n        \
+                 let e = 2u * (part * PW + {i}u);\n        \
+                 dot{r} += qs[e] * kk.x + Z;\n        dot{r} += qs[e + 1u] * kk.y + Z;\n    }}\n"
+            );
+        }
+        kd += &format!("    scr[{r}u * WG + lid] = dot{r};\n");
+    }
+    let (mut vl, mut vs) = (String::new(), String::new());
+    for i in 0..vk {
+        vl += &format!("    let v{i} = VC4[min(lo + lane + {i}u * L, last) * kvw4 + vb];\n");
+        vs += &format!(
+            "        {{\n            let j = lane + {i}u * L;\n            if j < n {{\n                \
+             let wj = sc[j];\n                \
+             a0 += vec4<f32>(unpack2x16float(v{i}.x), unpack2x16float(v{i}.y)) * wj;\n                \
+             a1 += vec4<f32>(unpack2x16float(v{i}.z), unpack2x16float(v{i}.w)) * wj;\n                \
+             total += wj;\n            }}\n        }}\n"
+        );
+    }
+    let mut body = MID.to_string();
+    for (marker, text) in [
+        ("K_LOADS", kl),
+        ("V_LOADS", vl),
+        ("K_DOTS", kd),
+        ("V_SUMS", vs),
+    ] {
+        body = fill_line(&body, marker, &text);
+    }
+    let scr = (4 * mk).max(l * head_dim);
+    format!(
+        "const HD: u32 = {head_dim}u;\nconst MK: u32 = {mk}u;\nconst PW: u32 = {pw}u;\n\
+         const G: u32 = {g}u;\nconst L: u32 = {l}u;\nconst SCR: u32 = {scr}u;\n{body}\n{F16}\n{INT8_BLOCK}"
+    )
+}
+
 /// From how many keys decode steps of heads of `head_dim` take
 /// split.wgsl (0: never): `GpuTuning::deep_split_keys` at head sizes of 128
 /// and more, `deep_split_keys_64` from 64 to 127, never below 64 (not
@@ -1866,6 +1991,7 @@ impl Kernels {
             chunked: HashMap::new(),
             split: HashMap::new(),
             few: HashMap::new(),
+            mid: HashMap::new(),
             deep_shape: tuning.deep_shape,
             flash: HashMap::new(),
             matmul: HashMap::new(),
@@ -2288,6 +2414,25 @@ impl Kernels {
             .or_insert_with(|| {
                 let entry = if q { "main_q" } else { "main" };
                 pipeline(gpu, "attention_few", &few_src(head_dim), entry)
+            })
+            .clone()
+    }
+
+    /// mid.wgsl for heads of `head_dim` over at most `mk` keys
+    /// (`mid_keys`): decode attention from SPLIT_KEYS keys in one
+    /// dispatch, an f32 softmax; `q`: entry `main_q` (also Wo's int8 x).
+    pub fn attention_mid(
+        &mut self,
+        gpu: &Gpu,
+        head_dim: usize,
+        mk: usize,
+        q: bool,
+    ) -> Rc<wgpu::ComputePipeline> {
+        self.mid
+            .entry((head_dim, mk, q))
+            .or_insert_with(|| {
+                let entry = if q { "main_q" } else { "main" };
+                pipeline(gpu, "attention_mid", &mid_src(head_dim, mk), entry)
             })
             .clone()
     }

@@ -118,6 +118,11 @@ pub struct GpuTuning {
     /// Decode past SPLIT_KEYS keys attends in splits merged after (with
     /// the chunked kernel only; else one serial pass).
     pub split_attention: bool,
+    /// Decode from SPLIT_KEYS keys up to this many (`kernels::mid_keys`
+    /// rounds it to what the head size allows) attends in one dispatch,
+    /// mid.wgsl, instead of splits and their merge; with
+    /// `split_attention` only; 0: never. See `MID_KEYS`.
+    pub mid_keys: usize,
     /// Prefill past SPLIT_KEYS keys attends in tiles (flash.wgsl: K and V
     /// staged once per tile of tokens x query heads, f32 online softmax;
     /// with the chunked kernel and head sizes 64, 128 and 256 only); else,
@@ -226,6 +231,14 @@ pub const SPLIT_WGS: u32 = 320;
 /// longer splits trade idle workgroups for a longer walk.
 pub const SPLIT_MAX: usize = 64;
 
+/// `GpuTuning::mid_keys`'s default, measured on the H200 (BENCHMARKS.md,
+/// 2026-11-27c, synthetic, two rounds): tg128 after 128 keys (steps of
+/// 129-256 keys) with mid.wgsl against attention.wgsl's `split` and its
+/// merge: llama-3.1-8b Q4_K 326.0 / 316.2, F16 181.0 / 177.8, llama-3.2-1b
+/// Q4_K 1,064 / 969, SmolLM2 877 / 769. (Head size 256, Gemma 3's, stops at
+/// 128: `kernels::mid_keys`.)
+pub const MID_KEYS: usize = 256;
+
 /// `GpuTuning::deep_split_keys`'s default, measured on the H100 once
 /// split.wgsl loaded its K and V at once (BENCHMARKS.md, 2026-11-26e,
 /// `sbs/res`; tg32 after 512 keys, split.wgsl from 512 keys against
@@ -265,6 +278,7 @@ impl Default for GpuTuning {
             chunked_attention: true,
             few_attention: true,
             split_attention: true,
+            mid_keys: MID_KEYS,
             flash_prefill: true,
             pipeline: true,
             feed: true,
@@ -305,6 +319,10 @@ pub struct GpuBackend {
     /// for positions past the first SPLIT_KEYS (empty where the chunked
     /// kernel does not apply, or without `GpuTuning::split_attention`).
     layers_long: Vec<Op>,
+    /// The same with mid.wgsl's one dispatch, for steps that attend more
+    /// than SPLIT_KEYS keys: a list per tier (`kernels::mid_tiers`), with
+    /// the most keys it attends (none where `kernels::mid_keys` is 0).
+    layers_mid: Vec<(usize, Vec<Op>)>,
     /// The same with split.wgsl's splits, for steps that attend at least
     /// `deep_keys` keys (empty where `kernels::deep_keys` is 0).
     layers_deep: Vec<Op>,

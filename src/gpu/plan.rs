@@ -158,10 +158,14 @@ pub fn gpu_memory(
         add(Scratch, PARAMS_BYTES);
     }
 
-    // Decode, prefill, and where they apply the split, split.wgsl (deep)
-    // and flash lists.
+    // Decode, prefill, and where they apply the split, mid.wgsl,
+    // split.wgsl (deep) and flash lists.
     let deep = d.split_attention && super::kernels::deep_keys(&opts.tuning, c.head_dim) > 0;
-    let lists = 2 + d.split_attention as usize + deep as usize + d.flash.is_some() as usize;
+    let lists = 2
+        + d.split_attention as usize
+        + d.mid_tiers.len()
+        + deep as usize
+        + d.flash.is_some() as usize;
     for (layer, spec) in w.layers.iter().zip(&c.spec.layers) {
         let qkv = Planned::group(
             &[&layer.wq, &layer.wk, &layer.wv],

@@ -35,16 +35,18 @@ impl GpuBackend {
     }
 
     /// Which keys `n` tokens at `pos` attend, as far as the layer list
-    /// goes: past SPLIT_KEYS keys one token attends in splits
-    /// (`layers_long`; from `deep_keys` keys in split.wgsl's,
-    /// `layers_deep`) and a batch in tiles (`layers_flash`), where those
-    /// lists exist. Up to SPLIT_KEYS keys both keep llama.cpp's f16
+    /// goes: past SPLIT_KEYS keys one token attends in one dispatch up to
+    /// `mid_keys` keys (`layers_mid`, its first tier that holds them), in splits past them (`layers_long`;
+    /// from `deep_keys` keys in split.wgsl's, `layers_deep`), and a batch
+    /// in tiles (`layers_flash`), where those lists exist. Up to SPLIT_KEYS keys both keep llama.cpp's f16
     /// accumulation in key order (the chunked kernel; few.wgsl for one
     /// token).
     pub(super) fn keys(&self, n: usize, pos: usize) -> Keys {
         if n == 1 {
             if pos < kernels::SPLIT_KEYS {
                 Keys::Few
+            } else if let Some(t) = self.layers_mid.iter().position(|(mk, _)| pos < *mk) {
+                Keys::Mid(t)
             } else if pos + 1 >= self.deep_keys && !self.layers_deep.is_empty() {
                 Keys::Deep
             } else if !self.layers_long.is_empty() {
@@ -64,6 +66,7 @@ impl GpuBackend {
         match (n, keys) {
             (1, Keys::Deep) => &self.layers_deep,
             (1, Keys::Long) => &self.layers_long,
+            (1, Keys::Mid(t)) => &self.layers_mid[t].1,
             (1, Keys::Few) => &self.layers_one,
             (_, Keys::Few) => &self.layers,
             (_, _) => &self.layers_flash,
@@ -334,6 +337,9 @@ pub(super) enum Keys {
     Few,
     /// More: splits (one token) or tiles (a batch).
     Long,
+    /// One token and at most the keys of mid.wgsl's tier t (the first
+    /// that holds them): its list.
+    Mid(usize),
     /// One token and at least `deep_keys` keys: split.wgsl's splits.
     Deep,
 }

@@ -1140,6 +1140,133 @@ fn few_attention_matches_cpu() {
     }
 }
 
+/// mid.wgsl (decode from SPLIT_KEYS keys up to `kernels::mid_keys`, one
+/// dispatch) against the exact softmax (f64, exact scores) over the same
+/// f16-rounded query, keys and values, bound `flash_bound` with one exp a
+/// weight and no rescale (its f32 sums run over lanes of at most MK keys,
+/// fewer terms than the bound's keys + 2); `main_q`'s output bit for bit
+/// as `main`'s and its int8 x as quantize_x.wgsl makes it of that output.
+/// For each tier (`kernels::mid_tiers`: MK 128 and 256, or 128 alone),
+/// one token at positions SPLIT_KEYS (65 keys: the second round's first
+/// key), 100, 127 and the last the kernel takes (MK - 1: every round and
+/// lane full), and 190 where MK is 256, of a cache of 256 keys, for head
+/// sizes 8 (one 16-byte V word a row: 256 lanes; K as u32 words, parts of
+/// one word), 32, 64, 80 (parts of 10 u32 words; 25 lanes of 10 V words:
+/// 6 threads idle), 96 (Phi-3's: 21 lanes), 128 and 256 (MK 128), 1 to 10
+/// query heads per kv head, without a window and with windows of 37 and
+/// 100 (the first key moves); the query 1000x scaled at position 100, so
+/// that the scores lie hundreds apart and every weight but the largest
+/// few underflows. Outputs NaN-poisoned first.
+#[test]
+fn mid_attention_matches_cpu() {
+    let Some(g) = gpu() else { return };
+    let t = tuning();
+    let mut k = Kernels::new(&g, &t);
+    let mut rng = Rng::new(61);
+    let f16r = |v: f32| half::f16::from_f32(v).to_f32();
+    for (hd, heads, kvh, window) in [
+        (8usize, 4usize, 2usize, 0usize),
+        (32, 6, 3, 37),
+        (64, 9, 3, 0),
+        (64, 10, 1, 100),
+        (80, 4, 1, 0),
+        (96, 6, 2, 37),
+        (128, 4, 2, 0),
+        (128, 8, 2, 100),
+        (256, 4, 1, 0),
+        (256, 2, 2, 37),
+    ] {
+        let tiers = kernels::mid_tiers(&t, hd);
+        let want = if hd == 256 { vec![128] } else { vec![128, 256] };
+        assert_eq!(tiers, want, "hd {hd}");
+        let ctx = *tiers.last().unwrap();
+        let (qd, kvd) = (heads * hd, kvh * hd);
+        let scale = 1.0 / (hd as f32).sqrt();
+        let p = att_params(&g, [heads, kvh, hd, ctx], scale, 0, window);
+        let (kc, vc, kx, vx) = filled_cache(&g, &k, &mut rng, [ctx, ctx], kvd, &p);
+        let group = heads / kvh;
+        let kcb = if kernels::few_vec(hd) { 10 } else { 2 };
+        let ls = kernels::SPLIT_KEYS;
+        let steps = tiers
+            .iter()
+            .flat_map(|&mk| [ls, 100, 127, 190, mk - 1].map(|pos| (mk, pos)))
+            .filter(|&(mk, pos)| pos < mk);
+        for (mk, pos) in steps {
+            let amp = if pos == 100 { 1000.0 } else { 1.0 };
+            let q: Vec<f32> = randn(&mut rng, qd).iter().map(|v| v * amp).collect();
+            let qb = g.upload_f32("q", &q);
+            let st = step(&g, pos as u32, 1);
+            let what = format!("hd {hd} mk {mk} heads {heads}/{kvh} window {window} pos {pos}");
+            let pls = [false, true].map(|q| k.attention_mid(&g, hd, mk, q));
+            let run = |qx: Option<&IntX>| {
+                let pl = &pls[qx.is_some() as usize];
+                let out = poisoned(&g, qd);
+                let mut bufs = vec![
+                    (8, &qb),
+                    (kcb, &kc),
+                    (11, &vc),
+                    (4, &p),
+                    (5, &st),
+                    (6, &out),
+                ];
+                if let Some(ix) = qx {
+                    bufs.extend([(13, &ix.q), (14, &ix.d)]);
+                }
+                let op = Op {
+                    bind: kernels::bind(&g, pl, &bufs),
+                    pipeline: pl.clone(),
+                    label: "test",
+                    shape: Shape::Fixed([heads as u32, 1, 1]),
+                };
+                g.run(&[&[op]], 1, &[]);
+                out
+            };
+            let out = run(None);
+            let got = read_f32(&g, &out, qd);
+            let lo = if window == 0 {
+                0
+            } else {
+                (pos + 1).saturating_sub(window)
+            };
+            let (mut want, mut tol) = (vec![0f64; qd], vec![0f64; qd]);
+            for h in 0..heads {
+                let kh = h / group * hd;
+                let qh: Vec<f64> = (0..hd).map(|d| f16r(q[h * hd + d]) as f64).collect();
+                let kr = |j: usize, d: usize| f16r(kx[j * kvd + kh + d]) as f64;
+                let (sc, ds) = exact_scores(&qh, kr, lo..=pos, scale);
+                let m = sc.iter().cloned().fold(f64::MIN, f64::max);
+                let lo_s = sc.iter().cloned().fold(f64::MAX, f64::min);
+                let w: Vec<f64> = sc.iter().map(|&s| (s - m).exp()).collect();
+                let total: f64 = w.iter().sum();
+                for d in 0..hd {
+                    let vs: Vec<f64> = (lo..=pos)
+                        .map(|j| f16r(vx[j * kvd + kh + d]) as f64)
+                        .collect();
+                    let o = w.iter().zip(&vs).map(|(a, b)| a * b).sum::<f64>() / total;
+                    let vmax = vs.iter().fold(0f64, |a, b| a.max(b.abs()));
+                    want[h * hd + d] = o;
+                    tol[h * hd + d] = flash_bound(ds, m - lo_s, 0, sc.len(), vmax, o);
+                }
+            }
+            close_each(&what, &got, &want, &tol);
+            let bits = |b: &wgpu::Buffer, len| read_u32(&g, b, len);
+            if hd % 32 == 0 {
+                let ix = IntX::new(&g, qd, 1).unwrap();
+                poison_int_x(&g, &ix);
+                let oq = run(Some(&ix));
+                assert_eq!(bits(&oq, qd), bits(&out, qd), "{what}: main_q output");
+                let want = quantize_x_gpu(&g, &k, &out, &out, [qd, 1], false, false, 0.0);
+                assert_eq!(bits(&ix.q, qd / 4), bits(&want.q, qd / 4), "{what}: int8 x");
+                assert_eq!(
+                    bits(&ix.d, qd / 32),
+                    bits(&want.d, qd / 32),
+                    "{what}: scales"
+                );
+            }
+        }
+    }
+}
+
 /// flash.wgsl (tiled prefill attention) vs an f64 twin of attention over
 /// the same f16 keys and values and f16-rounded queries, for 77 tokens at
 /// position 29 and 130 at 0 (neither a multiple of any tile's tokens, and
@@ -3677,9 +3804,10 @@ fn one_layer(g: &Gpu, dim: usize, ty: GgmlType, tuning: GpuTuning) -> GpuBackend
 }
 
 /// The layer list a step runs: one token attends in one pass up to
-/// SPLIT_KEYS keys and in splits past them, from `deep_split_keys` keys
-/// (100 or 1 here) in split.wgsl's at head size 128 and from
-/// `deep_split_keys_64` at 64 (not with 0); a
+/// SPLIT_KEYS keys, in mid.wgsl's one dispatch up to `mid_keys` keys (256,
+/// 128, or with 0 not at all), and in splits past them, from
+/// `deep_split_keys` keys (100 or 1 here; mid.wgsl first) in split.wgsl's
+/// at head size 128 and from `deep_split_keys_64` at 64 (not with 0); a
 /// batch with the chunked kernel (llama.cpp's exact order) while its keys,
 /// pos + n, are at most SPLIT_KEYS, and in tiles (flash.wgsl) past them
 /// unless `GpuTuning::flash_prefill` is off; on one-layer synthetic models
@@ -3687,19 +3815,21 @@ fn one_layer(g: &Gpu, dim: usize, ty: GgmlType, tuning: GpuTuning) -> GpuBackend
 #[test]
 fn layer_lists_follow_the_keys() {
     let Some(g) = gpu() else { return };
-    // (model dim: heads of dim / 2, flash, deep keys at 128, at 64)
-    for (dim, flash, deep128, deep64) in [
-        (128, true, 100, 0),
-        (128, false, 1, 0),
-        (128, true, 0, 100),
-        (256, true, 100, 0),
-        (256, true, 1, 100),
-        (256, true, 0, 1),
+    // (model dim: heads of dim / 2, flash, deep keys at 128, at 64, mid
+    // keys)
+    for (dim, flash, deep128, deep64, mid) in [
+        (128, true, 100, 0, 0),
+        (128, false, 1, 0, 256),
+        (128, true, 0, 100, 128),
+        (256, true, 100, 0, 0),
+        (256, true, 1, 100, 128),
+        (256, true, 0, 1, 256),
     ] {
         let tune = GpuTuning {
             flash_prefill: flash,
             deep_split_keys: deep128,
             deep_split_keys_64: deep64,
+            mid_keys: mid,
             ..tuning()
         };
         let b = one_layer(&g, dim, GgmlType::F32, tune);
@@ -3707,9 +3837,24 @@ fn layer_lists_follow_the_keys() {
         let deep_keys = if dim == 256 { deep128 } else { deep64 };
         let deep = deep_keys > 0;
         let prefill_long: &[Op] = if flash { &b.layers_flash } else { &b.layers };
+        let hd = dim / 2;
+        let tiers = kernels::mid_tiers(&tune, hd);
+        assert_eq!(
+            tiers,
+            if mid == 256 {
+                vec![128, 256]
+            } else if mid == 128 {
+                vec![128]
+            } else {
+                vec![]
+            }
+        );
         let one = |pos: usize| -> &[Op] {
-            // One token past SPLIT_KEYS: split.wgsl from deep_keys keys.
-            if deep && pos + 1 >= deep_keys {
+            // One token past SPLIT_KEYS: mid.wgsl's first tier that holds
+            // the keys, then split.wgsl from deep_keys keys.
+            if let Some(t) = tiers.iter().position(|&mk| pos < mk) {
+                &b.layers_mid[t].1
+            } else if deep && pos + 1 >= deep_keys {
                 &b.layers_deep
             } else {
                 &b.layers_long
@@ -3721,7 +3866,10 @@ fn layer_lists_follow_the_keys() {
             (1, k, one(k)),
             (1, 98, one(98)),
             (1, 99, one(99)),
+            (1, 127, one(127)),
+            (1, 128, one(128)),
             (1, 200, one(200)),
+            (1, 255, one(255)),
             (2, 0, &b.layers),
             (k, 0, &b.layers),
             (2, k - 2, &b.layers),
@@ -3738,6 +3886,8 @@ fn layer_lists_follow_the_keys() {
         }
         assert_eq!(b.layers_flash.is_empty(), !flash);
         assert_eq!(b.layers_deep.is_empty(), !deep);
+        let built: Vec<usize> = b.layers_mid.iter().map(|(mk, _)| *mk).collect();
+        assert_eq!(built, tiers);
     }
 }
 
@@ -3797,6 +3947,38 @@ fn few_source_compiles_for_every_head_size() {
             shared <= 16384,
             "{what}: {shared} bytes of workgroup memory"
         );
+    }
+}
+
+/// mid.wgsl's generated source parses, validates and translates to
+/// SPIR-V for every head size it takes (multiples of 8 up to 256; the
+/// kernel test runs 8, 32, 64, 80, 96, 128 and 256) at the most keys
+/// `kernels::mid_keys` gives it and at 128, and its workgroup variables
+/// stay within WebGPU's 16 KiB; `mid_keys` is 0 for the head sizes it
+/// does not take and for a tuning of 64 keys or fewer.
+#[test]
+fn mid_source_compiles_for_every_head_size() {
+    let t = tuning();
+    for hd in 1usize..=512 {
+        let mk = kernels::mid_keys(&t, hd);
+        assert_eq!(mk > 0, hd % 8 == 0 && hd <= 256, "hd {hd}: {mk} keys");
+        let few = GpuTuning {
+            mid_keys: kernels::SPLIT_KEYS,
+            ..t
+        };
+        assert_eq!(kernels::mid_keys(&few, hd), 0);
+        if mk == 0 {
+            continue;
+        }
+        for keys in [mk, 128] {
+            let what = format!("mid.wgsl hd {hd} keys {keys}");
+            let module = compile_wgsl(&kernels::mid_src(hd, keys), &what);
+            let shared = workgroup_bytes(&module);
+            assert!(
+                shared <= 16384,
+                "{what}: {shared} bytes of workgroup memory"
+            );
+        }
     }
 }
 

@@ -87,6 +87,9 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   kernel instead of few.wgsl.
 /// - `WEBGGUF_GPU_SPLIT=0`: decode attention in one serial pass instead of
 ///   splits of 64 keys merged after.
+/// - `WEBGGUF_GPU_MID_KEYS=K`: decode attention from 64 keys up to K in one
+///   dispatch (mid.wgsl; default 256, as far as the head size allows; 0:
+///   never) before the splits take over.
 /// - `WEBGGUF_GPU_FLASH=0`: prefill attention past 64 keys with the chunked
 ///   kernel (one token per workgroup, llama.cpp's f16 order) instead of the
 ///   tiled one (flash.wgsl).
@@ -145,6 +148,7 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
             chunked_attention: var("WEBGGUF_GPU_ATTENTION").as_deref() != Some("simple"),
             few_attention: !off("WEBGGUF_GPU_FEW"),
             split_attention: !off("WEBGGUF_GPU_SPLIT"),
+            mid_keys: num("WEBGGUF_GPU_MID_KEYS", d.tuning.mid_keys),
             flash_prefill: !off("WEBGGUF_GPU_FLASH"),
             pipeline: !off("WEBGGUF_GPU_PIPELINE"),
             feed: !off("WEBGGUF_GPU_FEED"),
