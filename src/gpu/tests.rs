@@ -3889,6 +3889,22 @@ fn layer_lists_follow_the_keys() {
         let built: Vec<usize> = b.layers_mid.iter().map(|(mk, _)| *mk).collect();
         assert_eq!(built, tiers);
     }
+    // Without the split list, one token past SPLIT_KEYS keys runs the
+    // decode list, so its attention must be the chunked kernel (a
+    // workgroup row per token), not few.wgsl (one dispatch of a workgroup
+    // per head, which attends at most SPLIT_KEYS keys), and there is no
+    // mid.wgsl list.
+    let tune = GpuTuning {
+        split_attention: false,
+        ..tuning()
+    };
+    let b = one_layer(&g, 256, GgmlType::F32, tune);
+    let got = b.layer_list(1, b.keys(1, 100));
+    assert!(std::ptr::eq(got, &b.layers_one[..]));
+    assert!(b.layers_mid.is_empty());
+    let att: Vec<&Op> = got.iter().filter(|o| o.label == "attention").collect();
+    assert_eq!(att.len(), 1);
+    assert!(matches!(att[0].shape, Shape::PerToken(..)));
 }
 
 /// `GpuTuning::int_prefill` on and `int_dot` off: the prefill list runs
