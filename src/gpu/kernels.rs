@@ -1631,8 +1631,8 @@ pub fn mid_keys(tuning: &GpuTuning, head_dim: usize) -> usize {
 /// `mid_keys`, then `mid_keys`. A step takes the first that holds its
 /// keys, since each thread loads every K and V word its MK keys may need,
 /// whether in use or not: on the H200 (BENCHMARKS.md, 2026-11-27c) tg128
-/// from 0 ran 1.2% faster on the synthetic llama-3.1-8b Q4_K (and 0.7-3%
-/// on the 8B F16, 1B and SmolLM2) with MK 128 than with 256, which only
+/// from 0 ran 1.2% faster on the synthetic llama-3.1-8b Q4_K (and
+/// 0.5-3% on the 8B F16, 1B and SmolLM2) with MK 128 than with 256, which only
 /// the steps past 128 keys need.
 pub fn mid_tiers(tuning: &GpuTuning, head_dim: usize) -> Vec<usize> {
     let max = mid_keys(tuning, head_dim);

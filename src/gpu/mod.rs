@@ -17,9 +17,10 @@
 //! ([Wq; Wk; Wv], [Wgate; Wup]); otherwise both lists fall back to separate
 //! products and the rope, KV store, bias and silu·mul kernels. Past
 //! SPLIT_KEYS keys each has a twin whose attention suits long contexts:
-//! decode in splits merged after (`layers_long`), prefill in tiles
-//! (`layers_flash`, flash.wgsl); up to it decode attends in few.wgsl and
-//! prefill in attention.wgsl's chunked kernel.
+//! decode in one dispatch up to 128 or 256 keys (`layers_mid`, mid.wgsl),
+//! in splits merged after past them (`layers_long`, `layers_deep`),
+//! prefill in tiles (`layers_flash`, flash.wgsl); up to it decode attends
+//! in few.wgsl and prefill in attention.wgsl's chunked kernel.
 //!
 //! This module holds the backend itself (`GpuBackend`, its options and
 //! `GpuTuning`, the `Backend` impl, `load_engine`); the rest is split by
