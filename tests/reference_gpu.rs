@@ -269,23 +269,26 @@ fn gpu_fed_steps_follow_the_prompt() {
     run(&prompt, sampled(3));
 }
 
-/// Decode past the first SPLIT_KEYS (64) positions attends in splits merged
-/// in f32 (flash-decoding), no longer in llama.cpp's exact CPU order. Over
-/// 300 positions of stories260K F32, teacher-forced on the CPU engine's own
+/// Decode past the first SPLIT_KEYS (64) positions attends in f32, no
+/// longer in llama.cpp's exact CPU order: up to 256 keys in mid.wgsl's one
+/// dispatch, past them in splits merged after (flash-decoding). Over 300
+/// positions of stories260K F32, teacher-forced on the CPU engine's own
 /// greedy text, the GPU's logits stay within 0.1 of the CPU's on the CPU's
 /// top-10, and its top-1 is the CPU's wherever the CPU's top two are not
-/// within that of each other. Measured: 0.037 (0.020 with
-/// `GpuTuning::split_attention` off, the one serial pass): the f16 accumulator rounds a
-/// different sequence of sums, as llama.cpp's own GPU backends do. The
-/// mutations tried fail it: a split that skips its first key (max 0.27), a
-/// merge without the rescale (the top-10 changes).
+/// within that of each other. Measured (2026-11-27c): 0.052, and 0.051
+/// with mid.wgsl off (splits from 64 keys): the CPU's f16 accumulator
+/// rounds a different sequence of sums, as llama.cpp's own GPU backends
+/// do. The mutations tried fail it: a split that skips its first key (max
+/// 0.27), a merge without the rescale (the top-10 changes), mid.wgsl
+/// without the query's own key.
 #[test]
 fn gpu_long_context_decode_follows_the_cpu() {
     long_context_follows_the_cpu("stories260K.F32.gguf", 0.1, 2);
 }
 
 /// Gemma 3's sliding window (8 keys on five of six layers) over 300
-/// positions: prefill and decode, the chunked kernel up to 64 keys and the
+/// positions: prefill and decode, the chunked kernel (few.wgsl) up to 64
+/// keys, mid.wgsl to 256 (its first key moving with the window) and the
 /// split one past it, where whole splits lie outside the window. The same
 /// check as above against the CPU engine, whose window is checked against
 /// llama.cpp (reference_cpu). Measured 0.0022; ignoring the window on the
