@@ -1424,6 +1424,14 @@ fn fill_line(src: &str, marker: &str, text: &str) -> String {
     src.replace(&format!("\n{marker}\n"), &format!("\n{text}"))
 }
 
+/// The attention shaders' generated parts: `src` with each of its
+/// `(marker, text)` lines filled (`fill_line`).
+fn fill_lines(src: &str, parts: [(&str, String); 4]) -> String {
+    parts.iter().fold(src.to_string(), |body, (marker, text)| {
+        fill_line(&body, marker, text)
+    })
+}
+
 /// split.wgsl for heads of `head_dim` in groups of `group`, in shape
 /// `sh`: its constants, and its K and V loads and their sums written out
 /// as named values (see the shader's header), since the driver may keep
@@ -1496,15 +1504,15 @@ pub fn split_src(head_dim: usize, group: usize, sh: DeepShape) -> String {
             wt(" + 1u")
         );
     }
-    let mut body = SPLIT.to_string();
-    for (marker, text) in [
-        ("K_LOADS", kl),
-        ("V_LOADS", vl),
-        ("K_DOTS", kd),
-        ("V_SUMS", vs),
-    ] {
-        body = fill_line(&body, marker, &text);
-    }
+    let body = fill_lines(
+        SPLIT,
+        [
+            ("K_LOADS", kl),
+            ("V_LOADS", vl),
+            ("K_DOTS", kd),
+            ("V_SUMS", vs),
+        ],
+    );
     // PW and LANES are the host's (`key_words`, `lanes`), which the
     // generated loads and sums already follow.
     format!(
@@ -1591,15 +1599,15 @@ pub fn few_src(head_dim: usize) -> String {
              total = total * r + wj;\n            }}\n"
         );
     }
-    let mut body = FEW.to_string();
-    for (marker, text) in [
-        ("K_LOADS", kl),
-        ("V_LOADS", vl),
-        ("K_DOTS", kd),
-        ("V_REPLAY", vr),
-    ] {
-        body = fill_line(&body, marker, &text);
-    }
+    let body = fill_lines(
+        FEW,
+        [
+            ("K_LOADS", kl),
+            ("V_LOADS", vl),
+            ("K_DOTS", kd),
+            ("V_REPLAY", vr),
+        ],
+    );
     format!(
         "const HD: u32 = {head_dim}u;\nconst NK: u32 = {nk}u;\nconst PW: u32 = {pw}u;\n\
          const RING: u32 = {ring}u;\n{body}\n{F16}\n{INT8_BLOCK}"
@@ -1713,15 +1721,15 @@ pub fn mid_src(head_dim: usize, mk: usize) -> String {
              total += wj;\n            }}\n        }}\n"
         );
     }
-    let mut body = MID.to_string();
-    for (marker, text) in [
-        ("K_LOADS", kl),
-        ("V_LOADS", vl),
-        ("K_DOTS", kd),
-        ("V_SUMS", vs),
-    ] {
-        body = fill_line(&body, marker, &text);
-    }
+    let body = fill_lines(
+        MID,
+        [
+            ("K_LOADS", kl),
+            ("V_LOADS", vl),
+            ("K_DOTS", kd),
+            ("V_SUMS", vs),
+        ],
+    );
     let scr = (4 * mk).max(l * head_dim);
     format!(
         "const HD: u32 = {head_dim}u;\nconst MK: u32 = {mk}u;\nconst PW: u32 = {pw}u;\n\

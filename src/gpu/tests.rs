@@ -693,7 +693,6 @@ fn split_attention_matches_cpu() {
     let mut k = Kernels::new(&g, &tuning());
     let mut rng = Rng::new(17);
     let ls = kernels::SPLIT_KEYS;
-    let f16r = |v: f32| half::f16::from_f32(v).to_f32();
     // The last two cases have more splits (37) than the merge has lanes,
     // so each lane sums several.
     for (hd, heads, kvh, blocks) in [
@@ -838,31 +837,11 @@ fn split_attention_matches_cpu() {
             ];
             g.run(&[&ops], 1, &[]);
             let got = read_f32(&g, &out, qd);
-            let mut want = vec![0f64; qd];
-            let mut tol = vec![0f64; qd];
-            for h in 0..heads {
-                let kh = h / group * hd;
-                let qh: Vec<f64> = (0..hd).map(|d| f16r(q[h * hd + d]) as f64).collect();
-                let kr = |j: usize, d: usize| f16r(kx[j * kvd + kh + d]) as f64;
-                let (sc, ds) = exact_scores(&qh, kr, lo..=pos, scale);
-                // The exact softmax over them, which the splits and the
-                // merge approximate within `flash_bound`: every weight
-                // passes the exps and rescales `chunks` counts, then the
-                // merge's rescale.
-                let m = sc.iter().cloned().fold(f64::MIN, f64::max);
-                let lo_s = sc.iter().cloned().fold(f64::MAX, f64::min);
-                let w: Vec<f64> = sc.iter().map(|&s| (s - m).exp()).collect();
-                let total: f64 = w.iter().sum();
-                for d in 0..hd {
-                    let vs: Vec<f64> = (lo..=pos)
-                        .map(|j| f16r(vx[j * kvd + kh + d]) as f64)
-                        .collect();
-                    let o = w.iter().zip(&vs).map(|(a, b)| a * b).sum::<f64>() / total;
-                    let vmax = vs.iter().fold(0f64, |a, b| a.max(b.abs()));
-                    want[h * hd + d] = o;
-                    tol[h * hd + d] = flash_bound(ds, m - lo_s, chunks, sc.len(), vmax, o);
-                }
-            }
+            // The exact softmax, which the splits and the merge approximate
+            // within `flash_bound`: every weight passes the exps and
+            // rescales `chunks` counts, then the merge's rescale.
+            let (want, tol) =
+                exact_attention(&q, [&kx, &vx], [hd, group, kvd], lo..=pos, scale, chunks);
             close_each(
                 &format!("{name} hd {hd} heads {heads}/{kvh} window {window} pos {pos}"),
                 &got,
@@ -1163,7 +1142,6 @@ fn mid_attention_matches_cpu() {
     let t = tuning();
     let mut k = Kernels::new(&g, &t);
     let mut rng = Rng::new(61);
-    let f16r = |v: f32| half::f16::from_f32(v).to_f32();
     for (hd, heads, kvh, window) in [
         (8usize, 4usize, 2usize, 0usize),
         (32, 6, 3, 37),
@@ -1228,26 +1206,7 @@ fn mid_attention_matches_cpu() {
             } else {
                 (pos + 1).saturating_sub(window)
             };
-            let (mut want, mut tol) = (vec![0f64; qd], vec![0f64; qd]);
-            for h in 0..heads {
-                let kh = h / group * hd;
-                let qh: Vec<f64> = (0..hd).map(|d| f16r(q[h * hd + d]) as f64).collect();
-                let kr = |j: usize, d: usize| f16r(kx[j * kvd + kh + d]) as f64;
-                let (sc, ds) = exact_scores(&qh, kr, lo..=pos, scale);
-                let m = sc.iter().cloned().fold(f64::MIN, f64::max);
-                let lo_s = sc.iter().cloned().fold(f64::MAX, f64::min);
-                let w: Vec<f64> = sc.iter().map(|&s| (s - m).exp()).collect();
-                let total: f64 = w.iter().sum();
-                for d in 0..hd {
-                    let vs: Vec<f64> = (lo..=pos)
-                        .map(|j| f16r(vx[j * kvd + kh + d]) as f64)
-                        .collect();
-                    let o = w.iter().zip(&vs).map(|(a, b)| a * b).sum::<f64>() / total;
-                    let vmax = vs.iter().fold(0f64, |a, b| a.max(b.abs()));
-                    want[h * hd + d] = o;
-                    tol[h * hd + d] = flash_bound(ds, m - lo_s, 0, sc.len(), vmax, o);
-                }
-            }
+            let (want, tol) = exact_attention(&q, [&kx, &vx], [hd, group, kvd], lo..=pos, scale, 0);
             close_each(&what, &got, &want, &tol);
             let bits = |b: &wgpu::Buffer, len| read_u32(&g, b, len);
             if hd % 32 == 0 {
@@ -1318,6 +1277,42 @@ fn exact_scores(
         .map(|j| (0..hd).map(|d| (qh[d] * kr(j, d)).abs()).sum::<f64>())
         .fold(0f64, f64::max);
     (sc, 2f64.powi(-24) * (hd + 1) as f64 * scale as f64 * mag)
+}
+
+/// The exact softmax attention (f64, exact scores) of every query head
+/// of `q` (f32, [heads][hd], rounded to f16 as the kernels round it) over
+/// keys `keys` of the caches `[kx, vx]` (f32 rows of `kvd`, rounded to f16
+/// as stored; query head h reads kv head h / group), and each output's
+/// `flash_bound` with `chunks` (the exps and rescales a weight passes
+/// besides its own exp).
+fn exact_attention(
+    q: &[f32],
+    [kx, vx]: [&[f32]; 2],
+    [hd, group, kvd]: [usize; 3],
+    keys: std::ops::RangeInclusive<usize>,
+    scale: f32,
+    chunks: usize,
+) -> (Vec<f64>, Vec<f64>) {
+    let f16r = |v: f32| half::f16::from_f32(v).to_f32() as f64;
+    let (mut want, mut tol) = (vec![0f64; q.len()], vec![0f64; q.len()]);
+    for h in 0..q.len() / hd {
+        let kh = h / group * hd;
+        let qh: Vec<f64> = (0..hd).map(|d| f16r(q[h * hd + d])).collect();
+        let kr = |j: usize, d: usize| f16r(kx[j * kvd + kh + d]);
+        let (sc, ds) = exact_scores(&qh, kr, keys.clone(), scale);
+        let m = sc.iter().cloned().fold(f64::MIN, f64::max);
+        let lo_s = sc.iter().cloned().fold(f64::MAX, f64::min);
+        let w: Vec<f64> = sc.iter().map(|&s| (s - m).exp()).collect();
+        let total: f64 = w.iter().sum();
+        for d in 0..hd {
+            let vs: Vec<f64> = keys.clone().map(|j| f16r(vx[j * kvd + kh + d])).collect();
+            let o = w.iter().zip(&vs).map(|(a, b)| a * b).sum::<f64>() / total;
+            let vmax = vs.iter().fold(0f64, |a, b| a.max(b.abs()));
+            want[h * hd + d] = o;
+            tol[h * hd + d] = flash_bound(ds, m - lo_s, chunks, sc.len(), vmax, o);
+        }
+    }
+    (want, tol)
 }
 
 /// The flash kernel's bound for one output o = sum_j w_j v_j / sum_j w_j
