@@ -26,13 +26,13 @@
 // The host prepends `const HD` (head_dim, a multiple of 8, <= 256), `MK`
 // (a multiple of 64, MK * HD <= 32768), `PW` (K words of a part, ceil(HD
 // / 8)), `G` and `L`, and `SCR` (shared scratch, max(4 MK, L HD)), and
-// appends f16.wgsl and int8_block.wgsl; it replaces the lines K_LOADS
-// (through KC4 where a part is whole 16-byte words, `kernels::few_vec`,
-// else KC), K_DOTS, V_LOADS and V_SUMS (`kernels::mid_src`).
+// appends f16.wgsl, int8_block.wgsl and head_q.wgsl; it replaces the
+// lines K_LOADS (through KC4 where a part is whole 16-byte words,
+// `kernels::few_vec`, else KC), K_DOTS, V_LOADS and V_SUMS
+// (`kernels::mid_src`).
 // Entry `main`: Out[h * HD + d]. Entry `main_q`: the same, and the row
 // also as the int8 blocks the Wo product's integer path reads (13 XQ, 14
-// XD), exactly as attention.wgsl's `store_q` writes them (HD a multiple
-// of 32).
+// XD; head_q.wgsl, HD a multiple of 32).
 // Bindings (attention.wgsl's numbers): 8 Q (f32, [heads * HD]), 2 KC or
 //   10 KC4 (the key cache as u32 or vec4<u32>), 11 VC4 (the value cache
 //   as vec4<u32>, [ctx][kv_heads * HD / 8]), 4 P, 5 S, 6 Out (f32, like
@@ -170,19 +170,5 @@ fn main_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
     let h = wid.x;
     attend(h, lid);
     workgroupBarrier();
-    // Four values a thread, in blocks of 32 as store_q packs them.
-    let e = 4u * lid;
-    if e < HD {
-        let gb = e & ~31u;
-        var amax = 0.0;
-        for (var i = 0u; i < 32u; i++) {
-            amax = max(amax, abs(ob[gb + i]));
-        }
-        let at = h * HD + e;
-        let q = vec4<f32>(ob[e], ob[e + 1u], ob[e + 2u], ob[e + 3u]);
-        XQ[at / 4u] = q8_pack(q, q8_inv(amax));
-        if (e & 31u) == 0u {
-            XD[at / 32u] = q8_scale(amax);
-        }
-    }
+    put_head_q(h, lid);
 }

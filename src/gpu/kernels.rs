@@ -35,6 +35,7 @@ const SPLIT: &str = include_str!("../../shaders/split.wgsl");
 const FEW: &str = include_str!("../../shaders/few.wgsl");
 const MID: &str = include_str!("../../shaders/mid.wgsl");
 const INT8_BLOCK: &str = include_str!("../../shaders/int8_block.wgsl");
+const HEAD_Q: &str = include_str!("../../shaders/head_q.wgsl");
 const WIDE: &str = include_str!("../../shaders/wide.wgsl");
 /// Snippets (no bindings, no entry) appended to the kernels that use them.
 const F16: &str = include_str!("../../shaders/f16.wgsl");
@@ -1610,7 +1611,7 @@ pub fn few_src(head_dim: usize) -> String {
     );
     format!(
         "const HD: u32 = {head_dim}u;\nconst NK: u32 = {nk}u;\nconst PW: u32 = {pw}u;\n\
-         const RING: u32 = {ring}u;\n{body}\n{F16}\n{INT8_BLOCK}"
+         const RING: u32 = {ring}u;\n{body}\n{F16}\n{INT8_BLOCK}\n{HEAD_Q}"
     )
 }
 
@@ -1733,7 +1734,7 @@ pub fn mid_src(head_dim: usize, mk: usize) -> String {
     let scr = (4 * mk).max(l * head_dim);
     format!(
         "const HD: u32 = {head_dim}u;\nconst MK: u32 = {mk}u;\nconst PW: u32 = {pw}u;\n\
-         const G: u32 = {g}u;\nconst L: u32 = {l}u;\nconst SCR: u32 = {scr}u;\n{body}\n{F16}\n{INT8_BLOCK}"
+         const G: u32 = {g}u;\nconst L: u32 = {l}u;\nconst SCR: u32 = {scr}u;\n{body}\n{F16}\n{INT8_BLOCK}\n{HEAD_Q}"
     )
 }
 
