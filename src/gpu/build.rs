@@ -939,6 +939,21 @@ impl LayerOps<'_> {
         [(8, &s.q), (2, &w.kc), (3, &w.vc), (4, &w.att), (5, &s.step)]
     }
 
+    /// `attention_reads` for the kernels whose score threads read K rows
+    /// as few.wgsl does (few.wgsl, mid.wgsl): the key cache as 16-byte
+    /// words (binding 10) where `kernels::few_vec` holds, else as u32 (2).
+    fn head_reads(&self) -> Vec<(u32, &wgpu::Buffer)> {
+        let kc = if kernels::few_vec(self.c.head_dim) {
+            10
+        } else {
+            2
+        };
+        self.attention_reads()
+            .into_iter()
+            .map(|(b, buf)| (if b == 2 { kc } else { b }, buf))
+            .collect()
+    }
+
     /// Attention over the cache in one pass per query (prefill, and decode
     /// up to SPLIT_KEYS keys or without the split kernel); with `qx` (the
     /// chunked kernel only) it also writes its output as Wo's int8 x.
@@ -984,14 +999,7 @@ impl LayerOps<'_> {
     fn attention_few(&self, k: &mut Kernels, qx: Option<&IntX>) -> Op {
         let (gpu, s, c) = (self.gpu, self.s, self.c);
         let pl = k.attention_few(gpu, c.head_dim, qx.is_some());
-        // K rows as 16-byte words (binding 10) or u32 (2), as the source
-        // reads them.
-        let kc = if kernels::few_vec(c.head_dim) { 10 } else { 2 };
-        let mut entries: Vec<_> = self
-            .attention_reads()
-            .into_iter()
-            .map(|(b, buf)| (if b == 2 { kc } else { b }, buf))
-            .collect();
+        let mut entries = self.head_reads();
         entries.push((6, &s.xo));
         if let Some(ix) = qx {
             entries.extend([(13, &ix.q), (14, &ix.d)]);
@@ -1010,14 +1018,11 @@ impl LayerOps<'_> {
     fn attention_mid(&self, k: &mut Kernels, mk: usize, qx: Option<&IntX>) -> Op {
         let (gpu, s, c, w) = (self.gpu, self.s, self.c, self.w);
         let pl = k.attention_mid(gpu, c.head_dim, mk, qx.is_some());
-        // K rows as 16-byte words (binding 10) or u32 (2), as the source
-        // reads them; V rows as 16-byte words (11).
-        let kc = if kernels::few_vec(c.head_dim) { 10 } else { 2 };
+        // V rows as 16-byte words (binding 11) instead of u32 (3).
         let mut entries: Vec<_> = self
-            .attention_reads()
+            .head_reads()
             .into_iter()
             .filter(|&(b, _)| b != 3)
-            .map(|(b, buf)| (if b == 2 { kc } else { b }, buf))
             .collect();
         entries.extend([(11, &w.vc), (6, &s.xo)]);
         if let Some(ix) = qx {

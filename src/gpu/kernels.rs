@@ -1540,35 +1540,37 @@ pub fn few_vec(head_dim: usize) -> bool {
 /// V words few.wgsl's replay reads ahead of the step that uses them.
 const FEW_RING: usize = 8;
 
-/// few.wgsl for heads of `head_dim` (even, <= 256): its constants, and
-/// its K loads, the partial dots, the first V loads and the replay
-/// written out as named values (see the shader's header).
-pub fn few_src(head_dim: usize) -> String {
+/// One score thread's part of a key row in few.wgsl and mid.wgsl (four
+/// threads a key, `few_part_words` words each): the loads of its words
+/// from the row that starts at word `row` (a WGSL expression), named
+/// `k{sfx}{i}` (16-byte words through KC4 from word `kb{sfx}` where
+/// `few_vec`, else u32 words through KC), and their sum into `dot` in d
+/// order, each product kept out of a fused multiply-add by Z. Returns
+/// (loads, sums).
+fn key_part_src(head_dim: usize, row: &str, sfx: &str, dot: &str) -> (String, String) {
     let pw = few_part_words(head_dim);
-    let nk = SPLIT_KEYS;
-    let ring = FEW_RING;
-    let mut kl = String::new();
-    let mut kd = String::new();
+    let vec = few_vec(head_dim);
+    let (mut kl, mut kd) = (String::new(), String::new());
     // This thread's K words in row order, as expressions.
     let mut words = Vec::new();
-    if few_vec(head_dim) {
-        kl += "    let kb = (krow + part * PW) / 4u;\n";
+    if vec {
+        kl += &format!("    let kb{sfx} = ({row} + part * PW) / 4u;\n");
         for q in 0..pw / 4 {
-            kl += &format!("    let k{q} = KC4[kb + {q}u];\n");
+            kl += &format!("    let k{sfx}{q} = KC4[kb{sfx} + {q}u];\n");
             for c in ["x", "y", "z", "w"] {
-                words.push(format!("k{q}.{c}"));
+                words.push(format!("k{sfx}{q}.{c}"));
             }
         }
     } else {
         for i in 0..pw {
-            kl += &format!("    let k{i} = KC[krow + min(part * PW + {i}u, HW - 1u)];\n");
-            words.push(format!("k{i}"));
+            kl += &format!("    let k{sfx}{i} = KC[{row} + min(part * PW + {i}u, HW - 1u)];\n");
+            words.push(format!("k{sfx}{i}"));
         }
     }
     for (i, word) in words.iter().enumerate() {
         // Words past the row (a row that four parts do not tile) add
         // nothing.
-        let guard = if few_vec(head_dim) {
+        let guard = if vec {
             String::new()
         } else {
             format!("if part * PW + {i}u < HW ")
@@ -1576,9 +1578,20 @@ pub fn few_src(head_dim: usize) -> String {
         kd += &format!(
             "    {guard}{{\n        let kk = unpack2x16float({word});\n        \
              let e = 2u * (part * PW + {i}u);\n        \
-             dot += qs[e] * kk.x + Z;\n        dot += qs[e + 1u] * kk.y + Z;\n    }}\n"
+             {dot} += qs[e] * kk.x + Z;\n        {dot} += qs[e + 1u] * kk.y + Z;\n    }}\n"
         );
     }
+    (kl, kd)
+}
+
+/// few.wgsl for heads of `head_dim` (even, <= 256): its constants, and
+/// its K loads, the partial dots, the first V loads and the replay
+/// written out as named values (see the shader's header).
+pub fn few_src(head_dim: usize) -> String {
+    let pw = few_part_words(head_dim);
+    let nk = SPLIT_KEYS;
+    let ring = FEW_RING;
+    let (kl, kd) = key_part_src(head_dim, "krow", "", "dot");
     let mut vl = String::new();
     let mut vr = String::new();
     for i in 0..ring {
@@ -1673,43 +1686,21 @@ pub fn mid_src(head_dim: usize, mk: usize) -> String {
     let (g, l) = mid_lanes(head_dim);
     let rounds = mk / 64;
     let vk = mk.div_ceil(l);
-    let vec = few_vec(head_dim);
     let (mut kl, mut kd) = (String::new(), String::new());
     for r in 0..rounds {
-        let key = format!("min(lo + {}u + lid / 4u, last)", 64 * r);
-        // This round's K words in row order, as expressions.
-        let mut words = Vec::new();
-        if vec {
-            kl += &format!("    let kb{r} = ({key} * kvw + kvh + part * PW) / 4u;\n");
-            for q in 0..pw / 4 {
-                kl += &format!("    let k{r}_{q} = KC4[kb{r} + {q}u];\n");
-                for c in ["x", "y", "z", "w"] {
-                    words.push(format!("k{r}_{q}.{c}"));
-                }
-            }
-        } else {
-            kl += &format!("    let kr{r} = {key} * kvw + kvh;\n");
-            for i in 0..pw {
-                kl += &format!("    let k{r}_{i} = KC[kr{r} + min(part * PW + {i}u, HW - 1u)];\n");
-                words.push(format!("k{r}_{i}"));
-            }
-        }
-        kd += &format!("    var dot{r} = 0.0;\n");
-        for (i, word) in words.iter().enumerate() {
-            // Words past the row (a row that four parts do not tile) add
-            // nothing.
-            let guard = if vec {
-                String::new()
-            } else {
-                format!("if part * PW + {i}u < HW ")
-            };
-            kd += &format!(
-                "    {guard}{{\n        let kk = unpack2x16float({word});\n        \
-                 let e = 2u * (part * PW + {i}u);\n        \
-                 dot{r} += qs[e] * kk.x + Z;\n        dot{r} += qs[e + 1u] * kk.y + Z;\n    }}\n"
-            );
-        }
-        kd += &format!("    scr[{r}u * WG + lid] = dot{r};\n");
+        // Round r's key lid / 4, whose row starts at word kr{r}.
+        kl += &format!(
+            "    let kr{r} = min(lo + {}u + lid / 4u, last) * kvw + kvh;\n",
+            64 * r
+        );
+        let (loads, sums) = key_part_src(
+            head_dim,
+            &format!("kr{r}"),
+            &format!("{r}_"),
+            &format!("dot{r}"),
+        );
+        kl += &loads;
+        kd += &format!("    var dot{r} = 0.0;\n{sums}    scr[{r}u * WG + lid] = dot{r};\n");
     }
     let (mut vl, mut vs) = (String::new(), String::new());
     for i in 0..vk {

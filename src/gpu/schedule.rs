@@ -36,10 +36,11 @@ impl GpuBackend {
 
     /// Which keys `n` tokens at `pos` attend, as far as the layer list
     /// goes: past SPLIT_KEYS keys one token attends in one dispatch up to
-    /// `mid_keys` keys (`layers_mid`, its first tier that holds them), in splits past them (`layers_long`;
-    /// from `deep_keys` keys in split.wgsl's, `layers_deep`), and a batch
-    /// in tiles (`layers_flash`), where those lists exist. Up to SPLIT_KEYS keys both keep llama.cpp's f16
-    /// accumulation in key order (the chunked kernel; few.wgsl for one
+    /// `mid_keys` keys (`layers_mid`, its first tier that holds them), in
+    /// splits past them (`layers_long`; from `deep_keys` keys in
+    /// split.wgsl's, `layers_deep`), and a batch in tiles (`layers_flash`),
+    /// where those lists exist. Up to SPLIT_KEYS keys both keep llama.cpp's
+    /// f16 accumulation in key order (the chunked kernel; few.wgsl for one
     /// token).
     pub(super) fn keys(&self, n: usize, pos: usize) -> Keys {
         if n == 1 {

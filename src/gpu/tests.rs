@@ -1068,23 +1068,8 @@ fn few_attention_matches_cpu() {
             let qb = g.upload_f32("q", &q);
             let st = step(&g, pos as u32, 1);
             let what = format!("hd {hd} heads {heads}/{kvh} window {window} pos {pos}");
-            let run = |pl: &std::rc::Rc<wgpu::ComputePipeline>, kcb, shape, ix: Option<&IntX>| {
-                let out = poisoned(&g, qd);
-                let mut bufs = vec![(8, &qb), (kcb, &kc), (3, &vc), (4, &p), (5, &st), (6, &out)];
-                if let Some(ix) = ix {
-                    bufs.extend([(13, &ix.q), (14, &ix.d)]);
-                }
-                let op = Op {
-                    bind: kernels::bind(&g, pl, &bufs),
-                    pipeline: pl.clone(),
-                    label: "test",
-                    shape,
-                };
-                g.run(&[&[op]], 1, &[]);
-                out
-            };
-            let few_shape = Shape::Fixed([heads as u32, 1, 1]);
-            let few = run(&k.attention_few(&g, hd, false), kcb, few_shape, None);
+            let reads = [(8, &qb), (kcb, &kc), (3, &vc), (4, &p), (5, &st)];
+            let few = run_heads(&g, &k.attention_few(&g, hd, false), &reads, heads, qd, None);
             let got = read_f32(&g, &few, qd);
             let lo = if window == 0 {
                 0
@@ -1101,19 +1086,9 @@ fn few_attention_matches_cpu() {
                 tol[h * hd..(h + 1) * hd].copy_from_slice(&b);
             }
             close_each(&what, &got, &want, &tol);
-            let bits = |b: &wgpu::Buffer, len| read_u32(&g, b, len);
             if hd % 32 == 0 {
-                let ix = IntX::new(&g, qd, 1).unwrap();
-                poison_int_x(&g, &ix);
-                let fq = run(&k.attention_few(&g, hd, true), kcb, few_shape, Some(&ix));
-                assert_eq!(bits(&fq, qd), bits(&few, qd), "{what}: main_q output");
-                let want = quantize_x_gpu(&g, &k, &few, &few, [qd, 1], false, false, 0.0);
-                assert_eq!(bits(&ix.q, qd / 4), bits(&want.q, qd / 4), "{what}: int8 x");
-                assert_eq!(
-                    bits(&ix.d, qd / 32),
-                    bits(&want.d, qd / 32),
-                    "{what}: scales"
-                );
+                let pl = k.attention_few(&g, hd, true);
+                check_main_q(&g, &k, &what, &pl, &reads, heads, &few);
             }
         }
     }
@@ -1175,31 +1150,15 @@ fn mid_attention_matches_cpu() {
             let qb = g.upload_f32("q", &q);
             let st = step(&g, pos as u32, 1);
             let what = format!("hd {hd} mk {mk} heads {heads}/{kvh} window {window} pos {pos}");
-            let pls = [false, true].map(|q| k.attention_mid(&g, hd, mk, q));
-            let run = |qx: Option<&IntX>| {
-                let pl = &pls[qx.is_some() as usize];
-                let out = poisoned(&g, qd);
-                let mut bufs = vec![
-                    (8, &qb),
-                    (kcb, &kc),
-                    (11, &vc),
-                    (4, &p),
-                    (5, &st),
-                    (6, &out),
-                ];
-                if let Some(ix) = qx {
-                    bufs.extend([(13, &ix.q), (14, &ix.d)]);
-                }
-                let op = Op {
-                    bind: kernels::bind(&g, pl, &bufs),
-                    pipeline: pl.clone(),
-                    label: "test",
-                    shape: Shape::Fixed([heads as u32, 1, 1]),
-                };
-                g.run(&[&[op]], 1, &[]);
-                out
-            };
-            let out = run(None);
+            let reads = [(8, &qb), (kcb, &kc), (11, &vc), (4, &p), (5, &st)];
+            let out = run_heads(
+                &g,
+                &k.attention_mid(&g, hd, mk, false),
+                &reads,
+                heads,
+                qd,
+                None,
+            );
             let got = read_f32(&g, &out, qd);
             let lo = if window == 0 {
                 0
@@ -1208,22 +1167,67 @@ fn mid_attention_matches_cpu() {
             };
             let (want, tol) = exact_attention(&q, [&kx, &vx], [hd, group, kvd], lo..=pos, scale, 0);
             close_each(&what, &got, &want, &tol);
-            let bits = |b: &wgpu::Buffer, len| read_u32(&g, b, len);
             if hd % 32 == 0 {
-                let ix = IntX::new(&g, qd, 1).unwrap();
-                poison_int_x(&g, &ix);
-                let oq = run(Some(&ix));
-                assert_eq!(bits(&oq, qd), bits(&out, qd), "{what}: main_q output");
-                let want = quantize_x_gpu(&g, &k, &out, &out, [qd, 1], false, false, 0.0);
-                assert_eq!(bits(&ix.q, qd / 4), bits(&want.q, qd / 4), "{what}: int8 x");
-                assert_eq!(
-                    bits(&ix.d, qd / 32),
-                    bits(&want.d, qd / 32),
-                    "{what}: scales"
-                );
+                let pl = k.attention_mid(&g, hd, mk, true);
+                check_main_q(&g, &k, &what, &pl, &reads, heads, &out);
             }
         }
     }
+}
+
+/// One decode step of a kernel that attends a query head a workgroup
+/// (few.wgsl, mid.wgsl) with pipeline `pl` over `reads` (Q, the caches, P,
+/// S) for `heads` heads: its output (`qd` values, NaN-poisoned first),
+/// and with `ix` (`main_q`) its int8 x.
+fn run_heads(
+    g: &Gpu,
+    pl: &std::rc::Rc<wgpu::ComputePipeline>,
+    reads: &[(u32, &wgpu::Buffer)],
+    heads: usize,
+    qd: usize,
+    ix: Option<&IntX>,
+) -> wgpu::Buffer {
+    let out = poisoned(g, qd);
+    let mut bufs = reads.to_vec();
+    bufs.push((6, &out));
+    if let Some(ix) = ix {
+        bufs.extend([(13, &ix.q), (14, &ix.d)]);
+    }
+    let op = Op {
+        bind: kernels::bind(g, pl, &bufs),
+        pipeline: pl.clone(),
+        label: "test",
+        shape: Shape::Fixed([heads as u32, 1, 1]),
+    };
+    g.run(&[&[op]], 1, &[]);
+    out
+}
+
+/// A `main_q` pipeline `pl` of such a kernel against its `main`'s output
+/// `out` on the same `reads`: the same output bits, and its int8 x
+/// (poisoned first) bit for bit as quantize_x.wgsl makes it of `out`.
+fn check_main_q(
+    g: &Gpu,
+    k: &Kernels,
+    what: &str,
+    pl: &std::rc::Rc<wgpu::ComputePipeline>,
+    reads: &[(u32, &wgpu::Buffer)],
+    heads: usize,
+    out: &wgpu::Buffer,
+) {
+    let qd = (out.size() / 4) as usize;
+    let bits = |b: &wgpu::Buffer, len| read_u32(g, b, len);
+    let ix = IntX::new(g, qd, 1).unwrap();
+    poison_int_x(g, &ix);
+    let oq = run_heads(g, pl, reads, heads, qd, Some(&ix));
+    assert_eq!(bits(&oq, qd), bits(out, qd), "{what}: main_q output");
+    let want = quantize_x_gpu(g, k, out, out, [qd, 1], false, false, 0.0);
+    assert_eq!(bits(&ix.q, qd / 4), bits(&want.q, qd / 4), "{what}: int8 x");
+    assert_eq!(
+        bits(&ix.d, qd / 32),
+        bits(&want.d, qd / 32),
+        "{what}: scales"
+    );
 }
 
 /// flash.wgsl (tiled prefill attention) vs an f64 twin of attention over
@@ -3963,8 +3967,8 @@ fn few_source_compiles_for_every_head_size() {
 
 /// mid.wgsl's generated source parses, validates and translates to
 /// SPIR-V for every head size it takes (multiples of 8 up to 256; the
-/// kernel test runs 8, 32, 64, 80, 96, 128 and 256) at the most keys
-/// `kernels::mid_keys` gives it and at 128, and its workgroup variables
+/// kernel test runs 8, 32, 64, 80, 96, 128 and 256) for each of its tiers
+/// (`kernels::mid_tiers`), and its workgroup variables
 /// stay within WebGPU's 16 KiB; `mid_keys` is 0 for the head sizes it
 /// does not take and for a tuning of 64 keys or fewer.
 #[test]
@@ -3981,7 +3985,7 @@ fn mid_source_compiles_for_every_head_size() {
         if mk == 0 {
             continue;
         }
-        for keys in [mk, 128] {
+        for keys in kernels::mid_tiers(&t, hd) {
             let what = format!("mid.wgsl hd {hd} keys {keys}");
             let module = compile_wgsl(&kernels::mid_src(hd, keys), &what);
             let shared = workgroup_bytes(&module);
