@@ -64,6 +64,10 @@ pub enum Shape {
     Flat(u32),
     /// The given x, and the tokens in tiles of the given size along y.
     TokenTiles(u32, u32),
+    /// `TokenTiles(x, tile)` for batches of `lo..=hi` tokens only, no
+    /// dispatch for others: a product with one tile for short batches and
+    /// another for long ones has an op for each (`Kernels::long_tile`).
+    TokenTilesIn(u32, u32, u32, u32),
 }
 
 impl Shape {
@@ -79,6 +83,13 @@ impl Shape {
                 [groups.min(NX), groups.div_ceil(NX), 1]
             }
             Shape::TokenTiles(x, tile) => [x, n.div_ceil(tile), 1],
+            Shape::TokenTilesIn(x, tile, lo, hi) => {
+                if (lo..=hi).contains(&n) {
+                    [x, n.div_ceil(tile), 1]
+                } else {
+                    [0, 0, 0]
+                }
+            }
         }
     }
 }
@@ -746,6 +757,16 @@ fn tile_q_src(f: Fmts) -> String {
     cols + &q
 }
 
+/// Batches of more than this many tokens take `Tile::coop_long` where it
+/// applies. From 385 to 512 tokens a 256-token tile multiplies as many
+/// (padded) tokens as 128-token ones and decodes each weight half as
+/// often. Shorter batches lose: at 129-256 tokens the 256-token tiles
+/// launch half the workgroups (the 8B's q/k/v then 48), and synthetic
+/// llama-3.1-8b pp200 on the H200 lost 2-7% with them (Q4_K 3,049 ->
+/// 2,902, Q6_K 3,262 -> 3,041; BENCHMARKS.md, 2026-11-27d); at 257-384
+/// they multiply a third more tokens.
+pub const LONG_BATCH: u32 = 384;
+
 /// The prefill tile: rows and tokens per workgroup and how they are shared
 /// out. matmul.wgsl: each thread 4 * rv rows and 4 * xv tokens.
 /// matmul_coop.wgsl (`coop`): each subgroup of 32 threads rv x xv blocks
@@ -804,6 +825,21 @@ impl Tile {
         Tile::coop(r, t, w).expect("a shape Tile::coop takes")
     }
 
+    /// The cooperative-matrix tile for batches of more than LONG_BATCH
+    /// tokens, where it differs from `coop_for`'s: 256 tokens, so each
+    /// weight is decoded once per 256 tokens instead of per 128. Measured
+    /// on the H200 with gpu-profile's prefill table (512 tokens, synthetic
+    /// Q4_K; BENCHMARKS.md, 2026-11-27d): gate/up 42.2 -> 38.5 ms on
+    /// llama-3.1-8b (28672 rows) and 5.57 -> 4.75 on llama-3.2-1b (16384),
+    /// q/k/v 15.6 -> 14.1 on the 8B (6144); the 1B's q/k/v (3072 rows) and
+    /// every wo and down (2048-4096 rows: half the workgroups) lost.
+    pub fn coop_long(mv: Mv, rows: usize) -> Option<Tile> {
+        match (mv, rows) {
+            (Mv::Qkv, 6144..) | (Mv::Silu | Mv::Gelu, 12288..) => Tile::coop(128, 256, 256),
+            _ => None,
+        }
+    }
+
     /// A cooperative-matrix tile of `rows` x `tokens` for `threads` threads
     /// (`GpuTuning::coop_shape`): 256 threads as 4 x 2 subgroups (rows x
     /// tokens) or 128 as 2 x 2, rows 64, 128 or 256 and tokens 64 or 128,
@@ -817,15 +853,14 @@ impl Tile {
             _ => return None,
         };
         let (rv, xv) = (rows / (16 * sr), tokens / 32);
-        (matches!(rows, 64 | 128 | 256) && matches!(tokens, 64 | 128) && rv * xv <= 16).then_some(
-            Tile {
+        (matches!(rows, 64 | 128 | 256) && matches!(tokens, 64 | 128 | 256) && rv * xv <= 16)
+            .then_some(Tile {
                 rows,
                 tokens,
                 rv,
                 xv,
                 coop: true,
-            },
-        )
+            })
     }
 
     fn threads(self) -> u32 {
@@ -1189,6 +1224,10 @@ pub struct Kernels {
     /// Its tile shape for every product (`GpuTuning::coop_shape`), else
     /// picked by the product's entry and rows (`Tile::coop_for`).
     pub coop_fixed: Option<Tile>,
+    /// `GpuTuning::coop_long`.
+    pub coop_long: bool,
+    /// The device's workgroup memory in bytes (what a tile may declare).
+    shared_limit: u32,
     // The format-independent pipelines, each built by its getter on first
     // use, so that a load compiles only what its op lists use.
     rmsnorm: Lazy,
@@ -2012,6 +2051,8 @@ impl Kernels {
                 .coop_shape
                 .and_then(|(r, t, w)| Tile::coop(r, t, w))
                 .filter(|t| t.shared_bytes() <= gpu.limits.max_compute_workgroup_storage_size),
+            coop_long: tuning.coop_long,
+            shared_limit: gpu.limits.max_compute_workgroup_storage_size,
             rmsnorm: Lazy::new(),
             rmsnorm_in_place: Lazy::new(),
             rmsnorm_add: Lazy::new(),
@@ -2459,6 +2500,16 @@ impl Kernels {
         self.coop_fixed.unwrap_or_else(|| Tile::coop_for(mv, rows))
     }
 
+    /// The tile for batches of more than LONG_BATCH tokens where it is not
+    /// `tile_for`'s (`Tile::coop_long`; not with a forced shape, or where
+    /// the device's workgroup memory does not hold it).
+    pub fn long_tile(&self, f: Fmts, mv: Mv, rows: usize) -> Option<Tile> {
+        if !self.coop_long || self.coop_fixed.is_some() || !self.tile_for(f, mv, rows).coop {
+            return None;
+        }
+        Tile::coop_long(mv, rows).filter(|t| t.shared_bytes() <= self.shared_limit)
+    }
+
     /// The tiled (prefill) pipeline for formats `f` (`Fmts`), entry `mv`:
     /// matmul.wgsl, or matmul_coop.wgsl where `tile_for` says.
     pub fn matmul(
@@ -2468,13 +2519,24 @@ impl Kernels {
         mv: Mv,
         rows: usize,
     ) -> Result<Rc<wgpu::ComputePipeline>> {
+        let tile = self.tile_for(f, mv, rows);
+        self.matmul_tile(gpu, f, mv, tile)
+    }
+
+    /// The tiled pipeline for formats `f`, entry `mv` on `tile`.
+    pub fn matmul_tile(
+        &mut self,
+        gpu: &Gpu,
+        f: Fmts,
+        mv: Mv,
+        tile: Tile,
+    ) -> Result<Rc<wgpu::ComputePipeline>> {
         if let Some(&bad) = f.iter().find(|&&t| !supported(t)) {
             return Err(Self::unsupported(bad));
         }
         if mv == Mv::Head {
             return Err(Error::Gpu("the LM head is never tiled".into()));
         }
-        let tile = self.tile_for(f, mv, rows);
         let vx = self.vector_x;
         Ok(self
             .matmul

@@ -166,6 +166,10 @@ pub struct GpuTuning {
     /// product (`Tile::coop`; a shape it does not take is ignored), else
     /// (None) picked per product by its entry and rows (`Tile::coop_for`).
     pub coop_shape: Option<(u32, u32, u32)>,
+    /// Batches of more than `kernels::LONG_BATCH` tokens take 256-token
+    /// cooperative-matrix tiles for the products where they measured
+    /// faster (`Tile::coop_long`; not with `coop_shape`).
+    pub coop_long: bool,
     /// Integer products (every block format has a wide decoder) decode 32
     /// elements per call (wide.wgsl: 16-byte quant loads, i32 sums, each
     /// scale applied once) instead of 8 (units.wgsl's unit_idot decoders).
@@ -291,6 +295,7 @@ impl Default for GpuTuning {
             int_min_bytes_q8_0: INT_MIN_BYTES_Q8_0,
             coop_matrix: true,
             coop_shape: None,
+            coop_long: true,
             wide_int: true,
             attention_int8: true,
             int_prefill: true,

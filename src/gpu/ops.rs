@@ -263,6 +263,15 @@ pub fn matvec_ops(
     } else {
         k.matvec(gpu, fmts, a.mv, r, m.cols, path)?
     };
+    // A tile for long batches beside it (the same bindings; each batch
+    // dispatches one of the two ops, by its token count).
+    let long = match k
+        .long_tile(fmts, a.mv, rows.len())
+        .filter(|_| tiled && !int_tile)
+    {
+        Some(t) => Some((k.matmul_tile(gpu, fmts, a.mv, t)?, t)),
+        None => None,
+    };
     let mut ops = Vec::new();
     let mut part_base = 0;
     for p in &m.parts {
@@ -377,27 +386,46 @@ pub fn matvec_ops(
             } else {
                 k.tile_for(fmts, a.mv, rows.len())
             };
-            Shape::TokenTiles(n.div_ceil(t.rows), t.tokens)
+            match long {
+                Some(_) => {
+                    Shape::TokenTilesIn(n.div_ceil(t.rows), t.tokens, 1, kernels::LONG_BATCH)
+                }
+                None => Shape::TokenTiles(n.div_ceil(t.rows), t.tokens),
+            }
         } else if a.last {
             Shape::Fixed([nx, ny, 1])
         } else {
             Shape::PerToken([nx, ny, 1], 2)
         };
+        // Prefill products keep their kind in the label, so that
+        // gpu-profile's prefill table tells q/k/v, gate/up and the rest
+        // (wo, down, the LM head) apart.
+        let label = match (int_tile, tiled, a.label) {
+            (true, ..) => "matmul_int",
+            (_, true, "qkv") => "matmul_qkv",
+            (_, true, "gate_up") => "matmul_gate_up",
+            (_, true, _) => "matmul",
+            _ => a.label,
+        };
         ops.push(Op {
             pipeline: pipeline.clone(),
             bind,
             shape,
-            // Prefill products keep their kind in the label, so that
-            // gpu-profile's prefill table tells q/k/v, gate/up and the rest
-            // (wo, down, the LM head) apart.
-            label: match (int_tile, tiled, a.label) {
-                (true, ..) => "matmul_int",
-                (_, true, "qkv") => "matmul_qkv",
-                (_, true, "gate_up") => "matmul_gate_up",
-                (_, true, _) => "matmul",
-                _ => a.label,
-            },
+            label,
         });
+        if let Some((lp, t)) = &long {
+            ops.push(Op {
+                pipeline: lp.clone(),
+                bind: kernels::bind(gpu, lp, &entries),
+                shape: Shape::TokenTilesIn(
+                    n.div_ceil(t.rows),
+                    t.tokens,
+                    kernels::LONG_BATCH + 1,
+                    u32::MAX,
+                ),
+                label,
+            });
+        }
     }
     Ok(ops)
 }

@@ -3390,6 +3390,8 @@ fn matmul_coop_matches_cpu() {
         (128, 128, 128),
         (64, 64, 128),
         (128, 64, 128),
+        (128, 256, 256),
+        (64, 256, 128),
     ];
     k.coop = true;
     assert!(!k.tile_for([GgmlType::F32; 3], Mv::Main, 150).coop);
@@ -3429,19 +3431,49 @@ fn matmul_coop_matches_cpu() {
         check_tiled_plain(&g, &mut k, &mut rng, GgmlType::Q4_K, &what, &err);
     }
     // Gate/up with silu, a mixed group, 37 rows each.
-    let ff = 37;
-    let cols = 512;
-    let (grp, w) = random_group(
-        &g,
-        &mut rng,
-        &[GgmlType::Q6_K, GgmlType::Q4_K],
-        &[ff, ff],
-        cols,
-    );
+    let mixed = [GgmlType::Q6_K, GgmlType::Q4_K];
+    let ops = check_coop_silu(&g, &mut k, &mut rng, &mixed, 37, 512, n, 1, &err);
+    assert_eq!(ops[0].label, "matmul");
+    // Gate/up of 2 x 6144 rows with the per-product tiles: a second op on
+    // `Tile::coop_long`'s 256-token tile runs batches past LONG_BATCH
+    // tokens, the first the rest (every 7th row checked, and the last).
+    k.coop_fixed = None;
+    let q4k = [GgmlType::Q4_K; 2];
+    let long = k.long_tile([GgmlType::Q4_K; 3], Mv::Silu, 2 * 6144);
+    assert_eq!(long.map(|t| t.tokens), Some(256));
+    let lb = kernels::LONG_BATCH as usize;
+    for n in [67, lb + 1] {
+        let ops = check_coop_silu(&g, &mut k, &mut rng, &q4k, 6144, 256, n, 7, &err);
+        assert_eq!(ops.len(), 2);
+        let runs: Vec<bool> = ops
+            .iter()
+            .map(|o| o.shape.groups(n as u32)[1] > 0)
+            .collect();
+        assert_eq!(runs, [n <= lb, n > lb], "{n} tokens");
+    }
+}
+
+/// Gate/up with silu in `fmts` (`ff` rows each, `cols` columns) on the
+/// tiled path for `n` tokens against the f64 dot products, rows r with r
+/// % every == 0 and the last checked; `err` as in `matmul_coop_matches_cpu`.
+/// Returns the product's ops.
+#[allow(clippy::too_many_arguments)]
+fn check_coop_silu(
+    g: &Gpu,
+    k: &mut Kernels,
+    rng: &mut Rng,
+    fmts: &[GgmlType],
+    ff: usize,
+    cols: usize,
+    n: usize,
+    every: usize,
+    err: &dyn Fn(&[f32], &[f64]) -> f64,
+) -> Vec<Op> {
+    let (grp, w) = random_group(g, rng, fmts, &[ff, ff], cols);
     let m = grp.fused().unwrap();
-    let x = randn(&mut rng, n * cols);
-    let (xb, y) = (g.upload_f32("x", &x), poisoned(&g, n * ff));
-    let s = step(&g, 0, n as u32);
+    let x = randn(rng, n * cols);
+    let (xb, y) = (g.upload_f32("x", &x), poisoned(g, n * ff));
+    let s = step(g, 0, n as u32);
     let a = MatvecArgs {
         mv: Mv::Silu,
         split: ff,
@@ -3449,16 +3481,15 @@ fn matmul_coop_matches_cpu() {
         tiled: true,
         ..MatvecArgs::plain(&xb, &y, &s, ff, false)
     };
-    let ops = matvec_ops(&g, &mut k, m, 0..2 * ff, &a).unwrap();
-    assert_eq!(ops[0].label, "matmul");
+    let ops = matvec_ops(g, k, m, 0..2 * ff, &a).unwrap();
     g.run(&[&ops], n as u32, &[]);
-    let got = read_f32(&g, &y, n * ff);
+    let got = read_f32(g, &y, n * ff);
     for t in 0..n {
         let xt: Vec<f64> = x[t * cols..(t + 1) * cols]
             .iter()
             .map(|&v| v as f64)
             .collect();
-        for r in 0..ff {
+        for r in (0..ff).filter(|r| r % every == 0 || r + 1 == ff) {
             let (gt, _) = dot_mag(&w[r], &xt);
             let (up, _) = dot_mag(&w[ff + r], &xt);
             let (eg, eu) = (err(&w[r], &xt), err(&w[ff + r], &xt));
@@ -3468,10 +3499,38 @@ fn matmul_coop_matches_cpu() {
             let o = got[t * ff + r] as f64;
             assert!(
                 (o - want).abs() <= tol,
-                "coop silu token {t} row {r}: {o} vs {want}"
+                "coop silu ({n} tokens, {ff} rows) token {t} row {r}: {o} vs {want}"
             );
         }
     }
+    ops
+}
+
+/// A product with a tile for long batches has two ops, each dispatching
+/// only for its batches (`Shape::TokenTilesIn`): up to LONG_BATCH tokens
+/// the short tile, past it the long one; and `Tile::coop_long` picks the
+/// 256-token tile only for the products it measured faster on.
+#[test]
+fn long_batches_take_their_own_tile() {
+    let lb = kernels::LONG_BATCH;
+    let short = Shape::TokenTilesIn(3, 128, 1, lb);
+    let long = Shape::TokenTilesIn(3, 256, lb + 1, u32::MAX);
+    for n in [1, 2, 67, lb, lb + 1, 255, 256, 257, 512] {
+        let (s, l) = (short.groups(n), long.groups(n));
+        if n <= lb {
+            assert_eq!((s, l), ([3, n.div_ceil(128), 1], [0, 0, 0]), "{n}");
+        } else {
+            assert_eq!((s, l), ([0, 0, 0], [3, n.div_ceil(256), 1]), "{n}");
+        }
+    }
+    let long = |mv, rows| kernels::Tile::coop_long(mv, rows).map(|t| (t.rows, t.tokens));
+    assert_eq!(long(Mv::Silu, 28672), Some((128, 256)));
+    assert_eq!(long(Mv::Gelu, 12288), Some((128, 256)));
+    assert_eq!(long(Mv::Silu, 11264), None);
+    assert_eq!(long(Mv::Qkv, 6144), Some((128, 256)));
+    assert_eq!(long(Mv::Qkv, 3072), None);
+    assert_eq!(long(Mv::Main, 4096), None);
+    assert!(kernels::Tile::coop(128, 256, 256).unwrap().shared_bytes() <= 48 << 10);
 }
 
 /// matmul_coop.wgsl's generated sources parse, validate and translate to
@@ -3510,6 +3569,7 @@ fn matmul_coop_source_compiles() {
             (true, (128, 128, 256)),
             (true, (256, 64, 256)),
             (true, (128, 128, 128)),
+            (true, (128, 256, 256)),
         ] {
             let tile = kernels::Tile::coop(tr, tt, tw).unwrap();
             let src = kernels::matmul_source(f, mv, tile, vx);

@@ -125,6 +125,8 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   `WEBGGUF_GPU_SPLIT_MAX=K`: past that, splits up to K keys (default 64).
 /// - `WEBGGUF_GPU_TILE=large`: the 128x64 prefill tile where the device's
 ///   workgroup memory allows.
+/// - `WEBGGUF_GPU_COOP_LONG=0`: no 256-token tensor-core tiles for long
+///   batches.
 /// - `WEBGGUF_GPU_COOP=0`: no cooperative-matrix (tensor core) prefill;
 ///   `WEBGGUF_GPU_COOP=RxT` or `RxTxW`: one tile shape for every product
 ///   (rows x tokens, W threads: 256 unless given; `Tile::coop`) instead of
@@ -170,6 +172,7 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
                     Some((r, t, it.next().unwrap_or(Some(256))?))
                 })
                 .or(d.tuning.coop_shape),
+            coop_long: !off("WEBGGUF_GPU_COOP_LONG"),
             wide_int: !off("WEBGGUF_GPU_WIDE"),
             attention_int8: !off("WEBGGUF_GPU_ATT_INT8"),
             int_prefill: !off("WEBGGUF_GPU_INT_PREFILL"),

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Second device call (2026-11-27d): tensor-core tiles of 256 tokens
+# (each weight decoded once per 256 tokens instead of 128), forced on every
+# product with WEBGGUF_GPU_COOP, against the per-product rule; and the x
+# loads' share by elimination (WEBGGUF_XP=nox, ab1's patch with the
+# constant x still reading one word of X so the binding stays).
+set -u
+for f in .dev/gl/*.deb; do dpkg -x "$f" / >/dev/null; done; ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+for f in .dev/*.gz; do gunzip -kf "$f"; chmod +x "${f%.gz}"; done
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+S=$(date +%s)
+.dev/tests-lib --test-threads 1 gpu::tests::matmul_coop 2>&1 | grep -E "^test |test result|FAIL|panicked|NVVM" | cut -c1-300
+echo "tests after $(( $(date +%s) - S )) s"
+prof() { local m=$1; shift; env "$@" timeout 150 .dev/webgguf-xp gpu-profile --synthetic $m -n 2 > /tmp/p.json 2>/tmp/p.err
+  python3 -c "
+import json,sys
+d=json.load(open('/tmp/p.json'))['kernels_prefill']
+print('profile $m $*:', ' '.join('%s=%.0f'%(k['kernel'],k['us']) for k in d['by_kernel'] if k['us']>300), 'sum=%.0f'%d['sum_of_kernels_us'])
+" 2>&1 || tail -3 /tmp/p.err; }
+for m in llama-3.1-8b:Q4_K llama-3.2-1b:Q4_K; do
+  for v in "A=1" "WEBGGUF_GPU_COOP=128x256x256" "WEBGGUF_GPU_COOP=64x256x128" "WEBGGUF_GPU_COOP=128x128x128" "WEBGGUF_XP=nox" "WEBGGUF_XP=nodeq,nox"; do
+    prof $m $v
+  done
+  echo "profiles $m after $(( $(date +%s) - S )) s"
+done
+r() { local m=$1; shift; echo "== $m $*"; env "$@" timeout 120 .dev/webgguf-xp bench --backend gpu --synthetic $m -p 512 -n 4 -r 3 2>&1 | grep -E "pp512|rror" | tr -s ' ' | cut -c1-200; }
+for rd in 1 2; do
+  for m in llama-3.1-8b:Q4_K llama-3.1-8b:Q8_0 llama-3.2-1b:Q4_K tinyllama-1.1b:Q4_0 smollm2-135m:Q8_0; do
+    r $m A=1
+    r $m WEBGGUF_GPU_COOP=128x256x256
+    r $m WEBGGUF_GPU_COOP=64x256x128
+  done
+  echo "round $rd after $(( $(date +%s) - S )) s"
+done
+echo "done after $(( $(date +%s) - S )) s"
