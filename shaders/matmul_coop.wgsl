@@ -5,10 +5,12 @@
 // cooperative matrices with 16 x 16 x 16 f16 x f16 -> f32 products, f16
 // and subgroups of exactly 32 (the host checks; everything else takes
 // matmul.wgsl).
-// Per step of KS = 32 columns the threads decode the tile's weights and
-// stage the tokens' x into shared memory as f16 (tile.wgsl's reads; the
-// next step's are fetched after this one's products are issued, so that
-// their round trip overlaps the tensor cores' work); each subgroup then
+// Per step of KS = 32 columns the threads decode the tile's weights
+// (tile.wgsl's wfetch) and stage them and the tokens' x, already f16
+// (xfetch_h; xfetch_f converts f32 x where HALF is false), into shared
+// memory (the next step's are fetched after this
+// one's products are issued, so that their round trip overlaps the
+// tensor cores' work); each subgroup then
 // multiplies its MR x MT blocks of 16 x 16 outputs (rows RS .. of the
 // tile, tokens TS ..) in f32 accumulators, two 16-column halves per step.
 // Rounding the weights and x to f16 is the one numerical difference from
@@ -17,7 +19,8 @@
 // prefill paths make the same assumption about activations).
 // After the last step each 16 x 16 block goes through the subgroup's 1 KiB
 // of Cs to matrix.wgsl's epilogue, which needs single elements.
-// Bindings: matrix.wgsl's (those the epilogue uses).
+// Bindings: matrix.wgsl's (those the epilogue uses); with xfetch_h not
+//   X but 16 XH (x in f16, pack_f16.wgsl's).
 // Dispatch: (ceil(rows / TM), ceil(S.n / TN), 1) workgroups of WGS threads.
 //   The host prepends `enable f16; enable wgpu_cooperative_matrix;`, TM,
 //   TN, WGS, UPT and XPT (as matmul.wgsl's), SR (subgroups along the rows;
@@ -42,6 +45,11 @@ const KSW: u32 = 10u;
 // cooperative load of f16 from a u32 array.
 var<workgroup> Wh: array<vec4<f16>, TM * KSW>;
 var<workgroup> Xh: array<vec4<f16>, TN * KSW>;
+// The tokens' x as f16, 8 a 16-byte element ([tokens][cols / 8]; bound
+// in place of matrix.wgsl's X). Not vec4<u32> words bitcast to f16: naga
+// rejects that bitcast.
+@group(0) @binding(16) var<storage, read> XH: array<mat2x4<f16>>;
+
 // One 16 x 16 f32 block per subgroup, column-major (token-major), on its
 // way to the epilogue.
 var<workgroup> Cs: array<f32, WGS / 32u * 256u>;
@@ -54,11 +62,33 @@ fn wstore(r0: u32, lid: u32, i: u32, w: mat2x4<f32>) {
     Wh[r * KSW + kc.y] = vec4<f16>(w[1]);
 }
 
-fn xstore(lid: u32, i: u32, x: mat2x4<f32>) {
+// x group i of this thread's share (8 values of one token, zeros past the
+// last token) from XH, which pack_f16.wgsl filled: one 16-byte load, no
+// conversion (tile.wgsl's xfetch of f32 loads 32 bytes and the store
+// converts them; those loads took a quarter of the 8B's wo and down
+// products on the H200, BENCHMARKS.md 2026-11-27d).
+fn xfetch_h(t0: u32, k0: u32, lid: u32, i: u32) -> mat2x4<f16> {
+    let gi = lid + i * WGS;
+    let tok = t0 + gi / 4u;
+    if tok < S.n {
+        return XH[(tok * P.cols + k0 + 8u * (gi % 4u)) / 8u];
+    }
+    return mat2x4<f16>();
+}
+
+// The same from X in f32 (tile.wgsl's xfetch), converted here: for the
+// products whose rows are too short for the pack pass to pay
+// (`kernels::HALF_X_COLS`).
+fn xfetch_f(t0: u32, k0: u32, lid: u32, i: u32) -> mat2x4<f16> {
+    let x = xfetch(t0, k0, lid, i);
+    return mat2x4<f16>(vec4<f16>(x[0]), vec4<f16>(x[1]));
+}
+
+fn xstore(lid: u32, i: u32, x: mat2x4<f16>) {
     let gi = lid + i * WGS;
     let b = (gi / 4u) * KSW + 2u * (gi % 4u);
-    Xh[b] = vec4<f16>(x[0]);
-    Xh[b + 1u] = vec4<f16>(x[1]);
+    Xh[b] = x[0];
+    Xh[b + 1u] = x[1];
 }
 
 // Lane sl's share of the subgroup's block in Cs (rows l0 .. l0 + 15 of

@@ -15,7 +15,8 @@ use std::cell::OnceCell;
 use super::device::Gpu;
 use super::kernels::{self, FlashTile, Kernels, Mv, Op, Shape};
 use super::ops::{
-    auto_rows, embed_ops, f, matvec_ops, take_quantize, IntX, MatvecArgs, QkvArgs, SampleBufs,
+    auto_rows, embed_ops, f, matvec_ops, take_quantize, HalfX, IntX, MatvecArgs, QkvArgs,
+    SampleBufs,
 };
 use super::upload::{GpuMatrix, MatGroup};
 use super::{GpuBackend, GpuOptions};
@@ -100,6 +101,9 @@ impl GpuBackend {
         // that the memory plan (which knows no device) counts it alike.
         k.int_x = int_x_cols(w, &opts)
             .map(|cols| IntX::new(&gpu, cols, batch))
+            .transpose()?;
+        k.half_x = half_x_cols(w, &opts)
+            .map(|cols| HalfX::new(&gpu, cols, batch))
             .transpose()?;
         let mut keep = Vec::new();
         let mut mats = Vec::new();
@@ -425,6 +429,41 @@ pub(super) fn int_x_cols(w: &Weights, opts: &GpuOptions) -> Option<usize> {
         .map(|m| m.cols)
         .max()
         .max(tiles)
+}
+
+/// The longest rows the tensor-core prefill tile may read in f16 (`HalfX`
+/// holds `batch` tokens of them): with `GpuTuning::coop_matrix` and tiled
+/// prefill, those of the layer products of at least `half_x_min` rows and
+/// columns (`Kernels::half_tile`; q/k/v and gate/up counted as fused)
+/// whose formats may take that tile (not F32 or BF16). Made whether or not
+/// the device has cooperative matrices, as `IntX` is whether or not it
+/// has dot4I8Packed, so that the memory plan (which knows no device)
+/// counts it alike: batch x cols x 2 bytes (14 MiB for an 8B's 512-token
+/// batch; none for the smaller shapes, whose products are under 4096).
+pub(super) fn half_x_cols(w: &Weights, opts: &GpuOptions) -> Option<usize> {
+    use crate::quant::GgmlType::{BF16, F32};
+    let t = &opts.tuning;
+    if !(t.coop_matrix && t.tiled_prefill) {
+        return None;
+    }
+    w.layers
+        .iter()
+        .flat_map(|l| {
+            let qkv = l.wq.rows + l.wk.rows + l.wv.rows;
+            let ff = l.w_gate.rows + l.w_up.rows;
+            [
+                (&l.wq, qkv),
+                (&l.wk, qkv),
+                (&l.wv, qkv),
+                (&l.wo, l.wo.rows),
+                (&l.w_gate, ff),
+                (&l.w_up, ff),
+                (&l.w_down, l.w_down.rows),
+            ]
+        })
+        .filter(|&(m, rows)| rows.min(m.cols) >= t.half_x_min && !matches!(m.ty, F32 | BF16))
+        .map(|(m, _)| m.cols)
+        .max()
 }
 
 /// Bytes of one layer's key (or value) cache: f16, `ctx` x kv_dim.

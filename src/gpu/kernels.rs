@@ -31,6 +31,7 @@ const ELEMENTWISE: &str = include_str!("../../shaders/elementwise.wgsl");
 const ARGMAX: &str = include_str!("../../shaders/argmax.wgsl");
 const SAMPLE: &str = include_str!("../../shaders/sample.wgsl");
 const QUANTIZE_X: &str = include_str!("../../shaders/quantize_x.wgsl");
+const PACK_F16: &str = include_str!("../../shaders/pack_f16.wgsl");
 const SPLIT: &str = include_str!("../../shaders/split.wgsl");
 const FEW: &str = include_str!("../../shaders/few.wgsl");
 const MID: &str = include_str!("../../shaders/mid.wgsl");
@@ -757,6 +758,19 @@ fn tile_q_src(f: Fmts) -> String {
     cols + &q
 }
 
+/// `GpuTuning::half_x_min`'s default: products of at least this many rows
+/// and columns take their tensor-core tile's x in f16 from a pack pass
+/// (pack_f16.wgsl, `Tile::half_x`). On the H100 (BENCHMARKS.md,
+/// 2026-11-27d, synthetic pp512, two rounds each): on every product it ran
+/// llama-3.1-8b Q4_K 8.5-10.7% faster (gate/up 37.0 -> 31.8 ms, wo + down
+/// 32.0 -> 29.0, the passes 1.8) and its Q8_0, IQ4_XS and Q6_K within
+/// 1-3%, but lost 2-13% on SmolLM2 and Gemma 3 (a pass's dispatch costs
+/// more than their short rows save); on rows of 4096 columns and more it
+/// still lost 1.0-1.6% on TinyLlama (down: 2048 x 5632), and the 1B (down:
+/// 2048 x 8192) moved by +1.6% in one round. Every 8B product has 4096
+/// rows and columns or more.
+pub const HALF_X_MIN: usize = 4096;
+
 /// Batches of more than this many tokens take `Tile::coop_long` where it
 /// applies. From 385 to 512 tokens a 256-token tile multiplies as many
 /// (padded) tokens as 128-token ones and decodes each weight half as
@@ -778,6 +792,9 @@ pub struct Tile {
     pub rv: u32,
     pub xv: u32,
     pub coop: bool,
+    /// A `coop` tile that reads x in f16 from `HalfX` (packed by a pass
+    /// before the product) instead of f32 from X (`Kernels::half_tile`).
+    pub half_x: bool,
 }
 
 impl Tile {
@@ -789,6 +806,7 @@ impl Tile {
         rv: 1,
         xv: 1,
         coop: false,
+        half_x: false,
     };
     /// 128 x 64, 8 x 8 per thread: 24 KiB; half the shared-memory reads
     /// per multiply-add.
@@ -798,6 +816,7 @@ impl Tile {
         rv: 2,
         xv: 2,
         coop: false,
+        half_x: false,
     };
     /// The most workgroup memory a cooperative-matrix tile that
     /// `coop_for` picks declares (128 x 128: 28 KiB).
@@ -860,6 +879,7 @@ impl Tile {
                 rv,
                 xv,
                 coop: true,
+                half_x: false,
             })
     }
 
@@ -899,14 +919,16 @@ impl Tile {
 /// then the step loop's head, which stores them to shared memory
 /// (`wstore`, `xstore`: each kernel's own layout) and waits. The caller
 /// writes the step's products and the next step's fetches
-/// (`prefetch`) in its own order, and closes the loop.
-fn staging(upt: u32, xpt: u32) -> String {
+/// (`prefetch`) in its own order, and closes the loop. `xf`: the x fetch
+/// (tile.wgsl's `xfetch` of f32, or matmul_coop.wgsl's `xfetch_h` of
+/// packed f16 or `xfetch_f`, f32 converted).
+fn staging(upt: u32, xpt: u32, xf: &str) -> String {
     let mut s = String::new();
     for i in 0..upt {
         s += &format!("    var w{i} = wfetch(r0, 0u, lid, {i}u);\n");
     }
     for i in 0..xpt {
-        s += &format!("    var x{i} = xfetch(t0, 0u, lid, {i}u);\n");
+        s += &format!("    var x{i} = {xf}(t0, 0u, lid, {i}u);\n");
     }
     s += "    for (var k0 = 0u; k0 < P.cols; k0 += KS) {\n";
     for i in 0..upt {
@@ -920,13 +942,13 @@ fn staging(upt: u32, xpt: u32) -> String {
 }
 
 /// The next step's fetches into the staging registers (see `staging`).
-fn prefetch(upt: u32, xpt: u32) -> String {
+fn prefetch(upt: u32, xpt: u32, xf: &str) -> String {
     let mut s = "        if k0 + KS < P.cols {\n".to_string();
     for i in 0..upt {
         s += &format!("            w{i} = wfetch(r0, k0 + KS, lid, {i}u);\n");
     }
     for i in 0..xpt {
-        s += &format!("            x{i} = xfetch(t0, k0 + KS, lid, {i}u);\n");
+        s += &format!("            x{i} = {xf}(t0, k0 + KS, lid, {i}u);\n");
     }
     s += "        }\n";
     s
@@ -949,7 +971,10 @@ fn tile_consts(t: Tile, body: &str) -> String {
 /// the staging and the next step's fetches.
 fn tile_open(t: Tile, body: &str) -> String {
     let (upt, xpt) = t.per_thread();
-    tile_consts(t, body) + &tile_head(t) + &staging(upt, xpt) + &prefetch(upt, xpt)
+    tile_consts(t, body)
+        + &tile_head(t)
+        + &staging(upt, xpt, "xfetch")
+        + &prefetch(upt, xpt, "xfetch")
 }
 
 /// The entry point's head for matmul.wgsl and matmul_int.wgsl: the tile's
@@ -1117,7 +1142,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             s += &format!("    var c{m}_{n}: coop_mat16x16<f32, C>;\n");
         }
     }
-    s += &staging(upt, xpt);
+    let xf = if t.half_x { "xfetch_h" } else { "xfetch_f" };
+    s += &staging(upt, xpt, xf);
     for kk in [0, 16] {
         for m in 0..mr {
             s += &format!(
@@ -1146,7 +1172,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     // at once, so fetched first, the loads' round trip stalled each
     // subgroup before its products were issued; issued after them, it
     // overlaps the tensor cores' work.
-    s += &prefetch(upt, xpt);
+    s += &prefetch(upt, xpt, xf);
     s += "        workgroupBarrier();\n    }\n    let cb = sg * 256u;\n";
     for m in 0..mr {
         for n in 0..mt {
@@ -1201,7 +1227,14 @@ pub struct Kernels {
     /// The int8 x the integer path reads (made with the graph; without
     /// it, as in most kernel tests, every product takes the f32 path).
     pub int_x: Option<super::ops::IntX>,
+    /// The f16 x the tensor-core prefill tile reads (made with the graph
+    /// where `GpuTuning::coop_matrix` and tiled prefill are on; without it
+    /// no product takes that tile).
+    pub half_x: Option<super::ops::HalfX>,
+    /// `GpuTuning::half_x_min`.
+    pub half_x_min: usize,
     quantize_x: Lazy,
+    pack_f16: Lazy,
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
     chunked: HashMap<ChunkedKey, Rc<wgpu::ComputePipeline>>,
     split: HashMap<(usize, u32, DeepShape), Rc<wgpu::ComputePipeline>>,
@@ -2025,7 +2058,10 @@ impl Kernels {
             int_min_bytes_q8_0: tuning.int_min_bytes_q8_0,
             wide_int: tuning.wide_int,
             int_x: None,
+            half_x: None,
+            half_x_min: tuning.half_x_min,
             quantize_x: Lazy::new(),
+            pack_f16: Lazy::new(),
             embed: HashMap::new(),
             chunked: HashMap::new(),
             split: HashMap::new(),
@@ -2105,6 +2141,18 @@ impl Kernels {
                 gpu,
                 "quantize_x",
                 &format!("{QUANTIZE_X}\n{INT8_BLOCK}"),
+                "main",
+            )
+        })
+    }
+
+    /// pack_f16.wgsl: x in f16 for the tensor-core prefill tile.
+    pub fn pack_f16(&self, gpu: &Gpu) -> Rc<wgpu::ComputePipeline> {
+        lazy(&self.pack_f16, || {
+            pipeline(
+                gpu,
+                "pack_f16",
+                &format!("const NX: u32 = {NX}u;\n{PACK_F16}"),
                 "main",
             )
         })
@@ -2498,6 +2546,16 @@ impl Kernels {
             return self.tile;
         }
         self.coop_fixed.unwrap_or_else(|| Tile::coop_for(mv, rows))
+    }
+
+    /// `t` reading x in f16 (`Tile::half_x`) where it is a cooperative-
+    /// matrix tile of a product of at least `half_x_min` rows and columns
+    /// and the graph made the f16 x (`half_x`) for such rows.
+    pub fn half_tile(&self, t: Tile, rows: usize, cols: usize) -> Tile {
+        let half = t.coop
+            && rows.min(cols) >= self.half_x_min
+            && self.half_x.as_ref().is_some_and(|h| cols <= h.cols);
+        Tile { half_x: half, ..t }
     }
 
     /// The tile for batches of more than LONG_BATCH tokens where it is not

@@ -170,6 +170,10 @@ pub struct GpuTuning {
     /// cooperative-matrix tiles for the products where they measured
     /// faster (`Tile::coop_long`; not with `coop_shape`).
     pub coop_long: bool,
+    /// Products of at least this many rows and columns read the tensor-core
+    /// tile's x in f16, packed by a pass before them (`kernels::HALF_X_MIN`;
+    /// usize::MAX: never).
+    pub half_x_min: usize,
     /// Integer products (every block format has a wide decoder) decode 32
     /// elements per call (wide.wgsl: 16-byte quant loads, i32 sums, each
     /// scale applied once) instead of 8 (units.wgsl's unit_idot decoders).
@@ -296,6 +300,7 @@ impl Default for GpuTuning {
             coop_matrix: true,
             coop_shape: None,
             coop_long: true,
+            half_x_min: kernels::HALF_X_MIN,
             wide_int: true,
             attention_int8: true,
             int_prefill: true,

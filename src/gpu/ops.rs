@@ -109,6 +109,33 @@ pub struct IntX {
     pub tokens: usize,
 }
 
+/// The x of the tensor-core prefill tile where it reads f16
+/// (matmul_coop.wgsl's XH, `Tile::half_x`): each token's row rounded to
+/// f16 and packed, written by a pack_f16.wgsl pass before each such
+/// product, one buffer for every product of a graph (as `IntX`).
+#[derive(Clone)]
+pub struct HalfX {
+    pub buf: wgpu::Buffer,
+    /// The longest rows it holds, and tokens (the graph's batch).
+    pub cols: usize,
+    pub tokens: usize,
+}
+
+/// Bytes of `HalfX`'s buffer for `tokens` tokens of rows up to `cols` long.
+pub fn half_x_bytes(cols: usize, tokens: usize) -> u64 {
+    (tokens * cols * 2) as u64
+}
+
+impl HalfX {
+    pub fn new(gpu: &Gpu, cols: usize, tokens: usize) -> Result<HalfX> {
+        Ok(HalfX {
+            buf: gpu.storage("f16 x", half_x_bytes(cols, tokens))?,
+            cols,
+            tokens,
+        })
+    }
+}
+
 /// Bytes of `IntX`'s two buffers for `tokens` tokens of rows up to `cols`
 /// long.
 pub fn int_x_sizes(cols: usize, tokens: usize) -> [u64; 2] {
@@ -256,20 +283,30 @@ pub fn matvec_ops(
     } else {
         kernels::MvPath::F32
     };
+    // The tensor-core tile of long rows reads x in f16 from HalfX, packed
+    // by a pass before it (`Kernels::half_tile`).
+    let tile = k.half_tile(k.tile_for(fmts, a.mv, rows.len()), rows.len(), m.cols);
     let pipeline = if int_tile {
         k.matmul_int(gpu, fmts, a.mv)?
     } else if tiled {
-        k.matmul(gpu, fmts, a.mv, rows.len())?
+        k.matmul_tile(gpu, fmts, a.mv, tile)?
     } else {
         k.matvec(gpu, fmts, a.mv, r, m.cols, path)?
     };
+    let half = k
+        .half_x
+        .clone()
+        .filter(|_| tiled && !int_tile && tile.half_x);
     // A tile for long batches beside it (the same bindings; each batch
     // dispatches one of the two ops, by its token count).
     let long = match k
         .long_tile(fmts, a.mv, rows.len())
         .filter(|_| tiled && !int_tile)
     {
-        Some(t) => Some((k.matmul_tile(gpu, fmts, a.mv, t)?, t)),
+        Some(t) => {
+            let t = k.half_tile(t, rows.len(), m.cols);
+            Some((k.matmul_tile(gpu, fmts, a.mv, t)?, t))
+        }
         None => None,
     };
     let mut ops = Vec::new();
@@ -328,8 +365,27 @@ pub fn matvec_ops(
         if path.binds_wq() {
             entries.push((15, &p.buf));
         }
-        // The integer kernels read x from XQ/XD only (13, 14 below).
-        if !int && !int_tile {
+        // The integer kernels read x from XQ/XD only (13, 14 below), the
+        // tensor-core tile of long rows from XH (16).
+        if let Some(hx) = &half {
+            entries.push((16, &hx.buf));
+            if ops.is_empty() {
+                // x once for every part: the first part's uniform has the
+                // cols the pass reads.
+                let pp = k.pack_f16(gpu);
+                let bind = kernels::bind(
+                    gpu,
+                    &pp,
+                    &[(1, a.x), (3, &params), (5, a.step), (16, &hx.buf)],
+                );
+                ops.push(Op {
+                    pipeline: pp,
+                    bind,
+                    shape: Shape::Flat((m.cols / 4) as u32),
+                    label: "pack_f16",
+                });
+            }
+        } else if !int && !int_tile {
             entries.push((x_binding, a.x));
         }
         if !tiled && !int {
@@ -381,11 +437,7 @@ pub fn matvec_ops(
         }
         let bind = kernels::bind(gpu, &pipeline, &entries);
         let shape = if tiled {
-            let t = if int_tile {
-                k.tile
-            } else {
-                k.tile_for(fmts, a.mv, rows.len())
-            };
+            let t = if int_tile { k.tile } else { tile };
             match long {
                 Some(_) => {
                     Shape::TokenTilesIn(n.div_ceil(t.rows), t.tokens, 1, kernels::LONG_BATCH)

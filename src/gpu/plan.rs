@@ -12,11 +12,11 @@
 
 use serde::Serialize;
 
-use super::build::{int_x_cols, kv_cache_bytes, Dims, ScratchSizes};
+use super::build::{half_x_cols, int_x_cols, kv_cache_bytes, Dims, ScratchSizes};
 use super::device::{padded, PARAMS_BYTES, STEP_BYTES};
 use super::ops::{
-    int_x_sizes, overlap, sample_levels, sample_sizes, LEVEL_BYTES, MATVEC_PARAM_WORDS,
-    SAMPLING_BYTES,
+    half_x_bytes, int_x_sizes, overlap, sample_levels, sample_sizes, LEVEL_BYTES,
+    MATVEC_PARAM_WORDS, SAMPLING_BYTES,
 };
 use super::upload::{concat_bytes, split_rows};
 use super::GpuOptions;
@@ -136,6 +136,10 @@ pub fn gpu_memory(
         for b in int_x_sizes(cols, d.batch) {
             add(Scratch, b);
         }
+    }
+    // The tensor-core tile's f16 x.
+    if let Some(cols) = half_x_cols(w, opts) {
+        add(Scratch, half_x_bytes(cols, d.batch));
     }
     let [pen, cand, stat, mask] = sample_sizes(c.vocab_size);
     for b in [SAMPLING_BYTES, pen, cand, cand, stat, mask] {

@@ -2417,7 +2417,15 @@ fn check_tiled_plain(
         ..MatvecArgs::plain(&xb, &yb, &s, rows - r0, true)
     };
     let ops = matvec_ops(g, k, &m, r0..rows, &a).unwrap();
-    assert_eq!(ops[0].label, "matmul");
+    // The tensor-core tile's f16 x is packed by a pass first.
+    let coop = k.tile_for([ty; 3], Mv::Main, rows - r0);
+    let labels: Vec<&str> = ops.iter().map(|o| o.label).collect();
+    let want: &[&str] = if k.half_tile(coop, rows - r0, cols).half_x {
+        &["pack_f16", "matmul"]
+    } else {
+        &["matmul"]
+    };
+    assert_eq!(labels, want, "{what}");
     g.run(&[&ops], n as u32, &[]);
     let got = read_f32(g, &yb, n * (rows - r0));
     for t in 0..n {
@@ -3365,7 +3373,9 @@ fn wide_int_qkv_mixed_matches_integer_twin() {
 /// format it takes, plain (accumulating onto random values, a row range
 /// that starts mid-matrix) and gate/up with silu in a mixed Q6_K/Q4_K
 /// group (the epilogue's pairs), vs dequantize_row + an f64 dot; 150 rows
-/// and 67 tokens, so tiles are ragged both ways; each tile shape. F32 and BF16 weights must
+/// and 67 tokens, so tiles are ragged both ways; each tile shape; every
+/// case with x read in f32 and in f16 (packed by pack_f16.wgsl first,
+/// `Kernels::half_tile`). F32 and BF16 weights must
 /// fall back to matmul.wgsl (`Kernels::tile_for`).
 /// Bound: rounding w and x to f16 errs by at most 2^-11 relative (normal
 /// range) or 2^-25 absolute (subnormal) per factor, so each product by
@@ -3394,11 +3404,11 @@ fn matmul_coop_matches_cpu() {
         (64, 256, 128),
     ];
     k.coop = true;
+    // The f16 x, for up to 512 columns and the longest batch below.
+    k.half_x = Some(super::ops::HalfX::new(&g, 512, kernels::LONG_BATCH as usize + 1).unwrap());
     assert!(!k.tile_for([GgmlType::F32; 3], Mv::Main, 150).coop);
     assert!(!k.tile_for([GgmlType::BF16; 3], Mv::Main, 150).coop);
     let mut rng = Rng::new(43);
-    // The gate/up case's tokens.
-    let n = 67usize;
     let err = |w: &[f32], x: &[f64]| -> f64 {
         let (_, mag) = dot_mag(w, x);
         let abs: f64 = w
@@ -3408,6 +3418,27 @@ fn matmul_coop_matches_cpu() {
             .sum();
         (2f64.powi(-10) + 2f64.powi(-22) + 1e-4) * mag + 2f64.powi(-25) * abs
     };
+    // Each case with x read in f32 and in f16 (packed by a pass first:
+    // `Kernels::half_tile`, here for rows of any length).
+    for half in [false, true] {
+        k.half_x_min = if half { 0 } else { usize::MAX };
+        let t = k.tile_for([GgmlType::Q4_K; 3], Mv::Main, 150);
+        assert_eq!(k.half_tile(t, 150, 512).half_x, half);
+        coop_cases(&g, &mut k, &mut rng, &shapes, half, &err);
+    }
+}
+
+/// `matmul_coop_matches_cpu`'s cases, x in f16 (`half`) or f32: every
+/// format on a tile shape (in turn), every shape on Q4_K, a mixed gate/up
+/// and a gate/up with a tile for long batches.
+fn coop_cases(
+    g: &Gpu,
+    k: &mut Kernels,
+    rng: &mut Rng,
+    shapes: &[(u32, u32, u32)],
+    half: bool,
+    err: &dyn Fn(&[f32], &[f64]) -> f64,
+) {
     for (i, ty) in BLOCK_TYPES.into_iter().enumerate() {
         if matches!(ty, GgmlType::F32 | GgmlType::BF16) {
             continue;
@@ -3415,25 +3446,21 @@ fn matmul_coop_matches_cpu() {
         // Every tile shape, alternating over the formats.
         let (tr, tt, tw) = shapes[i % shapes.len()];
         k.coop_fixed = kernels::Tile::coop(tr, tt, tw);
-        check_tiled_plain(
-            &g,
-            &mut k,
-            &mut rng,
-            ty,
-            &format!("coop {tr}x{tt}x{tw}"),
-            &err,
-        );
+        let what = format!("coop {tr}x{tt}x{tw}, f16 x {half}");
+        check_tiled_plain(g, k, rng, ty, &what, err);
     }
     // Every shape once more on the most common format, Q4_K.
-    for (tr, tt, tw) in shapes {
+    for &(tr, tt, tw) in shapes {
         k.coop_fixed = kernels::Tile::coop(tr, tt, tw);
-        let what = format!("coop {tr}x{tt}x{tw}");
-        check_tiled_plain(&g, &mut k, &mut rng, GgmlType::Q4_K, &what, &err);
+        let what = format!("coop {tr}x{tt}x{tw}, f16 x {half}");
+        check_tiled_plain(g, k, rng, GgmlType::Q4_K, &what, err);
     }
-    // Gate/up with silu, a mixed group, 37 rows each.
+    // Gate/up with silu, a mixed group, 37 rows each, 67 tokens.
+    let pack: &[&str] = if half { &["pack_f16"] } else { &[] };
     let mixed = [GgmlType::Q6_K, GgmlType::Q4_K];
-    let ops = check_coop_silu(&g, &mut k, &mut rng, &mixed, 37, 512, n, 1, &err);
-    assert_eq!(ops[0].label, "matmul");
+    let ops = check_coop_silu(g, k, rng, &mixed, 37, 512, 67, 1, err);
+    let labels: Vec<&str> = ops.iter().map(|o| o.label).collect();
+    assert_eq!(labels, [pack, &["matmul"]].concat());
     // Gate/up of 2 x 6144 rows with the per-product tiles: a second op on
     // `Tile::coop_long`'s 256-token tile runs batches past LONG_BATCH
     // tokens, the first the rest (every 7th row checked, and the last).
@@ -3443,9 +3470,10 @@ fn matmul_coop_matches_cpu() {
     assert_eq!(long.map(|t| t.tokens), Some(256));
     let lb = kernels::LONG_BATCH as usize;
     for n in [67, lb + 1] {
-        let ops = check_coop_silu(&g, &mut k, &mut rng, &q4k, 6144, 256, n, 7, &err);
-        assert_eq!(ops.len(), 2);
-        let runs: Vec<bool> = ops
+        let ops = check_coop_silu(g, k, rng, &q4k, 6144, 256, n, 7, err);
+        let labels: Vec<&str> = ops.iter().map(|o| o.label).collect();
+        assert_eq!(labels, [pack, &["matmul", "matmul"]].concat());
+        let runs: Vec<bool> = ops[pack.len()..]
             .iter()
             .map(|o| o.shape.groups(n as u32)[1] > 0)
             .collect();
@@ -3504,6 +3532,70 @@ fn check_coop_silu(
         }
     }
     ops
+}
+
+/// pack_f16.wgsl (the tensor-core tile's x) against `half`'s f32-to-f16
+/// rounding, on any device (it needs no f16 feature): 37 tokens of 96
+/// values (normal, subnormal in f16, exact ties, zeros, negatives), the
+/// output NaN-poisoned one token further, which must stay so. WGSL lets
+/// the conversion take either neighbour of an inexact value: each half
+/// must be the nearest f16 (half's, ties to even) or its neighbour toward
+/// x, and bit-exact where x is an f16 already.
+#[test]
+fn pack_f16_matches_cpu() {
+    let Some(g) = gpu() else { return };
+    let k = Kernels::new(&g, &tuning());
+    let mut rng = Rng::new(71);
+    let (n, cols) = (37usize, 96usize);
+    let mut x = randn(&mut rng, n * cols);
+    for (i, v) in x.iter_mut().enumerate() {
+        *v *= match i % 6 {
+            0 => 3000.0,
+            1 => 1e-5,
+            2 => 1.0,
+            3 => 0.0,
+            _ => 17.0,
+        };
+        if i % 11 == 5 {
+            // Halfway between two f16 values (10 fraction bits, then a 1).
+            *v = f32::from_bits(0x3f80_1000 | ((i as u32 % 7) << 14));
+        }
+    }
+    let xb = g.upload_f32("x", &x);
+    let out = poisoned(&g, (n + 1) * cols / 2);
+    let params = g.params_words(&[0, cols as u32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    let s = step(&g, 0, n as u32);
+    let pl = k.pack_f16(&g);
+    let op = Op {
+        bind: kernels::bind(&g, &pl, &[(1, &xb), (3, &params), (5, &s), (16, &out)]),
+        pipeline: pl,
+        shape: Shape::Flat((cols / 4) as u32),
+        label: "pack_f16",
+    };
+    g.run(&[&[op]], n as u32, &[]);
+    let got = read_u32(&g, &out, (n + 1) * cols / 2);
+    for (i, &v) in x.iter().enumerate() {
+        let h = (got[i / 2] >> (16 * (i % 2))) as u16;
+        let near = half::f16::from_f32(v);
+        let ok = if near.to_f32() == v {
+            h == near.to_bits()
+        } else {
+            let toward = if (near.to_f32() < v) == near.is_sign_negative() {
+                near.to_bits().wrapping_sub(1)
+            } else {
+                near.to_bits().wrapping_add(1)
+            };
+            h == near.to_bits() || h == toward
+        };
+        assert!(
+            ok,
+            "value {i}: {v} packed as {h:#06x}, nearest {:#06x}",
+            near.to_bits()
+        );
+    }
+    for &w in &got[n * cols / 2..] {
+        assert_eq!(w, f32::NAN.to_bits(), "written past the last token");
+    }
 }
 
 /// A product with a tile for long batches has two ops, each dispatching

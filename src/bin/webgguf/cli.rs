@@ -127,6 +127,9 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   workgroup memory allows.
 /// - `WEBGGUF_GPU_COOP_LONG=0`: no 256-token tensor-core tiles for long
 ///   batches.
+/// - `WEBGGUF_GPU_HALF_X=0`: the tensor-core tile reads x in f32 for every
+///   product; `WEBGGUF_GPU_HALF_X_MIN=N`: in f16 (packed by a pass) for
+///   products of N or more rows and columns (default 4096).
 /// - `WEBGGUF_GPU_COOP=0`: no cooperative-matrix (tensor core) prefill;
 ///   `WEBGGUF_GPU_COOP=RxT` or `RxTxW`: one tile shape for every product
 ///   (rows x tokens, W threads: 256 unless given; `Tile::coop`) instead of
@@ -173,6 +176,10 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
                 })
                 .or(d.tuning.coop_shape),
             coop_long: !off("WEBGGUF_GPU_COOP_LONG"),
+            half_x_min: match var("WEBGGUF_GPU_HALF_X").as_deref() {
+                Some("0") => usize::MAX,
+                _ => num("WEBGGUF_GPU_HALF_X_MIN", d.tuning.half_x_min),
+            },
             wide_int: !off("WEBGGUF_GPU_WIDE"),
             attention_int8: !off("WEBGGUF_GPU_ATT_INT8"),
             int_prefill: !off("WEBGGUF_GPU_INT_PREFILL"),
