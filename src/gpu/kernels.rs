@@ -861,10 +861,10 @@ impl Tile {
 
     /// A cooperative-matrix tile of `rows` x `tokens` for `threads` threads
     /// (`GpuTuning::coop_shape`): 256 threads as 4 x 2 subgroups (rows x
-    /// tokens) or 128 as 2 x 2, rows 64, 128 or 256 and tokens 64 or 128,
-    /// at most 16 blocks of 16 x 16 accumulators a subgroup (every thread
-    /// then stages at least one weight unit and one x group per step);
-    /// None for other shapes.
+    /// tokens) or 128 as 2 x 2, rows 64, 128 or 256 and tokens 64, 128 or
+    /// 256, at most 16 blocks of 16 x 16 accumulators a subgroup (every
+    /// thread then stages at least one weight unit and one x group per
+    /// step); None for other shapes.
     pub fn coop(rows: u32, tokens: u32, threads: u32) -> Option<Tile> {
         let sr = match threads {
             128 => 2,
@@ -1227,9 +1227,9 @@ pub struct Kernels {
     /// The int8 x the integer path reads (made with the graph; without
     /// it, as in most kernel tests, every product takes the f32 path).
     pub int_x: Option<super::ops::IntX>,
-    /// The f16 x the tensor-core prefill tile reads (made with the graph
-    /// where `GpuTuning::coop_matrix` and tiled prefill are on; without it
-    /// no product takes that tile).
+    /// The f16 x the tensor-core prefill tile reads for the large products
+    /// (made with the graph where some product qualifies,
+    /// `build::half_x_cols`; without it every tile reads f32 x).
     pub half_x: Option<super::ops::HalfX>,
     /// `GpuTuning::half_x_min`.
     pub half_x_min: usize,
@@ -2568,20 +2568,9 @@ impl Kernels {
         Tile::coop_long(mv, rows).filter(|t| t.shared_bytes() <= self.shared_limit)
     }
 
-    /// The tiled (prefill) pipeline for formats `f` (`Fmts`), entry `mv`:
-    /// matmul.wgsl, or matmul_coop.wgsl where `tile_for` says.
-    pub fn matmul(
-        &mut self,
-        gpu: &Gpu,
-        f: Fmts,
-        mv: Mv,
-        rows: usize,
-    ) -> Result<Rc<wgpu::ComputePipeline>> {
-        let tile = self.tile_for(f, mv, rows);
-        self.matmul_tile(gpu, f, mv, tile)
-    }
-
-    /// The tiled pipeline for formats `f`, entry `mv` on `tile`.
+    /// The tiled (prefill) pipeline for formats `f` (`Fmts`), entry `mv`,
+    /// on `tile` (`tile_for`'s, `half_tile`'s or `long_tile`'s):
+    /// matmul.wgsl, or matmul_coop.wgsl for a `coop` one.
     pub fn matmul_tile(
         &mut self,
         gpu: &Gpu,
