@@ -1353,7 +1353,6 @@ fn check_flash(
 ) {
     let ctx = 160usize;
     let (qd, kvd, group) = (heads * hd, kvh * hd, heads / kvh);
-    let f16r = |v: f32| half::f16::from_f32(v).to_f32() as f64;
     let tile = kernels::FlashTile::new(hd, group).unwrap();
     let scale = 1.0 / (hd as f32).sqrt();
     let p = att_params(g, [heads, kvh, hd, ctx], scale, 0, window);
@@ -1384,35 +1383,26 @@ fn check_flash(
             (p + 1).saturating_sub(window)
         }
     };
-    let mut want = vec![0f64; n * qd];
-    let mut tol = vec![0f64; n * qd];
+    let (mut want, mut tol) = (Vec::new(), Vec::new());
     let tq = tile.tokens() as usize;
     for t in 0..n {
         let p = pos + t;
-        let lo = first(p);
         // The chunks this token's tile walks: from its first token's
         // first key to its last token.
         let t0 = t / tq * tq;
         let tile_end = pos + (t0 + tq).min(n);
         let chunks = (tile_end - first(pos + t0)).div_ceil(tile.keys as usize);
-        for h in 0..heads {
-            let kh = h / group * hd;
-            let qh: Vec<f64> = (0..hd).map(|d| f16r(q[t * qd + h * hd + d])).collect();
-            let kr = |j: usize, d: usize| f16r(kx[j * kvd + kh + d]);
-            let (sc, ds) = exact_scores(&qh, kr, lo..=p, scale);
-            let mx = sc.iter().cloned().fold(f64::MIN, f64::max);
-            let mn = sc.iter().cloned().fold(f64::MAX, f64::min);
-            let wts: Vec<f64> = sc.iter().map(|&s| (s - mx).exp()).collect();
-            let total: f64 = wts.iter().sum();
-            for d in 0..hd {
-                let vs: Vec<f64> = (lo..=p).map(|j| f16r(vx[j * kvd + kh + d])).collect();
-                let o = wts.iter().zip(&vs).map(|(w, v)| w * v).sum::<f64>() / total;
-                let vmax = vs.iter().fold(0f64, |a, v| a.max(v.abs()));
-                let i = t * qd + h * hd + d;
-                want[i] = o;
-                tol[i] = flash_bound(ds, mx - mn, chunks, sc.len(), vmax, o);
-            }
-        }
+        let qt = &q[t * qd..(t + 1) * qd];
+        let (w, b) = exact_attention(
+            qt,
+            [&kx, &vx],
+            [hd, group, kvd],
+            first(p)..=p,
+            scale,
+            chunks,
+        );
+        want.extend(w);
+        tol.extend(b);
     }
     close_each(
         &format!("flash attention hd {hd} heads {heads}/{kvh} window {window} pos {pos} n {n}"),
