@@ -6,11 +6,11 @@
 // and subgroups of exactly 32 (the host checks; everything else takes
 // matmul.wgsl).
 // Per step of KS = 32 columns the threads decode the tile's weights
-// (tile.wgsl's wfetch) and stage them and the tokens' x, already f16
-// (xfetch_h; xfetch_f converts f32 x where HALF is false), into shared
-// memory (the next step's are fetched after this
-// one's products are issued, so that their round trip overlaps the
-// tensor cores' work); each subgroup then
+// (tile.wgsl's wfetch) and stage them and the tokens' x into shared memory
+// as f16 (x packed to f16 already, xfetch_h, for the tiles the host makes
+// with `Tile::half_x`; else f32 x converted, xfetch_f). The next step's
+// are fetched after this one's products are issued, so that their round
+// trip overlaps the tensor cores' work; each subgroup then
 // multiplies its MR x MT blocks of 16 x 16 outputs (rows RS .. of the
 // tile, tokens TS ..) in f32 accumulators, two 16-column halves per step.
 // Rounding the weights and x to f16 is the one numerical difference from
@@ -77,8 +77,7 @@ fn xfetch_h(t0: u32, k0: u32, lid: u32, i: u32) -> mat2x4<f16> {
 }
 
 // The same from X in f32 (tile.wgsl's xfetch), converted here: for the
-// products whose rows are too short for the pack pass to pay
-// (`kernels::HALF_X_COLS`).
+// products too small for the pack pass to pay (`kernels::HALF_X_MIN`).
 fn xfetch_f(t0: u32, k0: u32, lid: u32, i: u32) -> mat2x4<f16> {
     let x = xfetch(t0, k0, lid, i);
     return mat2x4<f16>(vec4<f16>(x[0]), vec4<f16>(x[1]));

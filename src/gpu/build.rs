@@ -461,7 +461,9 @@ pub(super) fn half_x_cols(w: &Weights, opts: &GpuOptions) -> Option<usize> {
                 (&l.w_down, l.w_down.rows),
             ]
         })
-        .filter(|&(m, rows)| rows.min(m.cols) >= t.half_x_min && !matches!(m.ty, F32 | BF16))
+        .filter(|&(m, rows)| {
+            kernels::takes_half_x(rows, m.cols, t.half_x_min) && !matches!(m.ty, F32 | BF16)
+        })
         .map(|(m, _)| m.cols)
         .max()
 }

@@ -771,6 +771,13 @@ fn tile_q_src(f: Fmts) -> String {
 /// rows and columns or more.
 pub const HALF_X_MIN: usize = 4096;
 
+/// Whether a tensor-core product of `rows` x `cols` reads its x in f16
+/// under `GpuTuning::half_x_min` = `min`: the rule `Kernels::half_tile`
+/// applies and `build::half_x_cols` sizes the f16 x by.
+pub fn takes_half_x(rows: usize, cols: usize, min: usize) -> bool {
+    rows.min(cols) >= min
+}
+
 /// Batches of more than this many tokens take `Tile::coop_long` where it
 /// applies. From 385 to 512 tokens a 256-token tile multiplies as many
 /// (padded) tokens as 128-token ones and decodes each weight half as
@@ -2553,7 +2560,7 @@ impl Kernels {
     /// and the graph made the f16 x (`half_x`) for such rows.
     pub fn half_tile(&self, t: Tile, rows: usize, cols: usize) -> Tile {
         let half = t.coop
-            && rows.min(cols) >= self.half_x_min
+            && takes_half_x(rows, cols, self.half_x_min)
             && self.half_x.as_ref().is_some_and(|h| cols <= h.cols);
         Tile { half_x: half, ..t }
     }

@@ -116,9 +116,8 @@ pub struct IntX {
 #[derive(Clone)]
 pub struct HalfX {
     pub buf: wgpu::Buffer,
-    /// The longest rows it holds, and tokens (the graph's batch).
+    /// The longest rows it holds (for the graph's batch of tokens).
     pub cols: usize,
-    pub tokens: usize,
 }
 
 /// Bytes of `HalfX`'s buffer for `tokens` tokens of rows up to `cols` long.
@@ -131,7 +130,6 @@ impl HalfX {
         Ok(HalfX {
             buf: gpu.storage("f16 x", half_x_bytes(cols, tokens))?,
             cols,
-            tokens,
         })
     }
 }
