@@ -130,6 +130,10 @@ pub struct GpuTuning {
     /// and always up to SPLIT_KEYS keys, the chunked kernel's exact
     /// llama.cpp order, one token per workgroup.
     pub flash_prefill: bool,
+    /// Those tiles on cooperative matrices (flash_coop.wgsl: tensor cores,
+    /// f16 weights) where the device has them and the head size is 64 or
+    /// 128. Off until measured against flash.wgsl on a device.
+    pub flash_coop: bool,
     /// Record the next decode step while the GPU runs this one.
     pub pipeline: bool,
     /// Feed each pick back on the GPU: the next step is submitted before
@@ -289,6 +293,7 @@ impl Default for GpuTuning {
             split_attention: true,
             mid_keys: MID_KEYS,
             flash_prefill: true,
+            flash_coop: false,
             pipeline: true,
             feed: true,
             subgroups: true,

@@ -1256,7 +1256,52 @@ fn flash_attention_matches_cpu() {
     ] {
         for window in [0, 20] {
             for (pos, n) in [(29usize, 77usize), (0, 130)] {
-                check_flash(&g, &mut k, &mut rng, hd, heads, kvh, window, pos, n);
+                check_flash(
+                    &g,
+                    &mut k,
+                    &mut rng,
+                    [hd, heads, kvh],
+                    window,
+                    pos,
+                    n,
+                    false,
+                );
+            }
+        }
+    }
+}
+
+/// flash_coop.wgsl (prefill attention on cooperative matrices), where the
+/// device has them, against the same f64 twin as `flash_attention_matches_cpu`,
+/// on its cases at head sizes 64 and 128 (group sizes 4, 1 and 5: 60 of the
+/// tile's 64 rows in use, and 1). Bound `flash_bound` with no rescales
+/// (each weight passes one exp against the final max), the f32 scores' error
+/// three times over (the tensor cores' adders may truncate, as in
+/// `matmul_coop_matches_cpu`) and each weight's rounding to f16 (relative
+/// 2^-11; the sum divides by the rounded weights, so the output is their
+/// exact convex combination: 2 vmax 2^-11 at first order, doubled).
+#[test]
+fn flash_coop_matches_cpu() {
+    let Some(g) = gpu() else { return };
+    if !g.coop {
+        eprintln!("SKIPPED: no cooperative matrices with 16x16 f16 products on this adapter");
+        return;
+    }
+    let mut k = Kernels::new(&g, &tuning());
+    k.coop = true;
+    k.flash_coop_on = true;
+    let mut rng = Rng::new(29);
+    for (hd, heads, kvh) in [
+        (64usize, 8usize, 2usize),
+        (64, 3, 3),
+        (64, 10, 2),
+        (128, 8, 2),
+        (128, 2, 2),
+    ] {
+        assert!(k.flash_coop_attention(hd));
+        for window in [0, 20] {
+            for (pos, n) in [(29usize, 77usize), (0, 130)] {
+                check_flash(&g, &mut k, &mut rng, [hd, heads, kvh], window, pos, n, true);
             }
         }
     }
@@ -1339,17 +1384,18 @@ fn flash_bound(ds: f64, range: f64, chunks: usize, keys: usize, vmax: f64, o: f6
     2.0 * (2.0 * vmax * (ds + dw) + (keys + 2) as f64 * u * (vmax + o.abs()))
 }
 
+/// One case of `flash_attention_matches_cpu` (flash.wgsl) or, with `coop`,
+/// of `flash_coop_matches_cpu` (flash_coop.wgsl; its bound there).
 #[allow(clippy::too_many_arguments)]
 fn check_flash(
     g: &Gpu,
     k: &mut Kernels,
     rng: &mut Rng,
-    hd: usize,
-    heads: usize,
-    kvh: usize,
+    [hd, heads, kvh]: [usize; 3],
     window: usize,
     pos: usize,
     n: usize,
+    coop: bool,
 ) {
     let ctx = 160usize;
     let (qd, kvd, group) = (heads * hd, kvh * hd, heads / kvh);
@@ -1364,7 +1410,16 @@ fn check_flash(
     let qb = g.upload_f32("q", &q);
     let out = poisoned(g, n * qd);
     let s = step(g, pos as u32, n as u32);
-    let pl = k.attention_flash(g, tile);
+    let (pl, shape) = if coop {
+        let gs = kernels::flash_coop_heads(group);
+        let per = (group as u32).div_ceil(gs);
+        (
+            k.attention_flash_coop(g, hd, gs),
+            Shape::TokenTiles(kvh as u32 * per, 64 / gs),
+        )
+    } else {
+        (k.attention_flash(g, tile), tile.shape(kvh, group))
+    };
     let att = Op {
         bind: kernels::bind(
             g,
@@ -1373,7 +1428,7 @@ fn check_flash(
         ),
         pipeline: pl,
         label: "test",
-        shape: tile.shape(kvh, group),
+        shape,
     };
     g.run(&[&[att]], n as u32, &[]);
     let got = read_f32(g, &out, n * qd);
@@ -1410,12 +1465,17 @@ fn check_flash(
                 let vmax = vs.iter().fold(0f64, |a, v| a.max(v.abs()));
                 let i = t * qd + h * hd + d;
                 want[i] = o;
-                tol[i] = flash_bound(ds, mx - mn, chunks, sc.len(), vmax, o);
+                tol[i] = if coop {
+                    let f16w = 2.0 * 2.0 * vmax * 2f64.powi(-11);
+                    flash_bound(3.0 * ds, mx - mn, 0, sc.len(), vmax, o) + f16w
+                } else {
+                    flash_bound(ds, mx - mn, chunks, sc.len(), vmax, o)
+                };
             }
         }
     }
     close_each(
-        &format!("flash attention hd {hd} heads {heads}/{kvh} window {window} pos {pos} n {n}"),
+        &format!("flash attention (coop {coop}) hd {hd} heads {heads}/{kvh} window {window} pos {pos} n {n}"),
         &got,
         &want,
         &tol,
@@ -3644,6 +3704,22 @@ fn compile_wgsl(src: &str, what: &str) -> wgpu::naga::Module {
     naga::back::spv::write_vec(&module, &info, &naga::back::spv::Options::default(), None)
         .unwrap_or_else(|e| panic!("{what}: {e}"));
     module
+}
+
+/// flash_coop.wgsl's generated sources parse, validate and translate to
+/// SPIR-V with naga for every head size it takes and several group sizes
+/// (lavapipe has no cooperative matrices; `flash_coop_matches_cpu` runs
+/// it where there are).
+#[test]
+fn flash_coop_source_compiles() {
+    for hd in [64, 128] {
+        assert!(kernels::flash_coop_fits(hd));
+        for gs in [1, 4, 5, 8, 16] {
+            let src = kernels::flash_coop_src(hd, gs);
+            compile_wgsl(&src, &format!("flash_coop hd {hd} gs {gs}"));
+        }
+    }
+    assert!(!kernels::flash_coop_fits(256));
 }
 
 #[test]
