@@ -25,7 +25,8 @@
 //   scale (f32), 7 window (0: none); the others unused.
 // The host prepends `enable f16; enable wgpu_cooperative_matrix;`, `const
 //   HD` (64 or 128), `GS` (query heads per workgroup, <= 64) and appends
-//   the entry `main`, whose fragment loads and products it writes out.
+//   the entry `main`, whose staging loads (kv_at), fragment loads and
+//   products it writes out.
 // Bindings (attention.wgsl's numbers): 8 Q (f32, [tokens][heads *
 //   head_dim]), 2 KH, 3 VH (the caches as f16, 8 a 16-byte element:
 //   [ctx][kv_heads * head_dim / 8]), 4 P, 5 S, 6 Out (f32, like Q).
@@ -126,24 +127,22 @@ fn stage_q(tl: Tile, lid: u32) {
     }
 }
 
-// Rows of keys j0 .. j0 + CK - 1 of the cache `which` (0: K, 1: V) into T,
-// clamped to the last key (the scores of keys past it are masked, and their
-// weights 0).
-fn stage_kv(tl: Tile, j0: u32, last: u32, which: u32, lid: u32) {
+// The staging of a chunk's rows (keys j0 .. j0 + CK - 1, clamped to the
+// last key: the scores of keys past it are masked, and their weights 0):
+// element f of the chunk (8 values of key f / (HD / 8)) is KH[kv_at(..)]
+// (or VH's) and goes to T by put_kv. The host writes each thread's loads
+// out as named values, all issued before the first store (HD / 16 of
+// them: one round trip a chunk, not one a load).
+fn kv_at(tl: Tile, j0: u32, last: u32, f: u32) -> u32 {
     let rw = P.kv_heads * HD / 8u;
-    for (var f = lid; f < CK * HQ / 2u; f += WG) {
-        let j = f / (HQ / 2u);
-        let e = f % (HQ / 2u);
-        let i = min(j0 + j, last) * rw + tl.kvi * (HD / 8u) + e;
-        var m: mat2x4<f16>;
-        if which == 0u {
-            m = KH[i];
-        } else {
-            m = VH[i];
-        }
-        T[j * RS + 2u * e] = m[0];
-        T[j * RS + 2u * e + 1u] = m[1];
-    }
+    return min(j0 + f / (HQ / 2u), last) * rw + tl.kvi * (HD / 8u) + f % (HQ / 2u);
+}
+
+fn put_kv(f: u32, m: mat2x4<f16>) {
+    let j = f / (HQ / 2u);
+    let e = f % (HQ / 2u);
+    T[j * RS + 2u * e] = m[0];
+    T[j * RS + 2u * e + 1u] = m[1];
 }
 
 // Whether row r sees key j (the tile's rows at position pos + t0 + r / GS).

@@ -1206,6 +1206,24 @@ pub fn flash_coop_fits(head_dim: usize) -> bool {
 /// `main` with the fragments written out: the queries' A fragments qa{i}
 /// (one per 16 dims), the scores of a chunk (four 16-key blocks, through
 /// Ssh), and the output accumulators o{d} (one per 16 dims).
+/// flash_coop.wgsl's staging of a chunk's rows from `cache` (KH or VH)
+/// for heads of `head_dim`: every load of the thread first, then the
+/// stores (see the shader's kv_at).
+fn flash_coop_stage(head_dim: usize, cache: &str) -> String {
+    let n = head_dim / 16;
+    let mut s = String::new();
+    for i in 0..n {
+        s += &format!(
+            "        let {cache}{i} = {cache}[kv_at(tl, j0, last, lid + {}u)];\n",
+            128 * i
+        );
+    }
+    for i in 0..n {
+        s += &format!("        put_kv(lid + {}u, {cache}{i});\n", 128 * i);
+    }
+    s
+}
+
 pub fn flash_coop_src(head_dim: usize, gs: u32) -> String {
     let kq = head_dim / 16;
     let mut m = String::from(
@@ -1248,11 +1266,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             16 * b
         );
     }
+    let (stage_k, stage_v) = (
+        flash_coop_stage(head_dim, "KH"),
+        flash_coop_stage(head_dim, "VH"),
+    );
     m += "    // First pass: each row's max (thread pairs, combined after).
     var mx = MASKED;
     for (var j0 = lo; j0 < hi; j0 += CK) {
-        stage_kv(tl, j0, last, 0u, lid);
-        workgroupBarrier();
+";
+    m += &stage_k;
+    m += "        workgroupBarrier();
 ";
     m += &scores;
     m += "        workgroupBarrier();
@@ -1266,16 +1289,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         m += &format!("    var o{d}: coop_mat16x16<f32, C>;\n");
     }
     m += "    for (var j0 = lo; j0 < hi; j0 += CK) {
-        stage_kv(tl, j0, last, 0u, lid);
-        workgroupBarrier();
+";
+    m += &stage_k;
+    m += "        workgroupBarrier();
 ";
     m += &scores;
     // The keys' rows are spent once the scores are stored (the barrier),
     // so the values' rows go into T while the weights are made.
     m += "        workgroupBarrier();
         l += part_weights(tl, j0, mx, lid);
-        stage_kv(tl, j0, last, 1u, lid);
-        workgroupBarrier();
+";
+    m += &stage_v;
+    m += "        workgroupBarrier();
 ";
     for b in 0..4 {
         m += &format!(
