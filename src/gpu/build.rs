@@ -1081,9 +1081,21 @@ impl LayerOps<'_> {
     /// tile of tokens and (large groups) share of the group.
     fn attention_flash(&self, k: &mut Kernels, tile: FlashTile) -> Op {
         let (gpu, s, c) = (self.gpu, self.s, self.c);
-        let pl = k.attention_flash(gpu, tile);
         let mut entries = self.attention_reads().to_vec();
         entries.push((6, &s.xo));
+        if k.flash_coop_attention(c.head_dim) {
+            let group = c.n_heads / c.n_kv_heads;
+            let gs = kernels::flash_coop_heads(group);
+            let pl = k.attention_flash_coop(gpu, c.head_dim, gs);
+            let per = (group as u32).div_ceil(gs);
+            return Op {
+                bind: kernels::bind(gpu, &pl, &entries),
+                pipeline: pl,
+                shape: Shape::TokenTiles(c.n_kv_heads as u32 * per, 64 / gs),
+                label: "attention",
+            };
+        }
+        let pl = k.attention_flash(gpu, tile);
         Op {
             bind: kernels::bind(gpu, &pl, &entries),
             pipeline: pl,

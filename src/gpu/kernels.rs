@@ -27,6 +27,7 @@ const RMSNORM: &str = include_str!("../../shaders/rmsnorm.wgsl");
 const ROPE: &str = include_str!("../../shaders/rope.wgsl");
 const ATTENTION: &str = include_str!("../../shaders/attention.wgsl");
 const FLASH: &str = include_str!("../../shaders/flash.wgsl");
+const FLASH_COOP: &str = include_str!("../../shaders/flash_coop.wgsl");
 const ELEMENTWISE: &str = include_str!("../../shaders/elementwise.wgsl");
 const ARGMAX: &str = include_str!("../../shaders/argmax.wgsl");
 const SAMPLE: &str = include_str!("../../shaders/sample.wgsl");
@@ -1194,6 +1195,165 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     s + "}\n"
 }
 
+/// Query heads per flash_coop.wgsl workgroup for groups of `group` query
+/// heads per kv head: the whole group up to its 64 rows (a larger group
+/// over several workgroups), so TQ = 64 / GS tokens.
+pub fn flash_coop_heads(group: usize) -> u32 {
+    group.clamp(1, 64) as u32
+}
+
+/// Whether flash_coop.wgsl takes heads of `head_dim`: 64 and 128 (its
+/// fragments are written out per 16 dims; larger heads' staging would
+/// pass 48 KiB of workgroup memory).
+pub fn flash_coop_fits(head_dim: usize) -> bool {
+    matches!(head_dim, 64 | 128)
+}
+
+/// flash_coop.wgsl's workgroup memory at `head_dim`: T (64 rows of
+/// head_dim / 4 + 2 f16 quads), Ssh (64 x 64 f32 scores) and Psh (64 rows
+/// of 18 f16 quads): 43,008 bytes at 128, 34,816 at 64.
+pub fn flash_coop_shared_bytes(head_dim: usize) -> u32 {
+    (64 * (head_dim / 4 + 2) * 8 + 64 * 64 * 4 + 64 * 18 * 8) as u32
+}
+
+/// flash_coop.wgsl for heads of `head_dim` (`flash_coop_fits`) with `gs`
+/// query heads a workgroup: its directives and constants, and the entry
+/// `main` with the fragments written out: the queries' A fragments qa{i}
+/// (one per 16 dims), the scores of a chunk (four 16-key blocks, through
+/// Ssh), and the output accumulators o{d} (one per 16 dims).
+/// flash_coop.wgsl's staging of a chunk's rows from `cache` (KH or VH)
+/// for heads of `head_dim`: every load of the thread first, then the
+/// stores (see the shader's kv_at).
+fn flash_coop_stage(head_dim: usize, cache: &str) -> String {
+    let n = head_dim / 16;
+    let mut s = String::new();
+    for i in 0..n {
+        s += &format!(
+            "        let {cache}{i} = {cache}[kv_at(tl, j0, last, lid + {}u)];\n",
+            128 * i
+        );
+    }
+    for i in 0..n {
+        s += &format!("        put_kv(lid + {}u, {cache}{i});\n", 128 * i);
+    }
+    s
+}
+
+pub fn flash_coop_src(head_dim: usize, gs: u32) -> String {
+    let kq = head_dim / 16;
+    let mut m = String::from(
+        "@compute @workgroup_size(128)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32,
+        @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) sl: u32) {
+    // No early exit (cooperative operations need uniform control flow):
+    // the dispatch has no tile past the tokens.
+    let tl = tile_of(wid);
+    stage_q(tl, lid);
+    workgroupBarrier();
+",
+    );
+    for i in 0..kq {
+        m += &format!(
+            "    let qa{i} = coopLoadT<coop_mat16x16<f16, A>>(&T[16u * sg * RS + {}u], RS);\n",
+            4 * i
+        );
+    }
+    m += "    workgroupBarrier();
+    // The keys the tile's rows see: from its first token's first to its
+    // last token's own.
+    let lo = first_key(S.pos + tl.t0);
+    let hi = S.pos + tl.t0 + tl.nt;
+    let last = hi - 1u;
+";
+    // S = Q K^T for the chunk staged in T, into Ssh.
+    let mut scores = String::new();
+    for b in 0..4 {
+        scores += &format!("        var s{b}: coop_mat16x16<f32, C>;\n");
+        for i in 0..kq {
+            scores += &format!(
+                "        s{b} = coopMultiplyAdd(qa{i}, coopLoad<coop_mat16x16<f16, B>>(&T[{}u * RS + {}u], RS), s{b});\n",
+                16 * b,
+                4 * i
+            );
+        }
+        scores += &format!(
+            "        coopStoreT(s{b}, &Ssh[16u * sg * CK + {}u], CK);\n",
+            16 * b
+        );
+    }
+    let (stage_k, stage_v) = (
+        flash_coop_stage(head_dim, "KH"),
+        flash_coop_stage(head_dim, "VH"),
+    );
+    m += "    // First pass: each row's max (thread pairs, combined after).
+    var mx = MASKED;
+    for (var j0 = lo; j0 < hi; j0 += CK) {
+";
+    m += &stage_k;
+    m += "        workgroupBarrier();
+";
+    m += &scores;
+    m += "        workgroupBarrier();
+        mx = max(mx, part_max(tl, j0, lid));
+    }
+    mx = max(mx, subgroupShuffleXor(mx, 1u));
+    // Second pass: the weights against that max, and O += P V.
+    var l = 0.0;
+";
+    for d in 0..kq {
+        m += &format!("    var o{d}: coop_mat16x16<f32, C>;\n");
+    }
+    m += "    for (var j0 = lo; j0 < hi; j0 += CK) {
+";
+    m += &stage_k;
+    m += "        workgroupBarrier();
+";
+    m += &scores;
+    // The keys' rows are spent once the scores are stored (the barrier),
+    // so the values' rows go into T while the weights are made.
+    m += "        workgroupBarrier();
+        l += part_weights(tl, j0, mx, lid);
+";
+    m += &stage_v;
+    m += "        workgroupBarrier();
+";
+    for b in 0..4 {
+        m += &format!(
+            "        let p{b} = coopLoadT<coop_mat16x16<f16, A>>(&Psh[16u * sg * PS + {}u], PS);\n",
+            4 * b
+        );
+        for d in 0..kq {
+            m += &format!(
+                "        o{d} = coopMultiplyAdd(p{b}, coopLoadT<coop_mat16x16<f16, B>>(&T[{}u * RS + {}u], RS), o{d});\n",
+                16 * b,
+                4 * d
+            );
+        }
+    }
+    m += "        workgroupBarrier();
+    }
+    l += subgroupShuffleXor(l, 1u);
+";
+    // The output through Ssh, 64 dims (four fragments) a round.
+    for r in 0..kq.div_ceil(4) {
+        for d in 4 * r..(4 * r + 4).min(kq) {
+            m += &format!(
+                "    coopStoreT(o{d}, &Ssh[16u * sg * CK + {}u], CK);\n",
+                16 * (d - 4 * r)
+            );
+        }
+        m += &format!(
+            "    workgroupBarrier();\n    drain(tl, sg, sl, {}u, l);\n    workgroupBarrier();\n",
+            64 * r
+        );
+    }
+    m += "}\n";
+    format!(
+        "enable f16;\nenable wgpu_cooperative_matrix;\n\
+         const HD: u32 = {head_dim}u;\nconst GS: u32 = {gs}u;\n{FLASH_COOP}\n{m}"
+    )
+}
+
 /// What a matvec pipeline is specialised for: formats, entry, rows per
 /// workgroup, workgroup size, unit decoder (of the first format), folded
 /// norm, vec4 x, path (f32, integer, wide integer).
@@ -1249,6 +1409,10 @@ pub struct Kernels {
     mid: HashMap<(usize, usize, bool), Rc<wgpu::ComputePipeline>>,
     deep_shape: DeepShape,
     flash: HashMap<FlashTile, Rc<wgpu::ComputePipeline>>,
+    flash_coop: HashMap<(usize, u32), Rc<wgpu::ComputePipeline>>,
+    /// Prefill attention on the tensor cores where it applies
+    /// (`GpuTuning::flash_coop`, and `coop`).
+    pub flash_coop_on: bool,
     matmul: HashMap<(Fmts, Mv, Tile, bool), Rc<wgpu::ComputePipeline>>,
     matmul_int: HashMap<(Fmts, Mv, Tile), Rc<wgpu::ComputePipeline>>,
     /// Prefill products whose formats all have a `tile_q_decoder` take
@@ -2076,6 +2240,8 @@ impl Kernels {
             mid: HashMap::new(),
             deep_shape: tuning.deep_shape,
             flash: HashMap::new(),
+            flash_coop: HashMap::new(),
+            flash_coop_on: tuning.flash_coop,
             matmul: HashMap::new(),
             matmul_int: HashMap::new(),
             int_prefill: tuning.int_prefill && gpu.int_dot,
@@ -2534,6 +2700,37 @@ impl Kernels {
     }
 
     /// flash.wgsl for `tile`: prefill attention past SPLIT_KEYS keys.
+    /// flash_coop.wgsl for heads of `head_dim` with `gs` query heads a
+    /// workgroup (`flash_coop_heads`), where `flash_coop_attention` says.
+    pub fn attention_flash_coop(
+        &mut self,
+        gpu: &Gpu,
+        head_dim: usize,
+        gs: u32,
+    ) -> Rc<wgpu::ComputePipeline> {
+        self.flash_coop
+            .entry((head_dim, gs))
+            .or_insert_with(|| {
+                pipeline(
+                    gpu,
+                    "attention_flash_coop",
+                    &flash_coop_src(head_dim, gs),
+                    "main",
+                )
+            })
+            .clone()
+    }
+
+    /// Whether prefill attention of heads of `head_dim` takes
+    /// flash_coop.wgsl: the device has cooperative matrices, the tuning
+    /// asks for it and the head size fits.
+    pub fn flash_coop_attention(&self, head_dim: usize) -> bool {
+        self.coop
+            && self.flash_coop_on
+            && flash_coop_fits(head_dim)
+            && flash_coop_shared_bytes(head_dim) <= self.shared_limit
+    }
+
     pub fn attention_flash(&mut self, gpu: &Gpu, tile: FlashTile) -> Rc<wgpu::ComputePipeline> {
         self.flash
             .entry(tile)

@@ -130,6 +130,11 @@ pub struct GpuTuning {
     /// and always up to SPLIT_KEYS keys, the chunked kernel's exact
     /// llama.cpp order, one token per workgroup.
     pub flash_prefill: bool,
+    /// Those tiles on cooperative matrices (flash_coop.wgsl: tensor cores,
+    /// f16 weights) where the device has them (`coop_matrix`), the head
+    /// size is 64 or 128 and its workgroup memory fits. On the H100 it
+    /// halved prefill attention (BENCHMARKS.md, 2026-11-27e).
+    pub flash_coop: bool,
     /// Record the next decode step while the GPU runs this one.
     pub pipeline: bool,
     /// Feed each pick back on the GPU: the next step is submitted before
@@ -289,6 +294,7 @@ impl Default for GpuTuning {
             split_attention: true,
             mid_keys: MID_KEYS,
             flash_prefill: true,
+            flash_coop: true,
             pipeline: true,
             feed: true,
             subgroups: true,

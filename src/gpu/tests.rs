@@ -840,8 +840,14 @@ fn split_attention_matches_cpu() {
             // The exact softmax, which the splits and the merge approximate
             // within `flash_bound`: every weight passes the exps and
             // rescales `chunks` counts, then the merge's rescale.
-            let (want, tol) =
-                exact_attention(&q, [&kx, &vx], [hd, group, kvd], lo..=pos, scale, chunks);
+            let (want, tol) = exact_attention(
+                &q,
+                [&kx, &vx],
+                [hd, group, kvd],
+                lo..=pos,
+                scale,
+                &|ds, r, n, v, o| flash_bound(ds, r, chunks, n, v, o),
+            );
             close_each(
                 &format!("{name} hd {hd} heads {heads}/{kvh} window {window} pos {pos}"),
                 &got,
@@ -1165,7 +1171,14 @@ fn mid_attention_matches_cpu() {
             } else {
                 (pos + 1).saturating_sub(window)
             };
-            let (want, tol) = exact_attention(&q, [&kx, &vx], [hd, group, kvd], lo..=pos, scale, 0);
+            let (want, tol) = exact_attention(
+                &q,
+                [&kx, &vx],
+                [hd, group, kvd],
+                lo..=pos,
+                scale,
+                &|ds, r, n, v, o| flash_bound(ds, r, 0, n, v, o),
+            );
             close_each(&what, &got, &want, &tol);
             if hd % 32 == 0 {
                 let pl = k.attention_mid(&g, hd, mk, true);
@@ -1256,7 +1269,52 @@ fn flash_attention_matches_cpu() {
     ] {
         for window in [0, 20] {
             for (pos, n) in [(29usize, 77usize), (0, 130)] {
-                check_flash(&g, &mut k, &mut rng, hd, heads, kvh, window, pos, n);
+                check_flash(
+                    &g,
+                    &mut k,
+                    &mut rng,
+                    [hd, heads, kvh],
+                    window,
+                    pos,
+                    n,
+                    false,
+                );
+            }
+        }
+    }
+}
+
+/// flash_coop.wgsl (prefill attention on cooperative matrices), where the
+/// device has them, against the same f64 twin as `flash_attention_matches_cpu`,
+/// on its cases at head sizes 64 and 128 (group sizes 4, 1 and 5: 60 of the
+/// tile's 64 rows in use, and 1). Bound `flash_bound` with no rescales
+/// (each weight passes one exp against the final max), the f32 scores' error
+/// three times over (the tensor cores' adders may truncate, as in
+/// `matmul_coop_matches_cpu`) and each weight's rounding to f16 (relative
+/// 2^-11; the sum divides by the rounded weights, so the output is their
+/// exact convex combination: 2 vmax 2^-11 at first order, doubled).
+#[test]
+fn flash_coop_matches_cpu() {
+    let Some(g) = gpu() else { return };
+    if !g.coop {
+        eprintln!("SKIPPED: no cooperative matrices with 16x16 f16 products on this adapter");
+        return;
+    }
+    let mut k = Kernels::new(&g, &tuning());
+    k.coop = true;
+    k.flash_coop_on = true;
+    let mut rng = Rng::new(29);
+    for (hd, heads, kvh) in [
+        (64usize, 8usize, 2usize),
+        (64, 3, 3),
+        (64, 10, 2),
+        (128, 8, 2),
+        (128, 2, 2),
+    ] {
+        assert!(k.flash_coop_attention(hd));
+        for window in [0, 20] {
+            for (pos, n) in [(29usize, 77usize), (0, 130)] {
+                check_flash(&g, &mut k, &mut rng, [hd, heads, kvh], window, pos, n, true);
             }
         }
     }
@@ -1287,15 +1345,16 @@ fn exact_scores(
 /// of `q` (f32, [heads][hd], rounded to f16 as the kernels round it) over
 /// keys `keys` of the caches `[kx, vx]` (f32 rows of `kvd`, rounded to f16
 /// as stored; query head h reads kv head h / group), and each output's
-/// `flash_bound` with `chunks` (the exps and rescales a weight passes
-/// besides its own exp).
+/// bound: `bound(ds, range, keys, vmax, o)`, the kernel's error bound from
+/// its scores' error, their range, the key count, max |v| and the output
+/// (`flash_bound` with the exps and rescales the kernel's weights pass).
 fn exact_attention(
     q: &[f32],
     [kx, vx]: [&[f32]; 2],
     [hd, group, kvd]: [usize; 3],
     keys: std::ops::RangeInclusive<usize>,
     scale: f32,
-    chunks: usize,
+    bound: &dyn Fn(f64, f64, usize, f64, f64) -> f64,
 ) -> (Vec<f64>, Vec<f64>) {
     let f16r = |v: f32| half::f16::from_f32(v).to_f32() as f64;
     let (mut want, mut tol) = (vec![0f64; q.len()], vec![0f64; q.len()]);
@@ -1313,7 +1372,7 @@ fn exact_attention(
             let o = w.iter().zip(&vs).map(|(a, b)| a * b).sum::<f64>() / total;
             let vmax = vs.iter().fold(0f64, |a, b| a.max(b.abs()));
             want[h * hd + d] = o;
-            tol[h * hd + d] = flash_bound(ds, m - lo_s, chunks, sc.len(), vmax, o);
+            tol[h * hd + d] = bound(ds, m - lo_s, sc.len(), vmax, o);
         }
     }
     (want, tol)
@@ -1339,17 +1398,18 @@ fn flash_bound(ds: f64, range: f64, chunks: usize, keys: usize, vmax: f64, o: f6
     2.0 * (2.0 * vmax * (ds + dw) + (keys + 2) as f64 * u * (vmax + o.abs()))
 }
 
+/// One case of `flash_attention_matches_cpu` (flash.wgsl) or, with `coop`,
+/// of `flash_coop_matches_cpu` (flash_coop.wgsl; its bound there).
 #[allow(clippy::too_many_arguments)]
 fn check_flash(
     g: &Gpu,
     k: &mut Kernels,
     rng: &mut Rng,
-    hd: usize,
-    heads: usize,
-    kvh: usize,
+    [hd, heads, kvh]: [usize; 3],
     window: usize,
     pos: usize,
     n: usize,
+    coop: bool,
 ) {
     let ctx = 160usize;
     let (qd, kvd, group) = (heads * hd, kvh * hd, heads / kvh);
@@ -1363,7 +1423,16 @@ fn check_flash(
     let qb = g.upload_f32("q", &q);
     let out = poisoned(g, n * qd);
     let s = step(g, pos as u32, n as u32);
-    let pl = k.attention_flash(g, tile);
+    let (pl, shape) = if coop {
+        let gs = kernels::flash_coop_heads(group);
+        let per = (group as u32).div_ceil(gs);
+        (
+            k.attention_flash_coop(g, hd, gs),
+            Shape::TokenTiles(kvh as u32 * per, 64 / gs),
+        )
+    } else {
+        (k.attention_flash(g, tile), tile.shape(kvh, group))
+    };
     let att = Op {
         bind: kernels::bind(
             g,
@@ -1372,7 +1441,7 @@ fn check_flash(
         ),
         pipeline: pl,
         label: "test",
-        shape: tile.shape(kvh, group),
+        shape,
     };
     g.run(&[&[att]], n as u32, &[]);
     let got = read_f32(g, &out, n * qd);
@@ -1393,19 +1462,27 @@ fn check_flash(
         let tile_end = pos + (t0 + tq).min(n);
         let chunks = (tile_end - first(pos + t0)).div_ceil(tile.keys as usize);
         let qt = &q[t * qd..(t + 1) * qd];
+        // flash_coop_matches_cpu's doc says why the coop bound differs.
+        let bound = |ds: f64, range: f64, keys: usize, vmax: f64, o: f64| {
+            if coop {
+                flash_bound(3.0 * ds, range, 0, keys, vmax, o) + 2.0 * 2.0 * vmax * 2f64.powi(-11)
+            } else {
+                flash_bound(ds, range, chunks, keys, vmax, o)
+            }
+        };
         let (w, b) = exact_attention(
             qt,
             [&kx, &vx],
             [hd, group, kvd],
             first(p)..=p,
             scale,
-            chunks,
+            &bound,
         );
         want.extend(w);
         tol.extend(b);
     }
     close_each(
-        &format!("flash attention hd {hd} heads {heads}/{kvh} window {window} pos {pos} n {n}"),
+        &format!("flash attention (coop {coop}) hd {hd} heads {heads}/{kvh} window {window} pos {pos} n {n}"),
         &got,
         &want,
         &tol,
@@ -3634,6 +3711,22 @@ fn compile_wgsl(src: &str, what: &str) -> wgpu::naga::Module {
     naga::back::spv::write_vec(&module, &info, &naga::back::spv::Options::default(), None)
         .unwrap_or_else(|e| panic!("{what}: {e}"));
     module
+}
+
+/// flash_coop.wgsl's generated sources parse, validate and translate to
+/// SPIR-V with naga for every head size it takes and several group sizes
+/// (lavapipe has no cooperative matrices; `flash_coop_matches_cpu` runs
+/// it where there are).
+#[test]
+fn flash_coop_source_compiles() {
+    for hd in [64, 128] {
+        assert!(kernels::flash_coop_fits(hd));
+        for gs in [1, 4, 5, 8, 16] {
+            let src = kernels::flash_coop_src(hd, gs);
+            compile_wgsl(&src, &format!("flash_coop hd {hd} gs {gs}"));
+        }
+    }
+    assert!(!kernels::flash_coop_fits(256));
 }
 
 #[test]

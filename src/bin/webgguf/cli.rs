@@ -155,6 +155,7 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
             split_attention: !off("WEBGGUF_GPU_SPLIT"),
             mid_keys: num("WEBGGUF_GPU_MID_KEYS", d.tuning.mid_keys),
             flash_prefill: !off("WEBGGUF_GPU_FLASH"),
+            flash_coop: !off("WEBGGUF_GPU_FLASH_COOP"),
             pipeline: !off("WEBGGUF_GPU_PIPELINE"),
             feed: !off("WEBGGUF_GPU_FEED"),
             subgroups: !off("WEBGGUF_GPU_SUBGROUPS"),
