@@ -821,10 +821,14 @@ impl Engine {
     }
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct BenchResult {
     pub pp_tok_s: f64,
     pub tg_tok_s: f64,
+    /// Each repetition's milliseconds, pp and tg: whether a low average
+    /// is one slow repetition (a one-off stall) or all of them.
+    pub pp_rep_ms: Vec<f64>,
+    pub tg_rep_ms: Vec<f64>,
 }
 
 impl Engine {
@@ -877,7 +881,7 @@ impl Engine {
         self.backend
             .forward_sample(&ids[..1], 0, &mut sampler, &[])
             .await?;
-        let (mut pp_ms, mut tg_ms) = (0.0, 0.0);
+        let (mut pp_rep_ms, mut tg_rep_ms) = (Vec::new(), Vec::new());
         let batch = self.backend.max_batch();
         for _ in 0..reps {
             self.reset();
@@ -887,7 +891,7 @@ impl Engine {
             }
             self.backend.sync().await?;
             let t1 = (self.clock)();
-            pp_ms += t1 - t0;
+            pp_rep_ms.push(t1 - t0);
             if depth > 0 {
                 for (i, chunk) in ids[..depth].chunks(batch).enumerate() {
                     self.backend.forward(chunk, i * batch)?;
@@ -905,12 +909,14 @@ impl Engine {
             let t3 = (self.clock)();
             // A step fed ahead may still run; keep it out of the next pp.
             self.backend.sync().await?;
-            tg_ms += t3 - t2;
+            tg_rep_ms.push(t3 - t2);
         }
         self.reset();
         Ok(BenchResult {
-            pp_tok_s: rate(p * reps, pp_ms),
-            tg_tok_s: rate(n * reps, tg_ms),
+            pp_tok_s: rate(p * reps, pp_rep_ms.iter().sum()),
+            tg_tok_s: rate(n * reps, tg_rep_ms.iter().sum()),
+            pp_rep_ms,
+            tg_rep_ms,
         })
     }
 }

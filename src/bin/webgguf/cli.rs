@@ -754,6 +754,7 @@ fn cmd_bench(args: &Args) -> CliResult {
                 "{}",
                 json!({
                     "pp_tok_s": b.pp_tok_s, "tg_tok_s": b.tg_tok_s, "backend": engine.backend_name(),
+                    "pp_rep_ms": b.pp_rep_ms, "tg_rep_ms": b.tg_rep_ms,
                     "threads": args.num(&["--threads", "-t"], ThreadPool::available())?,
                     "pp": p, "tg": n, "depth": depth, "reps": reps, "temp": params.temperature,
                     "model": engine.info.name, "weight_bytes_per_token": engine.info.weight_bytes_per_token,
