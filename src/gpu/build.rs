@@ -1085,13 +1085,11 @@ impl LayerOps<'_> {
         entries.push((6, &s.xo));
         if k.flash_coop_attention(c.head_dim) {
             let group = c.n_heads / c.n_kv_heads;
-            let gs = kernels::flash_coop_heads(group);
-            let pl = k.attention_flash_coop(gpu, c.head_dim, gs);
-            let per = (group as u32).div_ceil(gs);
+            let pl = k.attention_flash_coop(gpu, c.head_dim, kernels::flash_coop_heads(group));
             return Op {
                 bind: kernels::bind(gpu, &pl, &entries),
                 pipeline: pl,
-                shape: Shape::TokenTiles(c.n_kv_heads as u32 * per, 64 / gs),
+                shape: kernels::flash_coop_shape(c.n_kv_heads, group),
                 label: "attention",
             };
         }

@@ -1202,6 +1202,13 @@ pub fn flash_coop_heads(group: usize) -> u32 {
     group.clamp(1, 64) as u32
 }
 
+/// flash_coop.wgsl's dispatch for `kv_heads` kv heads of `group` query
+/// heads: (kv head, share of its group) by tiles of TQ tokens.
+pub fn flash_coop_shape(kv_heads: usize, group: usize) -> Shape {
+    let gs = flash_coop_heads(group);
+    Shape::TokenTiles(kv_heads as u32 * (group as u32).div_ceil(gs), 64 / gs)
+}
+
 /// Whether flash_coop.wgsl takes heads of `head_dim`: 64 and 128 (its
 /// fragments are written out per 16 dims; larger heads' staging would
 /// pass 48 KiB of workgroup memory).
@@ -1216,11 +1223,6 @@ pub fn flash_coop_shared_bytes(head_dim: usize) -> u32 {
     (64 * (head_dim / 4 + 2) * 8 + 64 * 64 * 4 + 64 * 18 * 8) as u32
 }
 
-/// flash_coop.wgsl for heads of `head_dim` (`flash_coop_fits`) with `gs`
-/// query heads a workgroup: its directives and constants, and the entry
-/// `main` with the fragments written out: the queries' A fragments qa{i}
-/// (one per 16 dims), the scores of a chunk (four 16-key blocks, through
-/// Ssh), and the output accumulators o{d} (one per 16 dims).
 /// flash_coop.wgsl's staging of a chunk's rows from `cache` (KH or VH)
 /// for heads of `head_dim`: every load of the thread first, then the
 /// stores (see the shader's kv_at).
@@ -1239,6 +1241,11 @@ fn flash_coop_stage(head_dim: usize, cache: &str) -> String {
     s
 }
 
+/// flash_coop.wgsl for heads of `head_dim` (`flash_coop_fits`) with `gs`
+/// query heads a workgroup: its directives and constants, and the entry
+/// `main` with the fragments written out: the queries' A fragments qa{i}
+/// (one per 16 dims), the scores of a chunk (four 16-key blocks, through
+/// Ssh), and the output accumulators o{d} (one per 16 dims).
 pub fn flash_coop_src(head_dim: usize, gs: u32) -> String {
     let kq = head_dim / 16;
     let mut m = String::from(
@@ -2699,7 +2706,6 @@ impl Kernels {
             .clone()
     }
 
-    /// flash.wgsl for `tile`: prefill attention past SPLIT_KEYS keys.
     /// flash_coop.wgsl for heads of `head_dim` with `gs` query heads a
     /// workgroup (`flash_coop_heads`), where `flash_coop_attention` says.
     pub fn attention_flash_coop(
@@ -2723,7 +2729,7 @@ impl Kernels {
 
     /// Whether prefill attention of heads of `head_dim` takes
     /// flash_coop.wgsl: the device has cooperative matrices, the tuning
-    /// asks for it and the head size fits.
+    /// asks for it, and the head size and its workgroup memory fit.
     pub fn flash_coop_attention(&self, head_dim: usize) -> bool {
         self.coop
             && self.flash_coop_on
@@ -2731,6 +2737,7 @@ impl Kernels {
             && flash_coop_shared_bytes(head_dim) <= self.shared_limit
     }
 
+    /// flash.wgsl for `tile`: prefill attention past SPLIT_KEYS keys.
     pub fn attention_flash(&mut self, gpu: &Gpu, tile: FlashTile) -> Rc<wgpu::ComputePipeline> {
         self.flash
             .entry(tile)

@@ -1425,10 +1425,9 @@ fn check_flash(
     let s = step(g, pos as u32, n as u32);
     let (pl, shape) = if coop {
         let gs = kernels::flash_coop_heads(group);
-        let per = (group as u32).div_ceil(gs);
         (
             k.attention_flash_coop(g, hd, gs),
-            Shape::TokenTiles(kvh as u32 * per, 64 / gs),
+            kernels::flash_coop_shape(kvh, group),
         )
     } else {
         (k.attention_flash(g, tile), tile.shape(kvh, group))
