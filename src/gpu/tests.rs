@@ -71,6 +71,17 @@ fn gpu() -> Option<Gpu> {
     }
 }
 
+/// `gpu()` where it has cooperative matrices (the tensor-core kernels'
+/// tests); lavapipe has none, so these run on devices only.
+fn coop_gpu() -> Option<Gpu> {
+    let g = gpu()?;
+    if !g.coop {
+        eprintln!("SKIPPED: no cooperative matrices with 16x16 f16 products on this adapter");
+        return None;
+    }
+    Some(g)
+}
+
 fn uniform(rng: &mut Rng) -> f32 {
     (rng.next_u32() >> 8) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0
 }
@@ -1295,11 +1306,7 @@ fn flash_attention_matches_cpu() {
 /// exact convex combination: 2 vmax 2^-11 at first order, doubled).
 #[test]
 fn flash_coop_matches_cpu() {
-    let Some(g) = gpu() else { return };
-    if !g.coop {
-        eprintln!("SKIPPED: no cooperative matrices with 16x16 f16 products on this adapter");
-        return;
-    }
+    let Some(g) = coop_gpu() else { return };
     let mut k = Kernels::new(&g, &tuning());
     k.coop = true;
     k.flash_coop_on = true;
@@ -3452,11 +3459,7 @@ fn wide_int_qkv_mixed_matches_integer_twin() {
 /// product errors carry as in `gate_up_fused_matches_cpu`.
 #[test]
 fn matmul_coop_matches_cpu() {
-    let Some(g) = gpu() else { return };
-    if !g.coop {
-        eprintln!("SKIPPED: no cooperative matrices with 16x16 f16 products on this adapter");
-        return;
-    }
+    let Some(g) = coop_gpu() else { return };
     let mut k = Kernels::new(&g, &tuning());
     let shapes = [
         (128, 64, 256),
