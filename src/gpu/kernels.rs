@@ -2223,6 +2223,7 @@ impl Kernels {
     /// its getter, or for a new shape), and its shader errors surface
     /// through the error scope around that use.
     pub fn new(gpu: &Gpu, tuning: &GpuTuning) -> Kernels {
+        let shared_limit = gpu.limits.max_compute_workgroup_storage_size;
         Kernels {
             matvec: HashMap::new(),
             subgroups: subgroups_usable(gpu, tuning.subgroups),
@@ -2254,21 +2255,18 @@ impl Kernels {
             int_prefill: tuning.int_prefill && gpu.int_dot,
             // The large tile measured slower on the H100 (BENCHMARKS.md);
             // `GpuTuning::large_tile` picks it where the memory allows.
-            tile: if gpu.limits.max_compute_workgroup_storage_size >= 24 << 10 && tuning.large_tile
-            {
+            tile: if shared_limit >= 24 << 10 && tuning.large_tile {
                 Tile::LARGE
             } else {
                 Tile::SMALL
             },
-            coop: tuning.coop_matrix
-                && gpu.coop
-                && gpu.limits.max_compute_workgroup_storage_size >= Tile::COOP_MAX_SHARED,
+            coop: tuning.coop_matrix && gpu.coop && shared_limit >= Tile::COOP_MAX_SHARED,
             coop_fixed: tuning
                 .coop_shape
                 .and_then(|(r, t, w)| Tile::coop(r, t, w))
-                .filter(|t| t.shared_bytes() <= gpu.limits.max_compute_workgroup_storage_size),
+                .filter(|t| t.shared_bytes() <= shared_limit),
             coop_long: tuning.coop_long,
-            shared_limit: gpu.limits.max_compute_workgroup_storage_size,
+            shared_limit,
             rmsnorm: Lazy::new(),
             rmsnorm_in_place: Lazy::new(),
             rmsnorm_add: Lazy::new(),
