@@ -23,10 +23,11 @@
 //   wide_idot_<fmt>(rb, v, xa, xc, da, dc, sa, sc) = the sum over wide unit
 //     v of the row at byte rb of weight * x, with xa, xc the two x groups
 //     (packed int8), da, dc their blocks' scales and sa, sc the sums of
-//     their 16 int8 values (only Q4_K/Q5_K/Q4_1/Q5_1/Q2_K, whose mins
-//     multiply the sum of x, use them; the host passes 0 otherwise). The
-//     result equals the sum of the four unit_idot_<fmt> calls up to f32
-//     rounding.
+//     their 16 int8 values (the formats with mins, Q4_K/Q5_K/Q4_1/Q5_1/
+//     Q2_K, multiply them by the min; those with a fixed offset, Q4_0/
+//     Q5_0/Q6_K/Q3_K, take the offset off the unsigned quants' sums with
+//     them; the host passes 0 to the others). The result equals the sum of
+//     the four unit_idot_<fmt> calls up to f32 rounding.
 // Loads: Q4_K (144-byte blocks) and Q5_K (176) are 16-byte multiples, so
 //   rows of whole blocks keep every block 16-byte aligned (the host pads
 //   mixed groups' members to 16 bytes): their header and quants are read
@@ -38,7 +39,7 @@
 //   IQ4_XS (136) is 8-byte aligned: 4 word loads. IQ4_NL (18) is read as
 //   Q4_0, Q5_0 (22) as Q4_0 with its fifth bits in between. Q4_1 (20),
 //   Q5_1 (24) and Q2_K (84) are word-aligned: word loads. Q3_K (110) is
-//   read with rd4.
+//   read with rd32 and 16-bit reads.
 // Every format here has 32- or 256-element blocks, so a row (whole blocks)
 // is whole wide units: there is no tail. Q2_K and Q3_K use the `b32`
 // grouping too: a wide unit of theirs is one 32-element x block, two
@@ -59,6 +60,23 @@ fn rd4(b: u32) -> vec4<u32> {
     return select(fun16(lo, vec4<u32>(lo.yzw, W[i + 4u])), lo, (b & 2u) == 0u);
 }
 
+// 32 bytes at the even byte offset b: rd4's two halves from 9 words (rd4
+// twice reads 10). Q3_K reads its hmask and quants so: the ninth word
+// lies inside the block.
+struct Rd32 {
+    a: vec4<u32>,
+    c: vec4<u32>,
+}
+
+fn rd32(b: u32) -> Rd32 {
+    let i = b >> 2u;
+    let a = vec4<u32>(W[i], W[i + 1u], W[i + 2u], W[i + 3u]);
+    let c = vec4<u32>(W[i + 4u], W[i + 5u], W[i + 6u], W[i + 7u]);
+    let e = W[i + 8u];
+    let even = (b & 2u) == 0u;
+    return Rd32(select(fun16(a, vec4<u32>(a.yzw, c.x)), a, even), select(fun16(c, vec4<u32>(c.yzw, e)), c, even));
+}
+
 // Each word of a taken from its upper half and the lower half of the
 // matching word of b: the 4 bytes that start 2 bytes into a's word.
 fn fun16(a: vec4<u32>, b: vec4<u32>) -> vec4<u32> {
@@ -73,11 +91,6 @@ fn xsum4(x: vec4<u32>) -> i32 {
 // The dot product of 16 packed int8 weights with 16 packed int8 x values.
 fn idot16(w: vec4<u32>, x: vec4<u32>) -> i32 {
     return dot4I8Packed(w.x, x.x) + dot4I8Packed(w.y, x.y) + dot4I8Packed(w.z, x.z) + dot4I8Packed(w.w, x.w);
-}
-
-// i8_off for 4 words: the bytes (each < 0x80) minus o.
-fn i8_off4(q: vec4<u32>, off: u32) -> vec4<u32> {
-    return (q + vec4<u32>(off)) ^ vec4<u32>(0x80808080u);
 }
 
 fn wide_cols_b32(v: u32) -> vec2<u32> {
@@ -130,24 +143,29 @@ fn wide_idot_q5_k(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f3
 // Q6_K (units.wgsl's layout): wide unit v of block v / 8 is ql bytes
 // 16 (v % 8) .. + 15 (low nibbles: group a; high: group c) and qh bytes
 // 32h + 16 (v % 2) .. + 15 shifted by 2p; each group has one int8 scale
-// (groups of 16 elements), bytes 8h + 2p + v % 2 and 4 further.
+// (groups of 16 elements), bytes 8h + 2p + v % 2 and 4 further. The
+// quants are summed unsigned (0 .. 63) and their offset of 32 taken off as
+// 32 times the sum of x (sa, sc), which the host computes once for all
+// rows, rather than per weight word (two operations a word saved a row).
 fn wide_idot_q6_k(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f32, sa: i32, sc: i32) -> f32 {
     let blk = rb + (v >> 3u) * 210u;
     let hf = (v >> 2u) & 1u;
     let p = (v >> 1u) & 1u;
     let ql = rd4(blk + 16u * (v & 7u));
     let qh = rd4(blk + 128u + 32u * hf + 16u * (v & 1u)) >> vec4<u32>(2u * p);
-    let lo = i8_off4((ql & vec4<u32>(NIB)) | ((qh & vec4<u32>(0x03030303u)) << vec4<u32>(4u)), 0x60606060u);
-    let hi = i8_off4(((ql >> vec4<u32>(4u)) & vec4<u32>(NIB)) | (((qh >> vec4<u32>(4u)) & vec4<u32>(0x03030303u)) << vec4<u32>(4u)), 0x60606060u);
+    let lo = (ql & vec4<u32>(NIB)) | ((qh & vec4<u32>(0x03030303u)) << vec4<u32>(4u));
+    let hi = ((ql >> vec4<u32>(4u)) & vec4<u32>(NIB)) | (((qh >> vec4<u32>(4u)) & vec4<u32>(0x03030303u)) << vec4<u32>(4u));
     let si = blk + 192u + 8u * hf + 2u * p + (v & 1u);
-    let ia = rd_i8(si) * idot16(lo, xa);
-    let ic = rd_i8(si + 4u) * idot16(hi, xc);
+    let ia = rd_i8(si) * (idot16(lo, xa) - 32 * sa);
+    let ic = rd_i8(si + 4u) * (idot16(hi, xc) - 32 * sc);
     return rd_f16(blk + 208u) * (da * f32(ia) + dc * f32(ic));
 }
 
 // Q4_0: wide unit v is block v (18 bytes: f16 d, 16 bytes of nibbles),
 // read whole as the 5 words that cover it: d is the low half of the first
-// where the block starts on a word, the high half otherwise.
+// where the block starts on a word, the high half otherwise. The nibbles
+// are summed unsigned and the offset of 8 taken off as 8 times the sum of
+// x (sa + sc), as Q6_K's.
 fn wide_idot_q4_0(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f32, sa: i32, sc: i32) -> f32 {
     let blk = rb + v * 18u;
     let i = blk >> 2u;
@@ -156,9 +174,9 @@ fn wide_idot_q4_0(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f3
     let odd = (blk & 2u) != 0u;
     let q = select(fun16(vec4<u32>(w0, lo.xyz), lo), lo, odd);
     let d = unpack2x16float(select(w0, w0 >> 16u, odd)).x;
-    let a = i8_off4(q & vec4<u32>(NIB), 0x78787878u);
-    let c = i8_off4((q >> vec4<u32>(4u)) & vec4<u32>(NIB), 0x78787878u);
-    return d * da * f32(idot16(a, xa) + idot16(c, xc));
+    let ia = idot16(q & vec4<u32>(NIB), xa);
+    let ic = idot16((q >> vec4<u32>(4u)) & vec4<u32>(NIB), xc);
+    return d * da * f32(ia + ic - 8 * (sa + sc));
 }
 
 // units.wgsl's bits16_bytes for 4 words: bits 0..3 of each as bit 4 of
@@ -174,7 +192,8 @@ fn bits16_bytes4(h: vec4<u32>) -> vec4<u32> {
 // nibbles are shifted by two bytes; otherwise qh is word 1 and the
 // nibbles words 2 .. 5. Element j < 16 (low nibble of byte j) takes bit j
 // of qh, element j + 16 (its high nibble) bit j + 16: nibble word k's
-// fifth bits are qh >> 4k and qh >> (16 + 4k).
+// fifth bits are qh >> 4k and qh >> (16 + 4k). The offset of 16 comes
+// off the sums as Q4_0's.
 fn wide_idot_q5_0(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f32, sa: i32, sc: i32) -> f32 {
     let blk = rb + v * 22u;
     let i = blk >> 2u;
@@ -188,9 +207,9 @@ fn wide_idot_q5_0(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f3
     let sh = vec4<u32>(0u, 4u, 8u, 12u);
     let hl = bits16_bytes4(vec4<u32>(qh) >> sh);
     let hh = bits16_bytes4(vec4<u32>(qh >> 16u) >> sh);
-    let a = i8_off4((q & vec4<u32>(NIB)) | hl, 0x70707070u);
-    let c = i8_off4(((q >> vec4<u32>(4u)) & vec4<u32>(NIB)) | hh, 0x70707070u);
-    return d * da * f32(idot16(a, xa) + idot16(c, xc));
+    let ia = idot16((q & vec4<u32>(NIB)) | hl, xa);
+    let ic = idot16(((q >> vec4<u32>(4u)) & vec4<u32>(NIB)) | hh, xc);
+    return d * da * f32(ia + ic - 16 * (sa + sc));
 }
 
 // Q4_1: wide unit v is block v (20 bytes, word-aligned: f16 d and f16
@@ -239,30 +258,33 @@ fn wide_idot_q2_k(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f3
 
 // Q3_K (110-byte blocks: 32 bytes hmask, 64 of 2-bit quants as Q2_K's,
 // 12 of 6-bit scales, f16 d; units.wgsl's unit_dot_q3_k has the layout):
-// wide unit v is elements 32 (v % 8) .. + 31 of block v / 8, h = v % 8 / 4,
-// i = v % 4: quant bytes 32h .. + 31 shifted by 2i, high bits bit 4h + i
-// of hmask bytes 0 .. 31, scale groups 2 (v % 8) and + 1. Blocks start on
-// even bytes: 16 bytes are read with rd4.
+// wide unit u = v % 8 is elements 32u .. + 31 of block v / 8: quant bytes
+// 32h .. + 31 (h = u / 4) shifted by 2 (u % 4), high bits bit u of hmask
+// bytes 0 .. 31, scale groups 2u and 2u + 1, whose low nibbles are one
+// byte pair (bytes 96 + 2 (u % 4), nibble u / 4) and high bits another
+// (bytes 104 + 2 (u % 2), bits 2 (u / 2)). Why so: the wavefronts of its
+// loads, not its arithmetic, held it near 0.9 TB/s on the H100 (each
+// warp's word load touches four blocks' lines), so it reads 21 words
+// where it read 25 (32 bytes as 9 words, rd32; the scale pairs as one
+// word each). The quants are summed unsigned (0 .. 7) and the offset of 4
+// taken off the sums as Q6_K's.
 fn wide_idot_q3_k(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f32, sa: i32, sc: i32) -> f32 {
     let blk = rb + (v >> 3u) * 110u;
     let u = v & 7u;
-    let qb = blk + 32u + 32u * (u >> 2u);
+    let q = rd32(blk + 32u + 32u * (u >> 2u));
+    let h = rd32(blk);
     let sh = vec4<u32>(2u * (u & 3u));
-    let hs = vec4<u32>(4u * (u >> 2u) + (u & 3u));
+    let hs = vec4<u32>(u);
     let m3 = vec4<u32>(0x03030303u);
     let m1 = vec4<u32>(0x01010101u);
-    let qa = ((rd4(qb) >> sh) & m3) | (((rd4(blk) >> hs) & m1) << vec4<u32>(2u));
-    let qc = ((rd4(qb + 16u) >> sh) & m3) | (((rd4(blk + 16u) >> hs) & m1) << vec4<u32>(2u));
-    let ga = 2u * u;
-    let gc = ga + 1u;
-    let la = (rd_u8(blk + 96u + (ga & 7u)) >> (4u * (ga >> 3u))) & 15u;
-    let lc = (rd_u8(blk + 96u + (gc & 7u)) >> (4u * (gc >> 3u))) & 15u;
-    let ha = (rd_u8(blk + 104u + (ga & 3u)) >> (2u * (ga >> 2u))) & 3u;
-    let hc = (rd_u8(blk + 104u + (gc & 3u)) >> (2u * (gc >> 2u))) & 3u;
-    let s_a = i32(la | (ha << 4u)) - 32;
-    let s_c = i32(lc | (hc << 4u)) - 32;
-    let off = 0x7c7c7c7cu;
-    return rd_f16(blk + 108u) * da * f32(s_a * idot16(i8_off4(qa, off), xa) + s_c * idot16(i8_off4(qc, off), xc));
+    let two = vec4<u32>(2u);
+    let qa = ((q.a >> sh) & m3) | (((h.a >> hs) & m1) << two);
+    let qc = ((q.c >> sh) & m3) | (((h.c >> hs) & m1) << two);
+    let lo = rd_u16(blk + 96u + 2u * (u & 3u)) >> (4u * (u >> 2u));
+    let hi = rd_u16(blk + 104u + 2u * (u & 1u)) >> (2u * (u >> 1u));
+    let s_a = i32((lo & 15u) | ((hi & 3u) << 4u)) - 32;
+    let s_c = i32(((lo >> 8u) & 15u) | (((hi >> 8u) & 3u) << 4u)) - 32;
+    return rd_f16(blk + 108u) * da * f32(s_a * (idot16(qa, xa) - 4 * sa) + s_c * (idot16(qc, xc) - 4 * sc));
 }
 
 // Q8_0: wide unit v is block v (34 bytes: f16 d, 32 int8), read whole as

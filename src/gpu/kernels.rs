@@ -256,9 +256,15 @@ pub fn wide_decoder(ty: GgmlType) -> Option<(&'static str, &'static str)> {
 }
 
 /// Whether wide decoder `dec` (`wide_decoder`'s name) takes the sums of
-/// its x groups: the formats with mins, which multiply the sum of x.
+/// its x groups: the formats with mins, which multiply the sum of x, and
+/// those with a fixed offset, which sum their quants unsigned and take the
+/// offset off as a multiple of the sum of x (once for all rows, instead
+/// of per weight word in every row).
 fn wide_sums(dec: &str) -> bool {
-    matches!(dec, "q4_k" | "q5_k" | "q4_1" | "q5_1" | "q2_k")
+    matches!(
+        dec,
+        "q4_k" | "q5_k" | "q4_1" | "q5_1" | "q2_k" | "q4_0" | "q5_0" | "q6_k" | "q3_k"
+    )
 }
 
 /// Whether `ty`'s wide decoder reads its blocks through `wq4` (16-byte
