@@ -24,9 +24,9 @@
 //     v of the row at byte rb of weight * x, with xa, xc the two x groups
 //     (packed int8), da, dc their blocks' scales and sa, sc the sums of
 //     their 16 int8 values (the formats with mins, Q4_K/Q5_K/Q4_1/Q5_1/
-//     Q2_K, multiply them by the min; those with a fixed offset, Q4_0/
-//     Q5_0/Q6_K/Q3_K, take the offset off the unsigned quants' sums with
-//     them; the host passes 0 to the others). The result equals the sum of
+//     Q2_K, multiply them by the min; Q4_0, Q5_0 and Q3_K take their
+//     fixed offset off the unsigned quants' sums with them; the host
+//     passes 0 to the others). The result equals the sum of
 //     the four unit_idot_<fmt> calls up to f32 rounding.
 // Loads: Q4_K (144-byte blocks) and Q5_K (176) are 16-byte multiples, so
 //   rows of whole blocks keep every block 16-byte aligned (the host pads
@@ -93,6 +93,11 @@ fn idot16(w: vec4<u32>, x: vec4<u32>) -> i32 {
     return dot4I8Packed(w.x, x.x) + dot4I8Packed(w.y, x.y) + dot4I8Packed(w.z, x.z) + dot4I8Packed(w.w, x.w);
 }
 
+// i8_off for 4 words: the bytes (each < 0x80) minus o.
+fn i8_off4(q: vec4<u32>, off: u32) -> vec4<u32> {
+    return (q + vec4<u32>(off)) ^ vec4<u32>(0x80808080u);
+}
+
 fn wide_cols_b32(v: u32) -> vec2<u32> {
     return vec2<u32>(2u * v, 2u * v + 1u);
 }
@@ -144,20 +149,20 @@ fn wide_idot_q5_k(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f3
 // 16 (v % 8) .. + 15 (low nibbles: group a; high: group c) and qh bytes
 // 32h + 16 (v % 2) .. + 15 shifted by 2p; each group has one int8 scale
 // (groups of 16 elements), bytes 8h + 2p + v % 2 and 4 further. The
-// quants are summed unsigned (0 .. 63) and their offset of 32 taken off as
-// 32 times the sum of x (sa, sc), which the host computes once for all
-// rows, rather than per weight word (two operations a word saved a row).
+// offset of 32 comes off each weight (i8_off4), not off the sums of x as
+// Q4_0's, Q5_0's and Q3_K's: that measured 1-7% slower on the H200
+// (BENCHMARKS.md, 2026-11-27f).
 fn wide_idot_q6_k(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f32, sa: i32, sc: i32) -> f32 {
     let blk = rb + (v >> 3u) * 210u;
     let hf = (v >> 2u) & 1u;
     let p = (v >> 1u) & 1u;
     let ql = rd4(blk + 16u * (v & 7u));
     let qh = rd4(blk + 128u + 32u * hf + 16u * (v & 1u)) >> vec4<u32>(2u * p);
-    let lo = (ql & vec4<u32>(NIB)) | ((qh & vec4<u32>(0x03030303u)) << vec4<u32>(4u));
-    let hi = ((ql >> vec4<u32>(4u)) & vec4<u32>(NIB)) | (((qh >> vec4<u32>(4u)) & vec4<u32>(0x03030303u)) << vec4<u32>(4u));
+    let lo = i8_off4((ql & vec4<u32>(NIB)) | ((qh & vec4<u32>(0x03030303u)) << vec4<u32>(4u)), 0x60606060u);
+    let hi = i8_off4(((ql >> vec4<u32>(4u)) & vec4<u32>(NIB)) | (((qh >> vec4<u32>(4u)) & vec4<u32>(0x03030303u)) << vec4<u32>(4u)), 0x60606060u);
     let si = blk + 192u + 8u * hf + 2u * p + (v & 1u);
-    let ia = rd_i8(si) * (idot16(lo, xa) - 32 * sa);
-    let ic = rd_i8(si + 4u) * (idot16(hi, xc) - 32 * sc);
+    let ia = rd_i8(si) * idot16(lo, xa);
+    let ic = rd_i8(si + 4u) * idot16(hi, xc);
     return rd_f16(blk + 208u) * (da * f32(ia) + dc * f32(ic));
 }
 
@@ -165,7 +170,8 @@ fn wide_idot_q6_k(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f3
 // read whole as the 5 words that cover it: d is the low half of the first
 // where the block starts on a word, the high half otherwise. The nibbles
 // are summed unsigned and the offset of 8 taken off as 8 times the sum of
-// x (sa + sc), as Q6_K's.
+// x (sa + sc), which the host computes once for all rows, rather than off
+// every weight word of every row.
 fn wide_idot_q4_0(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f32, sa: i32, sc: i32) -> f32 {
     let blk = rb + v * 18u;
     let i = blk >> 2u;
@@ -267,7 +273,7 @@ fn wide_idot_q2_k(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f3
 // warp's word load touches four blocks' lines), so it reads 21 words
 // where it read 25 (32 bytes as 9 words, rd32; the scale pairs as one
 // word each). The quants are summed unsigned (0 .. 7) and the offset of 4
-// taken off the sums as Q6_K's.
+// taken off the sums as Q4_0's.
 fn wide_idot_q3_k(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f32, sa: i32, sc: i32) -> f32 {
     let blk = rb + (v >> 3u) * 110u;
     let u = v & 7u;

@@ -263,7 +263,7 @@ pub fn wide_decoder(ty: GgmlType) -> Option<(&'static str, &'static str)> {
 fn wide_sums(dec: &str) -> bool {
     matches!(
         dec,
-        "q4_k" | "q5_k" | "q4_1" | "q5_1" | "q2_k" | "q4_0" | "q5_0" | "q6_k" | "q3_k"
+        "q4_k" | "q5_k" | "q4_1" | "q5_1" | "q2_k" | "q4_0" | "q5_0" | "q3_k"
     )
 }
 
