@@ -144,7 +144,7 @@ impl Gpu {
         self.run(&[std::slice::from_ref(op)], 1, &[]);
         self.wait_idle().await?;
         let ops = vec![op.clone(); reps];
-        let cmd = self.encode(&[], &[&ops], 1, &[], None);
+        let cmd = self.encode(&[], &[&ops], (1, None), &[], None);
         let t0 = clock();
         self.queue.submit([cmd]);
         self.wait_idle().await?;

@@ -1122,7 +1122,15 @@ impl LayerOps<'_> {
             let sp = k.attention_entry(gpu, c.head_dim, group, "split", rule);
             (sp, self.sh.att_wgs, rule)
         };
-        let splits = rule.slots(self.sh.ctx, c.head_dim, group, c.n_kv_heads);
+        let grid = kernels::SplitGrid {
+            x: wgs,
+            slots: rule.slots(self.sh.ctx, c.head_dim, group, c.n_kv_heads) as u32,
+            window: self.spec.window.map_or(0, |w| w.min(self.sh.ctx)) as u32,
+            rule,
+            head_dim: c.head_dim,
+            group,
+            kv_heads: c.n_kv_heads,
+        };
         let merge = if qx.is_some() { "merge_q" } else { "merge" };
         let mp = k.attention_entry(gpu, c.head_dim, group, merge, rule);
         let mut split_entries = self.attention_reads().to_vec();
@@ -1139,7 +1147,7 @@ impl LayerOps<'_> {
             Op {
                 bind: kernels::bind(gpu, &sp, &split_entries),
                 pipeline: sp,
-                shape: Shape::Fixed([wgs, splits as u32, 1]),
+                shape: Shape::Splits(grid),
                 label: "attention",
             },
             Op {

@@ -437,18 +437,22 @@ impl Gpu {
         self.queue.write_buffer(step, 0, &bytes);
     }
 
-    /// Record `ops` for `n` tokens into one pass, then `copies`, and submit.
+    /// Record `ops` for `n` tokens (at any position) into one pass, then
+    /// `copies`, and submit.
     pub fn run(&self, ops: &[&[Op]], n: u32, copies: &[Copy]) {
-        self.queue.submit([self.encode(&[], ops, n, copies, None)]);
+        self.queue
+            .submit([self.encode(&[], ops, (n, None), copies, None)]);
     }
 
-    /// Record the copies `before`, then `ops` for `n` tokens in one pass
-    /// (with `timestamps` written at its start and end), then `copies`.
+    /// Record the copies `before`, then `ops` for `n` tokens, the first at
+    /// `pos` where known (`at`: decode's splits launch only those its keys
+    /// need), in one pass (with `timestamps` written at its start and
+    /// end), then `copies`.
     pub fn encode(
         &self,
         before: &[Copy],
         ops: &[&[Op]],
-        n: u32,
+        at: (u32, Option<u32>),
         copies: &[Copy],
         timestamps: Option<wgpu::ComputePassTimestampWrites>,
     ) -> wgpu::CommandBuffer {
@@ -464,7 +468,7 @@ impl Gpu {
                 timestamp_writes: timestamps,
             });
             for o in ops {
-                kernels::encode(&mut pass, o, n);
+                kernels::encode(&mut pass, o, at.0, at.1);
             }
         }
         for &(src, dst, bytes) in copies {

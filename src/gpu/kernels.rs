@@ -60,6 +60,9 @@ pub fn supported(ty: GgmlType) -> bool {
 #[derive(Debug, Clone, Copy)]
 pub enum Shape {
     Fixed([u32; 3]),
+    /// Decode's splits: `[x, splits, 1]`, the splits the token's keys
+    /// need where the step's position is known, else every slot.
+    Splits(SplitGrid),
     /// The given dims with dimension `axis` replaced by the token count.
     PerToken([u32; 3], usize),
     /// `n * width` elements, 64 per workgroup, spread over x then y.
@@ -73,9 +76,17 @@ pub enum Shape {
 }
 
 impl Shape {
+    /// The workgroups for `n` tokens at an unknown position (decode's
+    /// splits: every slot).
     pub fn groups(self, n: u32) -> [u32; 3] {
+        self.groups_at(n, None)
+    }
+
+    /// The workgroups for `n` tokens, the first at `pos` where known.
+    pub fn groups_at(self, n: u32, pos: Option<u32>) -> [u32; 3] {
         match self {
             Shape::Fixed(g) => g,
+            Shape::Splits(s) => [s.x, pos.map_or(s.slots, |p| s.used(p)), 1],
             Shape::PerToken(mut g, axis) => {
                 g[axis] = n;
                 g
@@ -105,9 +116,11 @@ pub struct Op {
     pub label: &'static str,
 }
 
-pub fn encode(pass: &mut wgpu::ComputePass<'_>, ops: &[Op], n: u32) {
+/// Record `ops` for `n` tokens, the first at `pos` where known (else
+/// sized for any position).
+pub fn encode(pass: &mut wgpu::ComputePass<'_>, ops: &[Op], n: u32, pos: Option<u32>) {
     for op in ops {
-        let [x, y, z] = op.shape.groups(n);
+        let [x, y, z] = op.shape.groups_at(n, pos);
         if x == 0 || y == 0 || z == 0 {
             continue;
         }
@@ -1651,6 +1664,41 @@ impl SplitRule {
         let c = chunk_shape(head_dim, group).0 as usize;
         let wgs = chunk_workgroups(kv_heads, head_dim, group) as usize;
         long.max(self.wgs as usize / wgs).min(ctx.div_ceil(c))
+    }
+}
+
+/// Decode's split dispatch (attention.wgsl's `split`, split.wgsl): `x`
+/// workgroups a split, one split a slot of the `slots` that the partial
+/// results hold for the whole context. At a known position only the
+/// splits that hold the token's keys launch. The others would exit at
+/// once, but launching them was not free: with the context allocated at
+/// 131072 keys rather than 2304, decode at depth 2048 ran 6% slower on a
+/// synthetic llama-3.1-8b and 9% on a llama-3.2-1b (H200, BENCHMARKS.md
+/// 2026-11-27f).
+#[derive(Debug, Clone, Copy)]
+pub struct SplitGrid {
+    pub x: u32,
+    pub slots: u32,
+    /// The layer's attention window (0: none; the shaders' P.window).
+    pub window: u32,
+    /// How the kernel cuts the keys into splits.
+    pub rule: SplitRule,
+    pub head_dim: usize,
+    pub group: usize,
+    pub kv_heads: usize,
+}
+
+impl SplitGrid {
+    /// The splits that hold the keys of the token at `pos`: the shaders'
+    /// first_key and cut (`SplitRule::len`), at most `slots`.
+    pub fn used(&self, pos: u32) -> u32 {
+        let len = pos as usize + 1;
+        let w = self.window as usize;
+        let keys = if w == 0 { len } else { len.min(w) };
+        let ls = self
+            .rule
+            .len(self.head_dim, self.group, self.kv_heads, keys);
+        (keys.div_ceil(ls) as u32).clamp(1, self.slots)
     }
 }
 

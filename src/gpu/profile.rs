@@ -148,7 +148,7 @@ impl GpuBackend {
             let cb = self.gpu.encode(
                 &[],
                 &lists,
-                1,
+                (1, Some(i as u32)),
                 &[(&self.s.argmax, &self.s.read_id[0], 4)],
                 ts,
             );
@@ -236,7 +236,12 @@ impl GpuBackend {
         let ops: Vec<&Op> = lists
             .iter()
             .flat_map(|l| l.iter())
-            .filter(|o| o.shape.groups(n_tok as u32).iter().all(|&g| g > 0))
+            .filter(|o| {
+                o.shape
+                    .groups_at(n_tok as u32, Some(pos as u32))
+                    .iter()
+                    .all(|&g| g > 0)
+            })
             .collect();
         let n = ops.len().min(2000);
         let Some(stamps) = Stamps::new(&self.gpu, 2 * n as u32) else {
@@ -255,7 +260,12 @@ impl GpuBackend {
                     label: None,
                     timestamp_writes: Some(stamps.writes(j as u32)),
                 });
-                kernels::encode(&mut pass, std::slice::from_ref(*op), n_tok as u32);
+                kernels::encode(
+                    &mut pass,
+                    std::slice::from_ref(*op),
+                    n_tok as u32,
+                    Some(pos as u32),
+                );
             }
             self.gpu.queue.submit([enc.finish()]);
             let d = stamps.durations(&self.gpu).await?;
@@ -321,7 +331,13 @@ impl GpuBackend {
             let mut res = json!({});
             for rep in 0..2 {
                 let t0 = Instant::now();
-                let cb = g.encode(&[], &[&ops], 1, &[], stamps.as_ref().map(|s| s.writes(0)));
+                let cb = g.encode(
+                    &[],
+                    &[&ops],
+                    (1, None),
+                    &[],
+                    stamps.as_ref().map(|s| s.writes(0)),
+                );
                 let e = us(t0);
                 let t1 = Instant::now();
                 g.queue.submit([cb]);

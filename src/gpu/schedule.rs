@@ -127,7 +127,8 @@ impl GpuBackend {
         } else {
             &[]
         };
-        self.gpu.encode(feed, &ops, r.n, &copies, None)
+        self.gpu
+            .encode(feed, &ops, (r.n, Some(r.pos as u32)), &copies, None)
     }
 
     /// `r`'s command buffer: the one recorded ahead if it matches.
@@ -163,6 +164,7 @@ impl GpuBackend {
         self.write_inputs(tokens, pos)?;
         let r = Recipe {
             n: tokens.len() as u32,
+            pos,
             keys: self.keys(tokens.len(), pos),
             tail,
             fed: false,
@@ -175,6 +177,7 @@ impl GpuBackend {
             && matches!(tail, Tail::Argmax | Tail::MaskedArgmax | Tail::Sample)
         {
             let next = Recipe {
+                pos: pos + 1,
                 keys: self.keys(1, pos + 1),
                 ..r
             };
@@ -198,6 +201,7 @@ impl GpuBackend {
         self.gpu.write_step(&self.s.step, pos as u32, 1);
         let r = Recipe {
             n: 1,
+            pos,
             keys: self.keys(1, pos),
             tail,
             fed: true,
@@ -216,6 +220,7 @@ impl GpuBackend {
         if self.pipeline {
             let next = Recipe {
                 slot: 1 - slot,
+                pos: pos + 1,
                 keys: self.keys(1, pos + 1),
                 ..r
             };
@@ -345,12 +350,15 @@ pub(super) enum Keys {
     Deep,
 }
 
-/// What a recorded command buffer runs: `n` tokens attending `keys` and
-/// `tail`, with the token written by the host or (`fed`) the previous
-/// step's pick, and an id copied to readback buffer `slot`.
+/// What a recorded command buffer runs: `n` tokens at `pos` attending
+/// `keys` and `tail`, with the token written by the host or (`fed`) the
+/// previous step's pick, and an id copied to readback buffer `slot`. The
+/// position is part of it because decode's split dispatches are sized by
+/// the keys (`kernels::SplitGrid`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Recipe {
     n: u32,
+    pos: usize,
     keys: Keys,
     tail: Tail,
     fed: bool,

@@ -837,7 +837,17 @@ fn split_attention_matches_cpu() {
                     bind: kernels::bind(&g, sp, &entries),
                     pipeline: sp.clone(),
                     label: "test",
-                    shape: Shape::Fixed([*wgs, ny as u32, 1]),
+                    // As decode records it: only the splits that hold the
+                    // token's keys launch (a count one short drops keys).
+                    shape: Shape::Splits(kernels::SplitGrid {
+                        x: *wgs,
+                        slots: ny as u32,
+                        window: window as u32,
+                        rule: *rule,
+                        head_dim: hd,
+                        group,
+                        kv_heads: kvh,
+                    }),
                 },
                 Op {
                     bind: kernels::bind(&g, &mp, &[(9, &part), (4, &p), (5, &st), (6, &out)]),
@@ -846,7 +856,8 @@ fn split_attention_matches_cpu() {
                     shape: Shape::Fixed([heads as u32, 1, 1]),
                 },
             ];
-            g.run(&[&ops], 1, &[]);
+            g.queue
+                .submit([g.encode(&[], &[&ops], (1, Some(pos as u32)), &[], None)]);
             let got = read_f32(&g, &out, qd);
             // The exact softmax, which the splits and the merge approximate
             // within `flash_bound`: every weight passes the exps and
@@ -865,6 +876,53 @@ fn split_attention_matches_cpu() {
                 &want,
                 &tol,
             );
+        }
+    }
+}
+
+/// SplitGrid launches exactly the splits that hold a token's keys: split
+/// s starts at first_key + s * len (the shaders' cut), counted here one by
+/// one, for each rule, window and position of a context.
+#[test]
+fn split_grid_counts_the_splits_that_hold_keys() {
+    let ctx = 700usize;
+    let (hd, group, kvh) = (64usize, 4usize, 2usize);
+    let rules = [
+        kernels::SplitRule::FIXED,
+        kernels::SplitRule { wgs: 8, max: 256 },
+        kernels::DeepShape::DEFAULT.rule(),
+    ];
+    for rule in rules {
+        let slots = rule.slots(ctx, hd, group, kvh);
+        for window in [0usize, 5, 64, 65, 300] {
+            let grid = kernels::SplitGrid {
+                x: 3,
+                slots: slots as u32,
+                window: window as u32,
+                rule,
+                head_dim: hd,
+                group,
+                kv_heads: kvh,
+            };
+            for pos in 0..ctx {
+                let first = if window == 0 || pos < window {
+                    0
+                } else {
+                    pos + 1 - window
+                };
+                let len = rule.len(hd, group, kvh, pos + 1 - first);
+                let want = (0..slots).filter(|s| first + s * len <= pos).count();
+                assert_eq!(
+                    grid.used(pos as u32) as usize,
+                    want,
+                    "{rule:?} window {window} pos {pos}"
+                );
+                assert_eq!(
+                    Shape::Splits(grid).groups_at(1, Some(pos as u32)),
+                    [3, want as u32, 1]
+                );
+            }
+            assert_eq!(Shape::Splits(grid).groups(1), [3, slots as u32, 1]);
         }
     }
 }
