@@ -5,8 +5,9 @@
 // honours it, and with P.window = 0 computes exactly what it did without.
 // Params: 0 heads, 1 kv_heads, 2 head_dim, 3 ctx, 4 scale (f32), 5 zero
 //   (read as an f32 that the compiler cannot see is 0), 6 splits, 7 window.
-// The host prepends `const C`, `QS`, `LS` (below) and appends f16.wgsl and
-// int8_block.wgsl.
+// The host prepends `const C`, `QS`, `LS` (below) and appends
+// attn_step.wgsl (Params and Step, bindings 4 P and 5 S, first_key),
+// f16.wgsl and int8_block.wgsl.
 // Entry `store`: KC/VC[(pos + t) * kvd + i] = f16(K/V[t][i]).
 //   Bindings: 0 K, 1 V (f32, [tokens][kvd]), 2 KC, 3 VC (u32, [ctx][kvd/2]),
 //   4 P, 5 S. Dispatch: (ceil(kvd / 2 / 64), tokens, 1) workgroups of 64.
@@ -63,33 +64,10 @@
 //   integer path reads (13 XQ, 14 XD: exactly what quantize_x.wgsl makes
 //   of Out, without its own dispatch; see `store_q`).
 
-struct Params {
-    heads: u32,
-    kv_heads: u32,
-    head_dim: u32,
-    ctx: u32,
-    scale: f32,
-    _p0: u32,
-    // Split slots per head in Part (`split`, `merge`).
-    splits: u32,
-    // Sliding window: a query at position p sees keys j with p - j <
-    // window (itself and the window - 1 before it); 0: no window.
-    window: u32,
-}
-
-struct Step {
-    pos: u32,
-    n: u32,
-    _p0: u32,
-    _p1: u32,
-}
-
 @group(0) @binding(0) var<storage, read> K: array<f32>;
 @group(0) @binding(1) var<storage, read> V: array<f32>;
 @group(0) @binding(2) var<storage, read_write> KC: array<u32>;
 @group(0) @binding(3) var<storage, read_write> VC: array<u32>;
-@group(0) @binding(4) var<uniform> P: Params;
-@group(0) @binding(5) var<uniform> S: Step;
 @group(0) @binding(6) var<storage, read_write> Out: array<f32>;
 @group(0) @binding(7) var<storage, read_write> Scores: array<f32>;
 @group(0) @binding(8) var<storage, read> Q: array<f32>;
@@ -113,15 +91,6 @@ fn store(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 const WG: u32 = 64u;
 var<workgroup> qs: array<f32, 512>;
-
-// The first key a query at position p sees: with a sliding window of
-// P.window keys (gemma3) the window's first, p + 1 - window, else 0.
-fn first_key(p: u32) -> u32 {
-    if P.window == 0u || p < P.window {
-        return 0u;
-    }
-    return p + 1u - P.window;
-}
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {

@@ -39,7 +39,8 @@
 // difference between GPU and CPU that the tests' bound already allows.
 // The host prepends `const HD` (head_dim, even, <= 256), `NK` (SPLIT_KEYS,
 // with 4 NK = 256 threads), `PW` (words of a part, ceil(HD / 8)) and
-// `RING`, and appends f16.wgsl, int8_block.wgsl and head_q.wgsl; it
+// `RING`, and appends attn_step.wgsl (P, S, first_key), f16.wgsl,
+// int8_block.wgsl and head_q.wgsl; it
 // replaces the lines K_LOADS (through KC4 where a part is whole 16-byte
 // words, `kernels::few_vec`, else KC), K_DOTS, V_LOADS and V_REPLAY
 // (`kernels::few_src`).
@@ -51,28 +52,8 @@
 //   * HD / 2]), 4 P, 5 S, 6 Out (f32, like Q), 13 XQ, 14 XD (`main_q`).
 // Dispatch: (heads, 1, 1) workgroups of 4 NK = 256 threads.
 
-struct Params {
-    heads: u32,
-    kv_heads: u32,
-    head_dim: u32,
-    ctx: u32,
-    scale: f32,
-    _p0: u32,
-    splits: u32,
-    window: u32,
-}
-
-struct Step {
-    pos: u32,
-    n: u32,
-    _p0: u32,
-    _p1: u32,
-}
-
 @group(0) @binding(2) var<storage, read> KC: array<u32>;
 @group(0) @binding(3) var<storage, read> VC: array<u32>;
-@group(0) @binding(4) var<uniform> P: Params;
-@group(0) @binding(5) var<uniform> S: Step;
 @group(0) @binding(6) var<storage, read_write> Out: array<f32>;
 @group(0) @binding(8) var<storage, read> Q: array<f32>;
 @group(0) @binding(10) var<storage, read> KC4: array<vec4<u32>>;
@@ -93,13 +74,6 @@ var<workgroup> sc: array<f32, NK>;
 var<workgroup> rs: array<f32, NK>;
 var<workgroup> wt: array<f32, NK>;
 var<workgroup> ob: array<f32, HD>;
-
-fn first_key(p: u32) -> u32 {
-    if P.window == 0u || p < P.window {
-        return 0u;
-    }
-    return p + 1u - P.window;
-}
 
 // Head h's output pair at dims 2w, 2w + 1 (threads w < HW; `ok` false for
 // the others).

@@ -20,37 +20,18 @@
 //   3 ctx, 4 scale (f32), 7 window (0: none); the others unused.
 // The host prepends `const HD` (64, 128 or 256), `R` (= 2048 / HD: every
 //   thread owns one word of 4 rows), `CK`, `GS` (query heads per
-//   workgroup, <= R) and appends f16.wgsl.
+//   workgroup, <= R) and appends attn_step.wgsl (P, S, first_key) and
+//   f16.wgsl.
 // Bindings (attention.wgsl's numbers): 8 Q (f32, [tokens][heads *
 //   head_dim]), 2 KC, 3 VC (u32, [ctx][kv_heads * head_dim / 2], read
 //   as vec4<u32>), 4 P, 5 S, 6 Out (f32, like Q).
 // Dispatch: (kv_heads * ceil(heads / kv_heads / GS), ceil(tokens / TQ), 1)
 //   workgroups of 256 threads.
 
-struct Params {
-    heads: u32,
-    kv_heads: u32,
-    head_dim: u32,
-    ctx: u32,
-    scale: f32,
-    _p0: u32,
-    splits: u32,
-    window: u32,
-}
-
-struct Step {
-    pos: u32,
-    n: u32,
-    _p0: u32,
-    _p1: u32,
-}
-
 // The cache as 16-byte words: rows are head_dim / 2 >= 32 words long and
 // start at multiples of that, so 4 u32 words of a row load at once.
 @group(0) @binding(2) var<storage, read> KC: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> VC: array<vec4<u32>>;
-@group(0) @binding(4) var<uniform> P: Params;
-@group(0) @binding(5) var<uniform> S: Step;
 @group(0) @binding(6) var<storage, read_write> Out: array<f32>;
 @group(0) @binding(8) var<storage, read> Q: array<f32>;
 
@@ -94,14 +75,6 @@ var<workgroup> psh: array<vec4<f32>, R / 4u * CK>;
 var<workgroup> msh: array<f32, R>;
 var<workgroup> mnew: array<f32, R>;
 var<workgroup> ash: array<f32, R>;
-
-// attention.wgsl's first_key: the first key a query at position p sees.
-fn first_key(p: u32) -> u32 {
-    if P.window == 0u || p < P.window {
-        return 0u;
-    }
-    return p + 1u - P.window;
-}
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {

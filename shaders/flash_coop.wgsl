@@ -25,7 +25,7 @@
 //   scale (f32), 7 window (0: none); the others unused.
 // The host prepends `enable f16; enable wgpu_cooperative_matrix;`, `const
 //   HD` (64 or 128), `GS` (query heads per workgroup, <= 64) and appends
-//   the entry `main`, whose staging loads (kv_at), fragment loads and
+//   attn_step.wgsl (P, S, first_key) and the entry `main`, whose staging loads (kv_at), fragment loads and
 //   products it writes out.
 // Bindings (attention.wgsl's numbers): 8 Q (f32, [tokens][heads *
 //   head_dim]), 2 KH, 3 VH (the caches as f16, 8 a 16-byte element:
@@ -33,28 +33,8 @@
 // Dispatch: (kv_heads * ceil(heads / kv_heads / GS), ceil(tokens / TQ), 1)
 //   workgroups of 128 threads.
 
-struct Params {
-    heads: u32,
-    kv_heads: u32,
-    head_dim: u32,
-    ctx: u32,
-    scale: f32,
-    _p0: u32,
-    splits: u32,
-    window: u32,
-}
-
-struct Step {
-    pos: u32,
-    n: u32,
-    _p0: u32,
-    _p1: u32,
-}
-
 @group(0) @binding(2) var<storage, read> KH: array<mat2x4<f16>>;
 @group(0) @binding(3) var<storage, read> VH: array<mat2x4<f16>>;
-@group(0) @binding(4) var<uniform> P: Params;
-@group(0) @binding(5) var<uniform> S: Step;
 @group(0) @binding(6) var<storage, read_write> Out: array<f32>;
 @group(0) @binding(8) var<storage, read> Q: array<f32>;
 
@@ -79,13 +59,6 @@ var<workgroup> T: array<vec4<f16>, R * RS>;
 var<workgroup> Ssh: array<f32, R * CK>;
 // The weights [row][key] in f16 quads.
 var<workgroup> Psh: array<vec4<f16>, R * PS>;
-
-fn first_key(p: u32) -> u32 {
-    if P.window == 0u || p < P.window {
-        return 0u;
-    }
-    return p + 1u - P.window;
-}
 
 // This workgroup's place: kv head, query heads [h0, h0 + nh), tokens
 // [t0, t0 + nt).

@@ -26,7 +26,8 @@
 // The host prepends `const HD` (head_dim, a multiple of 8, <= 256), `MK`
 // (a multiple of 64, MK * HD <= 32768), `PW` (K words of a part, ceil(HD
 // / 8)), `G` and `L`, and `SCR` (shared scratch, max(4 MK, L HD)), and
-// appends f16.wgsl, int8_block.wgsl and head_q.wgsl; it replaces the
+// appends attn_step.wgsl (P, S, first_key), f16.wgsl, int8_block.wgsl
+// and head_q.wgsl; it replaces the
 // lines K_LOADS (through KC4 where a part is whole 16-byte words,
 // `kernels::few_vec`, else KC), K_DOTS, V_LOADS and V_SUMS
 // (`kernels::mid_src`).
@@ -39,27 +40,7 @@
 //   Q), 13 XQ, 14 XD (`main_q`).
 // Dispatch: (heads, 1, 1) workgroups of 256 threads.
 
-struct Params {
-    heads: u32,
-    kv_heads: u32,
-    head_dim: u32,
-    ctx: u32,
-    scale: f32,
-    _p0: u32,
-    splits: u32,
-    window: u32,
-}
-
-struct Step {
-    pos: u32,
-    n: u32,
-    _p0: u32,
-    _p1: u32,
-}
-
 @group(0) @binding(2) var<storage, read> KC: array<u32>;
-@group(0) @binding(4) var<uniform> P: Params;
-@group(0) @binding(5) var<uniform> S: Step;
 @group(0) @binding(6) var<storage, read_write> Out: array<f32>;
 @group(0) @binding(8) var<storage, read> Q: array<f32>;
 @group(0) @binding(10) var<storage, read> KC4: array<vec4<u32>>;
@@ -81,13 +62,6 @@ var<workgroup> sc: array<f32, MK>;
 var<workgroup> red: array<f32, WG>;
 var<workgroup> tl: array<f32, L>;
 var<workgroup> ob: array<f32, HD>;
-
-fn first_key(p: u32) -> u32 {
-    if P.window == 0u || p < P.window {
-        return 0u;
-    }
-    return p + 1u - P.window;
-}
 
 // Head h's output row to ob (dims d < HD, thread d).
 fn attend(h: u32, lid: u32) {

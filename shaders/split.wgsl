@@ -41,7 +41,7 @@
 //   and at least HD / 2: `kernels::DeepShape`), `PW` and `LANES` (below),
 //   `HB` (heads whose V sums meet in `buf` at once) and `BUF` (its
 //   length), and appends
-//   f16.wgsl; it replaces the lines K_LOADS, V_LOADS, K_DOTS and V_SUMS
+//   attn_step.wgsl (P, S, first_key) and f16.wgsl; it replaces the lines K_LOADS, V_LOADS, K_DOTS and V_SUMS
 //   with the loads and sums written out (`kernels::split_src`).
 // Bindings (attention.wgsl's numbers): 8 Q (f32, [heads * head_dim]), 2
 //   KC, 3 VC (u32, [ctx][kv_heads * head_dim / 2]), 4 P, 5 S, 9 Part (f32,
@@ -51,28 +51,8 @@
 // Dispatch: (kv_heads * ceil(group / GQ), P.splits, 1) workgroups of
 //   LS * TPK threads.
 
-struct Params {
-    heads: u32,
-    kv_heads: u32,
-    head_dim: u32,
-    ctx: u32,
-    scale: f32,
-    _p0: u32,
-    splits: u32,
-    window: u32,
-}
-
-struct Step {
-    pos: u32,
-    n: u32,
-    _p0: u32,
-    _p1: u32,
-}
-
 @group(0) @binding(2) var<storage, read> KC: array<u32>;
 @group(0) @binding(3) var<storage, read> VC: array<u32>;
-@group(0) @binding(4) var<uniform> P: Params;
-@group(0) @binding(5) var<uniform> S: Step;
 @group(0) @binding(8) var<storage, read> Q: array<f32>;
 @group(0) @binding(9) var<storage, read_write> Part: array<f32>;
 // KC again, as 16-byte words (the host binds the same buffer).
@@ -114,13 +94,6 @@ var<workgroup> buf: array<f32, BUF>;
 var<workgroup> wv: array<vec4<f32>, LS * GV>;
 var<workgroup> m8: array<f32, GQ * 8u>;
 var<workgroup> t8: array<f32, GQ * 8u>;
-
-fn first_key(p: u32) -> u32 {
-    if P.window == 0u || p < P.window {
-        return 0u;
-    }
-    return p + 1u - P.window;
-}
 
 // a[i] without a dynamic index (which may put `a` in memory).
 fn lane4(a: vec4<f32>, i: u32) -> f32 {

@@ -36,6 +36,7 @@ const PACK_F16: &str = include_str!("../../shaders/pack_f16.wgsl");
 const SPLIT: &str = include_str!("../../shaders/split.wgsl");
 const FEW: &str = include_str!("../../shaders/few.wgsl");
 const MID: &str = include_str!("../../shaders/mid.wgsl");
+const ATTN_STEP: &str = include_str!("../../shaders/attn_step.wgsl");
 const INT8_BLOCK: &str = include_str!("../../shaders/int8_block.wgsl");
 const HEAD_Q: &str = include_str!("../../shaders/head_q.wgsl");
 const WIDE: &str = include_str!("../../shaders/wide.wgsl");
@@ -1376,7 +1377,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     m += "}\n";
     format!(
         "enable f16;\nenable wgpu_cooperative_matrix;\n\
-         const HD: u32 = {head_dim}u;\nconst GS: u32 = {gs}u;\n{FLASH_COOP}\n{m}"
+         const HD: u32 = {head_dim}u;\nconst GS: u32 = {gs}u;\n{FLASH_COOP}\n{ATTN_STEP}\n{m}"
     )
 }
 
@@ -1710,7 +1711,7 @@ fn attention_src(head_dim: usize, group: usize, rule: SplitRule) -> String {
     let (ls, wgs) = (rule.max, rule.wgs);
     let ls0 = if wgs == 0 { ls as u32 } else { c };
     format!(
-        "const C: u32 = {c}u;\nconst QS: u32 = {qs}u;\nconst LS: u32 = {ls}u;\nconst LS0: u32 = {ls0}u;\nconst SPLIT_WGS: u32 = {wgs}u;\n{ATTENTION}\n{F16}\n{INT8_BLOCK}"
+        "const C: u32 = {c}u;\nconst QS: u32 = {qs}u;\nconst LS: u32 = {ls}u;\nconst LS0: u32 = {ls0}u;\nconst SPLIT_WGS: u32 = {wgs}u;\n{ATTENTION}\n{ATTN_STEP}\n{F16}\n{INT8_BLOCK}"
     )
 }
 
@@ -1823,7 +1824,7 @@ pub fn split_src(head_dim: usize, group: usize, sh: DeepShape) -> String {
     format!(
         "const HD: u32 = {head_dim}u;\nconst GQ: u32 = {gq}u;\nconst LS: u32 = {ls}u;\n\
          const TPK: u32 = {tpk}u;\nconst PW: u32 = {pw}u;\nconst LANES: u32 = {lanes}u;\n\
-         const HB: u32 = {hb}u;\nconst BUF: u32 = {buf}u;\n{body}\n{F16}"
+         const HB: u32 = {hb}u;\nconst BUF: u32 = {buf}u;\n{body}\n{ATTN_STEP}\n{F16}"
     )
 }
 
@@ -1928,7 +1929,7 @@ pub fn few_src(head_dim: usize) -> String {
     );
     format!(
         "const HD: u32 = {head_dim}u;\nconst NK: u32 = {nk}u;\nconst PW: u32 = {pw}u;\n\
-         const RING: u32 = {ring}u;\n{body}\n{F16}\n{INT8_BLOCK}\n{HEAD_Q}"
+         const RING: u32 = {ring}u;\n{body}\n{ATTN_STEP}\n{F16}\n{INT8_BLOCK}\n{HEAD_Q}"
     )
 }
 
@@ -2029,7 +2030,7 @@ pub fn mid_src(head_dim: usize, mk: usize) -> String {
     let scr = (4 * mk).max(l * head_dim);
     format!(
         "const HD: u32 = {head_dim}u;\nconst MK: u32 = {mk}u;\nconst PW: u32 = {pw}u;\n\
-         const G: u32 = {g}u;\nconst L: u32 = {l}u;\nconst SCR: u32 = {scr}u;\n{body}\n{F16}\n{INT8_BLOCK}\n{HEAD_Q}"
+         const G: u32 = {g}u;\nconst L: u32 = {l}u;\nconst SCR: u32 = {scr}u;\n{body}\n{ATTN_STEP}\n{F16}\n{INT8_BLOCK}\n{HEAD_Q}"
     )
 }
 
@@ -2259,7 +2260,7 @@ impl FlashTile {
             heads,
         } = self;
         format!(
-            "const HD: u32 = {head_dim}u;\nconst R: u32 = {rows}u;\nconst CK: u32 = {keys}u;\nconst GS: u32 = {heads}u;\n{FLASH}\n{F16}"
+            "const HD: u32 = {head_dim}u;\nconst R: u32 = {rows}u;\nconst CK: u32 = {keys}u;\nconst GS: u32 = {heads}u;\n{FLASH}\n{ATTN_STEP}\n{F16}"
         )
     }
 }
