@@ -831,6 +831,32 @@ pub struct BenchResult {
     pub tg_rep_ms: Vec<f64>,
 }
 
+impl BenchResult {
+    /// pp and tg rates of the median repetition. The rates above weigh a
+    /// slow repetition in full (total tokens over total time), and
+    /// llama-bench prints the mean of its repetitions' rates, whose first
+    /// prefill repetition reads slow on every file: the medians compare
+    /// the two like with like (BENCHMARKS.md, 2026-11-27f).
+    pub fn median_tok_s(&self, p: usize, n: usize) -> (f64, f64) {
+        (
+            rate(p, median(&self.pp_rep_ms)),
+            rate(n, median(&self.tg_rep_ms)),
+        )
+    }
+}
+
+/// The middle value (the mean of the two middle ones for an even count),
+/// 0 for none.
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    match s.len() {
+        0 => 0.0,
+        l if l % 2 == 1 => s[l / 2],
+        l => (s[l / 2 - 1] + s[l / 2]) / 2.0,
+    }
+}
+
 impl Engine {
     /// llama-bench's two tests on an empty cache, `reps` times each, averaged:
     /// pp = one batch of `p` prompt tokens (fixed pseudo-random ids, in
@@ -997,7 +1023,31 @@ fn top_k(logits: &[f32], k: usize) -> Vec<(u32, f32)> {
 
 #[cfg(test)]
 mod tests {
-    use super::StopStrings;
+    use super::{BenchResult, StopStrings};
+
+    /// The median repetition's rates: the middle time of an odd count, the
+    /// mean of the two middle ones of an even count, a slow first
+    /// repetition (as in the kit's 1B files) left out of both.
+    #[test]
+    fn bench_medians_take_the_middle_repetition() {
+        let b = BenchResult {
+            pp_tok_s: 0.0,
+            tg_tok_s: 0.0,
+            pp_rep_ms: vec![83.2, 16.25, 16.0],
+            tg_rep_ms: vec![200.0, 100.0, 120.0, 160.0],
+        };
+        let (pp, tg) = b.median_tok_s(512, 128);
+        // 512 tokens in 16.25 ms; 128 in (120 + 160) / 2 = 140 ms.
+        assert!((pp - 31_507.692).abs() < 0.01, "{pp}");
+        assert!((tg - 914.285_7).abs() < 0.001, "{tg}");
+        let none = BenchResult {
+            pp_tok_s: 0.0,
+            tg_tok_s: 0.0,
+            pp_rep_ms: vec![],
+            tg_rep_ms: vec![],
+        };
+        assert_eq!(none.median_tok_s(512, 128), (0.0, 0.0));
+    }
 
     fn run(stops: &[&str], pieces: &[&str]) -> (Vec<String>, bool, String) {
         let stops: Vec<String> = stops.iter().map(|s| s.to_string()).collect();

@@ -750,11 +750,13 @@ fn cmd_bench(args: &Args) -> CliResult {
     for depth in depths {
         let b = block_on(engine.bench_sampled(p, n, reps, params, depth))?;
         if json {
+            let (pp_med, tg_med) = b.median_tok_s(p, n);
             println!(
                 "{}",
                 json!({
                     "pp_tok_s": b.pp_tok_s, "tg_tok_s": b.tg_tok_s, "backend": engine.backend_name(),
                     "pp_rep_ms": b.pp_rep_ms, "tg_rep_ms": b.tg_rep_ms,
+                    "pp_median_tok_s": pp_med, "tg_median_tok_s": tg_med,
                     "threads": args.num(&["--threads", "-t"], ThreadPool::available())?,
                     "pp": p, "tg": n, "depth": depth, "reps": reps, "temp": params.temperature,
                     "model": engine.info.name, "weight_bytes_per_token": engine.info.weight_bytes_per_token,
