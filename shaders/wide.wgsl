@@ -268,12 +268,12 @@ fn wide_idot_q2_k(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f3
 // 32h .. + 31 (h = u / 4) shifted by 2 (u % 4), high bits bit u of hmask
 // bytes 0 .. 31, scale groups 2u and 2u + 1, whose low nibbles are one
 // byte pair (bytes 96 + 2 (u % 4), nibble u / 4) and high bits another
-// (bytes 104 + 2 (u % 2), bits 2 (u / 2)). Why so: the wavefronts of its
-// loads, not its arithmetic, held it near 0.9 TB/s on the H100 (each
-// warp's word load touches four blocks' lines), so it reads 21 words
-// where it read 25 (32 bytes as 9 words, rd32; the scale pairs as one
-// word each). The quants are summed unsigned (0 .. 7) and the offset of 4
-// taken off the sums as Q4_0's.
+// (bytes 104 + 2 (u % 2), bits 2 (u / 2)). It reads 21 words where it
+// read 25 (32 bytes as 9 words, rd32; the scale pairs as one word each),
+// with the quants summed unsigned (0 .. 7) and the offset of 4 taken off
+// the sums as Q4_0's: together 10% off its 8B gate/up on the H100
+// (BENCHMARKS.md, 2026-11-27f). What holds it near 1.1 TB/s is not known:
+// 16-byte reads of padded Q6_K blocks measured slower, not faster.
 fn wide_idot_q3_k(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f32, sa: i32, sc: i32) -> f32 {
     let blk = rb + (v >> 3u) * 110u;
     let u = v & 7u;
