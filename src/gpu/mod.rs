@@ -218,11 +218,13 @@ pub struct GpuTuning {
     /// `Kernels::matvec_threads`).
     pub matvec_wg: u32,
     /// Rows per matvec workgroup for q/k/v, gate/up and plain products
-    /// (0: `auto_rows`; q/k/v takes multiples of 4, gate/up of 2). Both
-    /// are for sweeps: on the H100 (2026-11-26b, ab8.log) no other shape
-    /// beat the defaults by more than the run-to-run noise (+1.4% at most)
-    /// on synthetic 8B Q4_K, Q4_0 and F16, 1B Q4_K and TinyLlama Q4_0,
-    /// and 256 threads lost 5-30% everywhere.
+    /// (0: `auto_rows`, and `WIDE_GLU_ROWS` for gate/up on the wide
+    /// integer path; q/k/v takes multiples of 4, gate/up of 2). Both are
+    /// for sweeps: on the H100 (2026-11-26b, ab8.log) no other shape beat
+    /// the defaults by more than the run-to-run noise (+1.4% at most) on
+    /// synthetic 8B Q4_K, Q4_0 and F16, 1B Q4_K and TinyLlama Q4_0, and 256
+    /// threads lost 5-30% everywhere; 2026-11-27f's sweep found gate/up's
+    /// 2 rows (shape.log, glu2.log).
     pub matvec_rows: [u32; 3],
 }
 

@@ -87,12 +87,23 @@ impl<'a> MatvecArgs<'a> {
 /// (quads) and gate/up kernels and for the LM head, the best measured on
 /// the H100 (larger groups were slower: fewer threads, each waiting for
 /// more round trips; the head with 2 rows leaves 4x more argmax partials).
+/// Gate/up on the wide integer path takes `WIDE_GLU_ROWS` instead
+/// (`matvec_ops`, once the path is known).
 pub fn auto_rows(_rows: usize, mv: Mv) -> u32 {
     match mv {
         Mv::Qkv | Mv::Silu | Mv::Gelu | Mv::Head => 4,
         Mv::Main => 2,
     }
 }
+
+/// Rows per workgroup of gate/up on the wide integer path (one gate and
+/// one up row). On the H100 (BENCHMARKS.md, 2026-11-27f, synthetic files,
+/// three interleaved rounds) it ran tg128 faster than 4 rows: llama-3.1-8b
+/// Q4_K +2.6% (gate/up 1,169 -> 1,073 us), Q5_K +1.6%, Q4_0 +0.8%, Q8_0
+/// +2-10%, llama-3.2-1b Q4_K +1.1%, TinyLlama -0.3%, SmolLM2 0%; 8B Q6_K
+/// -0.6%, Q3_K -1% (one round). Half the rows a workgroup is twice the
+/// workgroups, each with half the loads in flight.
+pub const WIDE_GLU_ROWS: u32 = 2;
 
 /// The int8 x of the integer matvec path (quantize_x.wgsl's XQ and XD),
 /// one for every product of a graph: dispatches run in order, and each
@@ -281,6 +292,12 @@ pub fn matvec_ops(
     } else {
         kernels::MvPath::F32
     };
+    if asked == 0
+        && matches!(a.mv, Mv::Silu | Mv::Gelu)
+        && matches!(path, kernels::MvPath::Wide { .. })
+    {
+        r = WIDE_GLU_ROWS;
+    }
     // The tensor-core tile of long rows reads x in f16 from HalfX, packed
     // by a pass before it (`Kernels::half_tile`).
     let tile = k.half_tile(k.tile_for(fmts, a.mv, rows.len()), rows.len(), m.cols);

@@ -3332,13 +3332,19 @@ fn wide_int_gate_up_mixed_matches_integer_twin() {
                 mv: Mv::Silu,
                 norm: Some((&gb, eps)),
                 split: ff,
-                rows_per_group: 4,
+                // The wide path's default (WIDE_GLU_ROWS), 4 otherwise.
+                rows_per_group: if wide { 0 } else { 4 },
                 ..MatvecArgs::plain(&xb, &y, &s, ff, false)
             };
             let ix = IntX::new(&g, cols, n).unwrap();
             k.int_x = Some(ix.clone());
             let ops = matvec_ops(&g, &mut k, m, 0..2 * ff, &a).unwrap();
             assert_eq!(ops[0].label, "quantize_x", "{tys:?}: not the integer path");
+            let rows = if wide { super::ops::WIDE_GLU_ROWS } else { 4 };
+            assert_eq!(
+                ops[1].shape.groups(n as u32)[0],
+                (2 * ff as u32).div_ceil(rows)
+            );
             g.run(&[&ops], n as u32, &[]);
             let got = read_f32(&g, &y, n * ff);
             let (gq, gd) = read_int_x(&g, &ix, n);
