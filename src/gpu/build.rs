@@ -723,7 +723,7 @@ impl LayerBufs {
             f(c.spec.attn_scale),
             0,
             splits as u32,
-            spec.window.map_or(0, |w| w.min(ctx)) as u32,
+            window_keys(spec, ctx),
         ]);
         let mut lb = LayerBufs {
             qkv,
@@ -769,6 +769,13 @@ impl LayerBufs {
         .collect();
         Ok(lb)
     }
+}
+
+/// The attention shaders' P.window for a layer: its sliding window within
+/// the context, 0 for none. Decode's split grid (`kernels::SplitGrid`)
+/// counts keys with the same value, so both take it from here.
+fn window_keys(spec: &LayerSpec, ctx: usize) -> u32 {
+    spec.window.map_or(0, |w| w.min(ctx)) as u32
 }
 
 /// Builds one layer's ops; prefill (`tiled`: products as tiled matmuls)
@@ -1125,7 +1132,7 @@ impl LayerOps<'_> {
         let grid = kernels::SplitGrid {
             x: wgs,
             slots: rule.slots(self.sh.ctx, c.head_dim, group, c.n_kv_heads) as u32,
-            window: self.spec.window.map_or(0, |w| w.min(self.sh.ctx)) as u32,
+            window: window_keys(self.spec, self.sh.ctx),
             rule,
             head_dim: c.head_dim,
             group,
