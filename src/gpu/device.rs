@@ -55,6 +55,17 @@ pub struct Gpu {
     /// Bytes read back from the device through this handle and every
     /// handle cloned or derived from it (`bytes_read`).
     read_back: Arc<AtomicU64>,
+    /// Every pipeline's WGSL as compiled, where `recording_shaders` asked
+    /// for it (a development aid: `webgguf gpu-profile --shaders DIR`).
+    shaders: Option<Arc<Mutex<Vec<ShaderRecord>>>>,
+}
+
+/// One compute pipeline's source as `kernels::pipeline` compiled it.
+#[derive(Clone, Debug)]
+pub struct ShaderRecord {
+    pub label: String,
+    pub entry: String,
+    pub source: String,
 }
 
 /// A tracking handle's live buffers, and their bytes by kind.
@@ -169,6 +180,7 @@ impl Gpu {
             kind: MemKind::Scratch,
             deferred: None,
             read_back: Arc::default(),
+            shaders: None,
         })
     }
 
@@ -212,6 +224,28 @@ impl Gpu {
         match st.error.take() {
             Some(e) => Err(Error::Gpu(e)),
             None => Ok(()),
+        }
+    }
+
+    /// A handle on the same device (and its clones) that keeps the source
+    /// of every pipeline compiled through it, in the list returned.
+    pub fn recording_shaders(&self) -> (Gpu, Arc<Mutex<Vec<ShaderRecord>>>) {
+        let list: Arc<Mutex<Vec<ShaderRecord>>> = Arc::default();
+        let g = Gpu {
+            shaders: Some(list.clone()),
+            ..self.clone()
+        };
+        (g, list)
+    }
+
+    /// Keep a pipeline's source where `recording_shaders` asked for it.
+    pub fn note_shader(&self, label: &str, entry: &str, source: &str) {
+        if let Some(list) = &self.shaders {
+            lock(list).push(ShaderRecord {
+                label: label.into(),
+                entry: entry.into(),
+                source: source.into(),
+            });
         }
     }
 

@@ -1560,6 +1560,7 @@ fn epilogue(t: u32, l0: u32, v: vec4<f32>) {
 }
 
 pub fn pipeline(gpu: &Gpu, label: &str, src: &str, entry: &str) -> Rc<wgpu::ComputePipeline> {
+    gpu.note_shader(label, entry, src);
     let module = gpu
         .device
         .create_shader_module(wgpu::ShaderModuleDescriptor {

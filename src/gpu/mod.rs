@@ -56,7 +56,7 @@ use crate::sampler::Sampler;
 use crate::source::{read_header, read_small, Source};
 
 use build::Scratch;
-pub use device::{Copy, Gpu, PendingRead};
+pub use device::{Copy, Gpu, PendingRead, ShaderRecord};
 pub use kernels::{DeepShape, Kernels, Mv, MvPath, Op, Shape};
 pub use ops::{
     auto_rows, embed_ops, int_x_sizes, matvec_ops, sample_ops, IntX, MatvecArgs, QkvArgs,

@@ -44,10 +44,13 @@ commands:
            device memory bandwidth: buffer-to-buffer copies, and compute
            kernels that copy and that read (buffers capped at the storage
            binding limit); the kernel read is the ceiling for rooflines
-  gpu-profile -m MODEL [-n 64] [-d DEPTH]
+  gpu-profile -m MODEL [-n 64] [-d DEPTH] [--shaders DIR]
            where a GPU decode step's time goes (JSON): CPU encode/submit/wait,
            GPU time per step and per kernel, bare dispatch cost; -d: also the
-           decode step's kernels at position DEPTH (context DEPTH + 1)
+           decode step's kernels at position DEPTH (context DEPTH + 1);
+           --shaders: write each compiled pipeline's WGSL into DIR (one file
+           each, `index.tsv` naming its label and entry point), for
+           tools/pipeline-stats
 
 common options:
   -m, --model MODEL a GGUF file's path, or the name of a model scripts/setup.sh fetches
@@ -790,10 +793,11 @@ fn parse_depths(s: &str) -> Result<Vec<usize>, String> {
 
 fn cmd_gpu_profile(args: &Args) -> CliResult {
     let mut allowed = COMMON.to_vec();
-    allowed.extend(["-n", "-d"]);
+    allowed.extend(["-n", "-d", "--shaders"]);
     args.check(&allowed)?;
     let n: usize = args.num(&["-n"], 64)?;
     let depth: usize = args.num(&["-d"], 0)?;
+    let shader_dir = args.str(&["--shaders"]).map(std::path::PathBuf::from);
     let bytes = match args.str(&["--synthetic"]) {
         Some(spec) => {
             let (shape, ty) = webgguf::synthetic::parse_spec(spec)?;
@@ -806,11 +810,42 @@ fn cmd_gpu_profile(args: &Args) -> CliResult {
         context: args.num(&["--ctx"], if depth > 0 { depth + 1 } else { 0 })?,
         ..EngineOptions::default()
     };
-    let v = block_on(async {
-        let g = gpu::Gpu::new().await?;
-        gpu::profile::profile_model(g, bytes, opts, gpu_options_from_env(), n, depth).await
+    let (v, shaders) = block_on(async {
+        let (g, shaders) = gpu::Gpu::new().await?.recording_shaders();
+        let v =
+            gpu::profile::profile_model(g, bytes, opts, gpu_options_from_env(), n, depth).await?;
+        Ok::<_, webgguf::Error>((v, shaders))
     })?;
     println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    if let Some(dir) = shader_dir {
+        let list = shaders.lock().map(|l| l.clone()).unwrap_or_default();
+        write_shaders(&dir, &list)?;
+    }
+    Ok(())
+}
+
+/// Each distinct (source, entry point) of `list` as DIR/NNN-LABEL.wgsl,
+/// and DIR/index.tsv: file, label, entry point.
+fn write_shaders(dir: &std::path::Path, list: &[gpu::ShaderRecord]) -> CliResult {
+    let io = |e: std::io::Error| CliError::Usage(format!("--shaders {}: {e}", dir.display()));
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let mut seen = std::collections::HashSet::new();
+    let mut index = String::new();
+    for r in list {
+        if !seen.insert((r.source.as_str(), r.entry.as_str())) {
+            continue;
+        }
+        let name: String = r
+            .label
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        let file = format!("{:03}-{name}.wgsl", seen.len());
+        std::fs::write(dir.join(&file), &r.source).map_err(io)?;
+        index.push_str(&format!("{file}\t{}\t{}\n", r.label, r.entry));
+    }
+    std::fs::write(dir.join("index.tsv"), index).map_err(io)?;
+    eprintln!("{} shaders written to {}", seen.len(), dir.display());
     Ok(())
 }
 
