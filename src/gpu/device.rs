@@ -58,6 +58,9 @@ pub struct Gpu {
     /// Every pipeline's WGSL as compiled, where `recording_shaders` asked
     /// for it (a development aid: `webgguf gpu-profile --shaders DIR`).
     shaders: Option<Arc<Mutex<Vec<ShaderRecord>>>>,
+    /// Compile without naga's loop counters (`shader_module`; on unless
+    /// `GpuTuning::loop_bounding` asks for them).
+    trust_loops: bool,
 }
 
 /// One compute pipeline's source as `kernels::pipeline` compiled it.
@@ -181,6 +184,7 @@ impl Gpu {
             deferred: None,
             read_back: Arc::default(),
             shaders: None,
+            trust_loops: true,
         })
     }
 
@@ -236,6 +240,40 @@ impl Gpu {
             ..self.clone()
         };
         (g, list)
+    }
+
+    /// A handle on the same device whose pipelines compile without naga's
+    /// loop counters where `trust` (see `shader_module`).
+    pub fn trusting_loops(&self, trust: bool) -> Gpu {
+        Gpu {
+            trust_loops: trust,
+            ..self.clone()
+        }
+    }
+
+    /// A module of our own WGSL. wgpu's `create_shader_module` has naga add
+    /// a counter to every loop, which ends it after 2^64 turns: it keeps a
+    /// driver from treating an endless loop as unreachable, but the
+    /// counter also hides each loop's trip count from the driver's
+    /// compiler. Every loop of our kernels ends by its own bound, so where
+    /// the handle trusts them the module compiles without the counters
+    /// (bounds checks stay).
+    pub fn shader_module(&self, label: &str, src: &str) -> wgpu::ShaderModule {
+        let desc = wgpu::ShaderModuleDescriptor {
+            label: Some(label),
+            source: wgpu::ShaderSource::Wgsl(std::borrow::Cow::Borrowed(src)),
+        };
+        if !self.trust_loops {
+            return self.device.create_shader_module(desc);
+        }
+        let checks = wgpu::ShaderRuntimeChecks {
+            force_loop_bounding: false,
+            ..wgpu::ShaderRuntimeChecks::checked()
+        };
+        // SAFETY: the checks dropped guard against endless loops only, and
+        // the sources are this crate's kernels, whose loops all have
+        // bounds (their tests run every one to its end).
+        unsafe { self.device.create_shader_module_trusted(desc, checks) }
     }
 
     /// Keep a pipeline's source where `recording_shaders` asked for it.

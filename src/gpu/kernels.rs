@@ -1,7 +1,6 @@
 //! Compute pipelines, built once per device, and the recorded dispatches
 //! ("ops") that the forward pass replays.
 
-use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -1561,12 +1560,7 @@ fn epilogue(t: u32, l0: u32, v: vec4<f32>) {
 
 pub fn pipeline(gpu: &Gpu, label: &str, src: &str, entry: &str) -> Rc<wgpu::ComputePipeline> {
     gpu.note_shader(label, entry, src);
-    let module = gpu
-        .device
-        .create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(label),
-            source: wgpu::ShaderSource::Wgsl(Cow::Borrowed(src)),
-        });
+    let module = gpu.shader_module(label, src);
     Rc::new(
         gpu.device
             .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {

@@ -226,6 +226,15 @@ pub struct GpuTuning {
     /// threads lost 5-30% everywhere; 2026-11-27f's sweep found gate/up's
     /// 2 rows (shape.log, glu2.log).
     pub matvec_rows: [u32; 3],
+    /// Let naga add its loop counters to every loop (wgpu's default, which
+    /// guards against endless loops in untrusted shaders). Off (the
+    /// default): our own kernels, whose loops all end, compile without
+    /// them (`Gpu::trusting_loops`); browsers ignore the setting. On the
+    /// H100 that made decode 3.8% (8B Q4_K), 4.6% (1B Q4_K), 6.9% (8B
+    /// IQ4_XS) and 9% (8B Q6_K) faster, and 6% at depth 2048: the
+    /// counters hid the loops' trip counts from the driver's compiler
+    /// (BENCHMARKS.md, 2026-11-27g).
+    pub loop_bounding: bool,
 }
 
 /// `GpuTuning::split_wgs`'s default, measured on the H100 (BENCHMARKS.md,
@@ -319,6 +328,7 @@ impl Default for GpuTuning {
             split_max: SPLIT_MAX,
             matvec_wg: 0,
             matvec_rows: [0; 3],
+            loop_bounding: false,
         }
     }
 }
@@ -401,7 +411,7 @@ impl GpuBackend {
         opts: GpuOptions,
         progress: &dyn Fn(f64),
     ) -> Result<GpuBackend> {
-        let gpu = gpu.tracking();
+        let gpu = gpu.tracking().trusting_loops(!opts.tuning.loop_bounding);
         let g = gpu.clone();
         let r = gpu
             .scoped("loading the model onto the GPU", move || {

@@ -73,7 +73,7 @@ common options:
 environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
   WEBGGUF_GPU_{FUSE,TILED,FEW,SPLIT,FLASH,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE,INT_PREFILL}=0,
   WEBGGUF_GPU_{DEEP_KEYS,SPLIT_WGS,SPLIT_MAX,MV_WG}=N, WEBGGUF_GPU_MV_ROWS=Q,G,M,
-  WEBGGUF_GPU_ATTENTION=simple, WEBGGUF_GPU_TILE=large (see README.md)
+  WEBGGUF_GPU_ATTENTION=simple, WEBGGUF_GPU_TILE=large, WEBGGUF_GPU_LOOP_BOUND=1 (see README.md)
 ";
 
 /// The GPU backend's options, from the environment (for A/B comparisons;
@@ -123,6 +123,8 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 /// - `WEBGGUF_GPU_MV_WG=N`: threads per matvec workgroup;
 ///   `WEBGGUF_GPU_MV_ROWS=Q,G,M`: rows per workgroup for q/k/v, gate/up
 ///   and plain products (0: the default for that kind).
+/// - `WEBGGUF_GPU_LOOP_BOUND=1`: compile with naga's loop counters, as
+///   wgpu does by default (`GpuTuning::loop_bounding`).
 /// - `WEBGGUF_GPU_SPLIT_WGS=N`: decode splits as short as one chunk while
 ///   they keep at most N workgroups busy (default 320; 0: 64 keys always);
 ///   `WEBGGUF_GPU_SPLIT_MAX=K`: past that, splits up to K keys (default 64).
@@ -210,6 +212,7 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
                     r.try_into().ok()
                 })
                 .unwrap_or(d.tuning.matvec_rows),
+            loop_bounding: var("WEBGGUF_GPU_LOOP_BOUND").as_deref() == Some("1"),
         },
         ..d
     }

@@ -1,4 +1,4 @@
-//! pipeline-stats DIR [FILTER]
+//! pipeline-stats [--trusted-loops] DIR [FILTER]
 //!
 //! What the Vulkan driver says of each compute pipeline that
 //! `webgguf gpu-profile --shaders DIR` wrote (DIR/index.tsv: file, label,
@@ -12,7 +12,8 @@
 //! buffer access 2 (index checks `Restrict`, buffer accesses unchecked), so
 //! the driver compiles the same program a `webgguf` run gives it (up to
 //! wgpu's workgroup-memory zeroing, done natively here). FILTER keeps the
-//! files whose label contains it.
+//! files whose label contains it. --trusted-loops compiles without naga's
+//! loop counters, as `GpuTuning::loop_bounding` false does.
 //!
 //! Output: one line a statistic, tab-separated: file, label, entry point,
 //! executable, statistic, value.
@@ -24,18 +25,26 @@ use std::path::Path;
 type R<T> = Result<T, String>;
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let trusted = args.first().is_some_and(|a| a == "--trusted-loops");
+    if trusted {
+        args.remove(0);
+    }
     if args.is_empty() || args.len() > 2 {
-        eprintln!("usage: pipeline-stats DIR [FILTER]");
+        eprintln!("usage: pipeline-stats [--trusted-loops] DIR [FILTER]");
         std::process::exit(2);
     }
-    if let Err(e) = run(Path::new(&args[0]), args.get(1).map(String::as_str)) {
+    if let Err(e) = run(
+        Path::new(&args[0]),
+        args.get(1).map(String::as_str),
+        trusted,
+    ) {
         eprintln!("pipeline-stats: {e}");
         std::process::exit(1);
     }
 }
 
-fn run(dir: &Path, filter: Option<&str>) -> R<()> {
+fn run(dir: &Path, filter: Option<&str>, trusted: bool) -> R<()> {
     let index = std::fs::read_to_string(dir.join("index.tsv"))
         .map_err(|e| format!("{}: {e}", dir.join("index.tsv").display()))?;
     let vkd = Vk::new()?;
@@ -49,7 +58,7 @@ fn run(dir: &Path, filter: Option<&str>) -> R<()> {
             continue;
         }
         let src = std::fs::read_to_string(dir.join(file)).map_err(|e| format!("{file}: {e}"))?;
-        match vkd.stats(&src, entry) {
+        match vkd.stats(&src, entry, !trusted) {
             Ok(rows) => {
                 for (exe, name, value) in rows {
                     println!("{file}\t{label}\t{entry}\t{exe}\t{name}\t{value}");
@@ -154,7 +163,7 @@ impl Vk {
     }
 
     /// (executable, statistic, value) for `entry` of `src`.
-    fn stats(&self, src: &str, entry: &str) -> R<Vec<(String, String, String)>> {
+    fn stats(&self, src: &str, entry: &str, bound_loops: bool) -> R<Vec<(String, String, String)>> {
         let module = naga::front::wgsl::parse_str(src).map_err(|e| e.emit_to_string(src))?;
         let info = naga::valid::Validator::new(
             naga::valid::ValidationFlags::all(),
@@ -174,7 +183,7 @@ impl Vk {
         };
         opts.zero_initialize_workgroup_memory =
             naga::back::spv::ZeroInitializeWorkgroupMemoryMode::Native;
-        opts.force_loop_bounding = true;
+        opts.force_loop_bounding = bound_loops;
         let po = naga::back::spv::PipelineOptions {
             shader_stage: naga::ShaderStage::Compute,
             entry_point: entry.into(),
