@@ -4313,3 +4313,108 @@ fn split_source_compiles_for_every_head_size() {
         }
     }
 }
+
+/// A kernel whose loops' trip counts come from its input: y[i] = sum over
+/// j < n[i] of (j + 1) * x[i], and an inner loop over a constant bound.
+const LOOPS_WGSL: &str = "
+@group(0) @binding(0) var<storage, read> N: array<u32>;
+@group(0) @binding(1) var<storage, read> X: array<f32>;
+@group(0) @binding(2) var<storage, read_write> Y: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    if i >= arrayLength(&Y) {
+        return;
+    }
+    var s = 0.0;
+    for (var j = 0u; j < N[i]; j++) {
+        var k = 0u;
+        loop {
+            if k >= 2u {
+                break;
+            }
+            s += 0.5 * f32(j + 1u) * X[i];
+            k++;
+        }
+    }
+    Y[i] = s;
+}
+";
+
+/// Both compile paths of `Gpu::shader_module` (naga's loop counters off,
+/// main's default, and on, wgpu's) give the CPU's values for loops whose
+/// trip counts are data (0 to 300 turns), on outputs poisoned with NaN;
+/// and a recording handle keeps each compiled source, while the handle it
+/// came from keeps none.
+#[test]
+fn loops_compile_both_ways_and_recording_keeps_each_source() {
+    let Some(g) = gpu() else { return };
+    let len = 197; // not a multiple of the 64-thread workgroup
+    let mut rng = Rng::new(0x100b);
+    let n: Vec<u32> = (0..len).map(|_| rng.next_u32() % 301).collect();
+    let x = randn(&mut rng, len);
+    // Exact in f32: (j + 1) / 2 * 2 summed is n (n + 1) / 2, times x.
+    let want: Vec<f64> = (0..len)
+        .map(|i| (n[i] as f64 * (n[i] as f64 + 1.0) / 2.0) * x[i] as f64)
+        .collect();
+    let nb = g.storage("n", len as u64 * 4).unwrap();
+    g.queue.write_buffer(
+        &nb,
+        0,
+        &n.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>(),
+    );
+    let xb = g.storage("x", len as u64 * 4).unwrap();
+    g.queue.write_buffer(
+        &xb,
+        0,
+        &x.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>(),
+    );
+    let (rec, list) = g.recording_shaders();
+    for trust in [true, false] {
+        let h = rec.trusting_loops(trust);
+        let p = kernels::pipeline(&h, "loops", LOOPS_WGSL, "main");
+        let y = poisoned(&g, len);
+        let bind = g.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &p.get_bind_group_layout(0),
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: nb.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: xb.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: y.as_entire_binding(),
+                },
+            ],
+        });
+        let op = Op {
+            pipeline: p,
+            bind,
+            shape: Shape::Fixed([(len as u32).div_ceil(64), 1, 1]),
+            label: "test",
+        };
+        g.run(&[std::slice::from_ref(&op)], 1, &[]);
+        let got = read_f32(&g, &y, len);
+        // Up to 600 f32 additions of same-signed terms, each rounding the
+        // running sum by at most 2^-24 of it: under 600 x 6e-8 = 3.6e-5 of
+        // the result. n = 0 gives 0 exactly.
+        close(&format!("loops, trusted {trust}"), &got, &want, 4e-5, 0.0);
+    }
+    let l = list.lock().unwrap();
+    assert_eq!(l.len(), 2, "one record per compiled pipeline");
+    assert!(l
+        .iter()
+        .all(|r| r.label == "loops" && r.entry == "main" && r.source == LOOPS_WGSL));
+    drop(l);
+    kernels::pipeline(&g, "unrecorded", LOOPS_WGSL, "main");
+    assert_eq!(
+        list.lock().unwrap().len(),
+        2,
+        "the plain handle records nothing"
+    );
+}
