@@ -268,6 +268,12 @@ pub fn wide_decoder(ty: GgmlType) -> Option<(&'static str, &'static str)> {
     })
 }
 
+/// Whether `ty`'s values come from IQ4_NL's code book (IQ4_XS, IQ4_NL),
+/// which the wide decoders look up in workgroup memory (wide.wgsl's IQ4L).
+pub fn has_code_book(ty: GgmlType) -> bool {
+    matches!(ty, GgmlType::IQ4_XS | GgmlType::IQ4_NL)
+}
+
 /// Whether wide decoder `dec` (`wide_decoder`'s name) takes the sums of
 /// its x groups: the formats with mins, which multiply the sum of x, and
 /// those with a fixed offset, which sum their quants unsigned and take the
@@ -2577,11 +2583,20 @@ impl Kernels {
         // the synthetic 8B IQ4_XS at 237-241 tg128 against 229-231 on the
         // H100, but the 1B's down product (8192 columns) lost 6% with
         // them (BENCHMARKS.md, 2026-11-26g).
-        let book = f
-            .iter()
-            .any(|&t| matches!(t, GgmlType::IQ4_XS | GgmlType::IQ4_NL));
+        // Q2_K's and Q3_K's gate/up, and Q3_K's q/k/v, also ran faster with
+        // 64 threads on the synthetic 8B (4096 columns, two wide units a
+        // thread): gate/up 1,410 -> 1,325 us (Q3_K) and 965 -> 860 (Q2_K),
+        // q/k/v 673 -> 619 (Q3_K); Q2_K's q/k/v and both formats' plain
+        // products lost 3-7% (2026-11-28, shape.log).
+        let book = f.iter().any(|&t| has_code_book(t));
+        let low_bits = |ts: &[GgmlType]| f.iter().all(|t| ts.contains(t));
+        let narrow = match mv {
+            Mv::Silu | Mv::Gelu => low_bits(&[GgmlType::Q2_K, GgmlType::Q3_K]),
+            Mv::Qkv => low_bits(&[GgmlType::Q3_K]),
+            _ => false,
+        };
         let wg = match self.matvec_wg {
-            0 if wide && (cols < 4096 || (book && cols < 8192)) => 64,
+            0 if wide && (cols < 4096 || (book && cols < 8192) || (narrow && cols < 8192)) => 64,
             _ => self.matvec_threads(cols),
         };
         let fold = self.fold_norm;

@@ -218,7 +218,7 @@ pub struct GpuTuning {
     /// `Kernels::matvec_threads`).
     pub matvec_wg: u32,
     /// Rows per matvec workgroup for q/k/v, gate/up and plain products
-    /// (0: `auto_rows`, and `WIDE_GLU_ROWS` for gate/up on the wide
+    /// (0: `auto_rows`, and `wide_glu_rows` for gate/up on the wide
     /// integer path; q/k/v takes multiples of 4, gate/up of 2). Both are
     /// for sweeps: on the H100 (2026-11-26b, ab8.log) no other shape beat
     /// the defaults by more than the run-to-run noise (+1.4% at most) on

@@ -87,7 +87,7 @@ impl<'a> MatvecArgs<'a> {
 /// (quads) and gate/up kernels and for the LM head, the best measured on
 /// the H100 (larger groups were slower: fewer threads, each waiting for
 /// more round trips; the head with 2 rows leaves 4x more argmax partials).
-/// Gate/up on the wide integer path takes `WIDE_GLU_ROWS` instead
+/// Gate/up on the wide integer path takes `wide_glu_rows` instead
 /// (`matvec_ops`, once the path is known).
 pub fn auto_rows(_rows: usize, mv: Mv) -> u32 {
     match mv {
@@ -96,14 +96,24 @@ pub fn auto_rows(_rows: usize, mv: Mv) -> u32 {
     }
 }
 
-/// Rows per workgroup of gate/up on the wide integer path (one gate and
-/// one up row). On the H100 (BENCHMARKS.md, 2026-11-27f, synthetic files,
-/// three interleaved rounds) it ran tg128 faster than 4 rows: llama-3.1-8b
-/// Q4_K +2.6% (gate/up 1,169 -> 1,073 us), Q5_K +1.6%, Q4_0 +0.8%, Q8_0
+/// Rows per workgroup of gate/up on the wide integer path for formats
+/// `f`: 2 (one gate and one up row), or 4 where a member has IQ4_NL's code
+/// book. On the H100 (BENCHMARKS.md, 2026-11-27f, synthetic files, three
+/// interleaved rounds) 2 ran tg128 faster than 4 rows: llama-3.1-8b Q4_K
+/// +2.6% (gate/up 1,169 -> 1,073 us), Q5_K +1.6%, Q4_0 +0.8%, Q8_0
 /// +2-10%, llama-3.2-1b Q4_K +1.1%, TinyLlama -0.3%, SmolLM2 0%; 8B Q6_K
 /// -0.6%, Q3_K -1% (one round). Half the rows a workgroup is twice the
-/// workgroups, each with half the loads in flight.
-pub const WIDE_GLU_ROWS: u32 = 2;
+/// workgroups, each with half the loads in flight. The code-book formats
+/// are bound by their shared-memory lookups, not by loads in flight, and
+/// each workgroup fills the table first: at 4 rows the synthetic 8B
+/// IQ4_XS's gate/up took 1,422 us against 1,495 (2026-11-28, shape.log).
+pub fn wide_glu_rows(f: kernels::Fmts) -> u32 {
+    if f.iter().any(|&t| kernels::has_code_book(t)) {
+        4
+    } else {
+        2
+    }
+}
 
 /// The int8 x of the integer matvec path (quantize_x.wgsl's XQ and XD),
 /// one for every product of a graph: dispatches run in order, and each
@@ -296,7 +306,7 @@ pub fn matvec_ops(
         && matches!(a.mv, Mv::Silu | Mv::Gelu)
         && matches!(path, kernels::MvPath::Wide { .. })
     {
-        r = WIDE_GLU_ROWS;
+        r = wide_glu_rows(fmts);
     }
     // The tensor-core tile of long rows reads x in f16 from HalfX, packed
     // by a pass before it (`Kernels::half_tile`).

@@ -3332,7 +3332,7 @@ fn wide_int_gate_up_mixed_matches_integer_twin() {
                 mv: Mv::Silu,
                 norm: Some((&gb, eps)),
                 split: ff,
-                // The wide path's default (WIDE_GLU_ROWS), 4 otherwise.
+                // The wide path's default (wide_glu_rows), 4 otherwise.
                 rows_per_group: if wide { 0 } else { 4 },
                 ..MatvecArgs::plain(&xb, &y, &s, ff, false)
             };
@@ -3340,7 +3340,11 @@ fn wide_int_gate_up_mixed_matches_integer_twin() {
             k.int_x = Some(ix.clone());
             let ops = matvec_ops(&g, &mut k, m, 0..2 * ff, &a).unwrap();
             assert_eq!(ops[0].label, "quantize_x", "{tys:?}: not the integer path");
-            let rows = if wide { super::ops::WIDE_GLU_ROWS } else { 4 };
+            let rows = if wide {
+                super::ops::wide_glu_rows([tys[0], tys[1], tys[1]])
+            } else {
+                4
+            };
             assert_eq!(
                 ops[1].shape.groups(n as u32)[0],
                 (2 * ff as u32).div_ceil(rows)
