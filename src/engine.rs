@@ -846,8 +846,8 @@ impl BenchResult {
 }
 
 /// The middle value (the mean of the two middle ones for an even count),
-/// 0 for none.
-fn median(v: &[f64]) -> f64 {
+/// 0 for none. Also `gpu-profile`'s (gpu::profile).
+pub(crate) fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
     match s.len() {

@@ -2587,7 +2587,10 @@ impl Kernels {
         // 64 threads on the synthetic 8B (4096 columns, two wide units a
         // thread): gate/up 1,410 -> 1,325 us (Q3_K) and 965 -> 860 (Q2_K),
         // q/k/v 673 -> 619 (Q3_K); Q2_K's q/k/v and both formats' plain
-        // products lost 3-7% (2026-11-28, shape.log).
+        // products lost 3-7% (2026-11-28, shape.log). In-stream tg128 then
+        // gained 2.5% (Q3_K) and 5-13% (Q2_K) (ab.log). The same change for
+        // Q4_K, Q5_K, Q6_K and Q4_0, which gpu-profile's per-kernel times
+        // also favoured, gained nothing in-stream (ab2.log).
         let book = f.iter().any(|&t| has_code_book(t));
         let low_bits = |ts: &[GgmlType]| f.iter().all(|t| ts.contains(t));
         let narrow = match mv {

@@ -9,6 +9,7 @@ use std::time::Instant;
 use serde_json::{json, Value};
 
 use super::*;
+use crate::engine::median;
 
 /// Trivial kernels for the dispatch-cost test: `rw` writes the buffer it
 /// binds read_write (so wgpu puts a barrier between two of them), `ro` only
@@ -35,14 +36,6 @@ fn ro(@builtin(local_invocation_index) i: u32) {
 
 fn us(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e6
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
 }
 
 fn mean(v: &[f64]) -> f64 {
@@ -166,7 +159,7 @@ impl GpuBackend {
                 tot_us.push(us(t0));
             }
         }
-        let mut gpu_us = match &stamps {
+        let gpu_us = match &stamps {
             Some(s) => s.durations(&self.gpu).await?[..n - warm].to_vec(),
             None => vec![],
         };
@@ -175,9 +168,10 @@ impl GpuBackend {
             "dispatches_per_token": dispatches,
             "tokens": n - warm,
             "median_us": {
-                "encode": median(&mut enc_us), "submit": median(&mut sub_us),
-                "wait": median(&mut wait_us), "total": median(&mut tot_us),
-                "gpu_pass": median(&mut gpu_us),
+                "encode": median(&enc_us), "submit": median(&sub_us),
+                "wait": median(&wait_us), "total": median(&tot_us),
+                // null where the device has no timestamp queries.
+                "gpu_pass": (!gpu_us.is_empty()).then(|| median(&gpu_us)),
             },
         }))
     }
@@ -201,7 +195,7 @@ impl GpuBackend {
             }
             out.insert(
                 format!("pipeline_{on}"),
-                json!({"median_us": median(&mut v.clone()), "mean_us": mean(&v)}),
+                json!({"median_us": median(&v), "mean_us": mean(&v)}),
             );
         }
         self.pipeline = saved;
@@ -221,7 +215,7 @@ impl GpuBackend {
         self.gpu.wait_idle().await?;
         out.insert(
             format!("greedy_fed_{}", self.feed),
-            json!({"median_us": median(&mut v.clone()), "mean_us": mean(&v)}),
+            json!({"median_us": median(&v), "mean_us": mean(&v)}),
         );
         Ok(Value::Object(out))
     }
@@ -304,7 +298,7 @@ impl GpuBackend {
             self.gpu.read(&self.s.read_id[0], 4).await?;
             v.push(us(t0));
         }
-        Ok(json!({"median_us": median(&mut v)}))
+        Ok(json!({"median_us": median(&v)}))
     }
 
     /// `count` bare dispatches in one pass, with and without barriers.
