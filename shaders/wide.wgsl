@@ -315,8 +315,13 @@ fn wide_idot_q8_0(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f3
 // (compute-bound: ~3 quant words per SM clock arrive at full bandwidth on
 // an H100, which leaves ~40 operations per word); a table lookup per byte
 // is 4 shared-memory reads and ~16 operations per word (8 elements).
-// Filled by each workgroup that uses it (iq4_lut_fill); a workgroup
-// variable that an entry point does not use takes no memory there.
+// These reads bound IQ4_XS/IQ4_NL products: without them the same kernel
+// reads 2.1 TB/s on the H100, with them 1.3-1.4, a third of the gap in
+// bank conflicts; a two-half table that skips the byte regrouping, and
+// mux-tree decoding without a table, measured slower (BENCHMARKS.md,
+// 2026-11-28). Filled by each workgroup that uses it (iq4_lut_fill); a
+// workgroup variable that an entry point does not use takes no memory
+// there.
 var<workgroup> IQ4L: array<u32, 256>;
 
 // Every thread fills its share of IQ4L, then the workgroup waits for all
