@@ -2599,7 +2599,7 @@ impl Kernels {
             _ => false,
         };
         let wg = match self.matvec_wg {
-            0 if wide && (cols < 4096 || (book && cols < 8192) || (narrow && cols < 8192)) => 64,
+            0 if wide && (cols < 4096 || ((book || narrow) && cols < 8192)) => 64,
             _ => self.matvec_threads(cols),
         };
         let fold = self.fold_norm;
