@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Tables for BENCHMARKS.md from one gpu-side-by-side result folder.
 
-Usage: scripts/sbs-table.py bench/h100-YYYY-MM-DD/sbs/res
+Usage: scripts/sbs-table.py bench/h100-YYYY-MM-DD/sbs/res [--median]
+--median: each engine's median repetition (llama-bench's samples_ts, our
+pp_median_tok_s / tg_median_tok_s) instead of the means; a run of a file
+again under the label FILE-pass2 or FILE-bound (a second pass, or the
+binary with naga's loop counters) adds its tg128 as a column.
 Reads lb-*.json (llama-bench), webgguf.log (our CLI's raw JSON), bpt.jsonl
 (bytes per decoded token) and torch-bw.json (the HBM ceiling), and prints:
 the side-by-side table with ratios, the depth figures, the old/new A/B, and
@@ -11,6 +15,7 @@ import json, re, sys, statistics
 from pathlib import Path
 
 d = Path(sys.argv[1])
+MEDIAN = "--median" in sys.argv[2:]
 log = (d / "webgguf.log").read_text()
 runs = {}
 for m in re.finditer(r"^### (\S+) :: webgguf .*?\n(.*?)^### end \1 rc=(\d+)", log, re.S | re.M):
@@ -20,7 +25,11 @@ def wg(label):
     out, rc = runs.get(label, ("", 1))
     for line in out.splitlines():
         if line.startswith("{") and line.endswith("}"):
-            return json.loads(line)
+            r = json.loads(line)
+            if MEDIAN:
+                r["pp_tok_s"] = r.get("pp_median_tok_s", r["pp_tok_s"])
+                r["tg_tok_s"] = r.get("tg_median_tok_s", r["tg_tok_s"])
+            return r
     return None
 
 def lb(label):
@@ -29,7 +38,7 @@ def lb(label):
         return None
     r = {}
     for x in json.loads(p.read_text() or "[]"):
-        r["pp" if x["n_prompt"] else "tg"] = x["avg_ts"]
+        r["pp" if x["n_prompt"] else "tg"] = statistics.median(x["samples_ts"]) if MEDIAN else x["avg_ts"]
     return r
 
 bpt = {json.loads(l)["file"].removesuffix(".gguf"): json.loads(l) for l in open(d / "bpt.jsonl")}
@@ -39,8 +48,11 @@ def f(x, n=0):
     return "–" if x is None else f"{x:,.{n}f}"
 
 print(f"HBM ceiling (CUDA 4 GiB copy, read + write): {hbm:,.0f} GB/s\n")
-print("| file | llama.cpp CUDA pp512 / tg128 | webgguf pp512 / tg128 | ratio pp / tg | webgguf decode GB/s (% of HBM) |")
-print("| --- | ---: | ---: | ---: | ---: |")
+extra = [x for x in ("pass2", "bound") if any(k.endswith("-" + x) for k in runs)]
+print(f"{'Medians' if MEDIAN else 'Means'} of each engine's repetitions, tokens/s:\n")
+print("| file | llama.cpp CUDA pp512 / tg128 | webgguf pp512 / tg128 | ratio pp / tg | webgguf decode GB/s (% of HBM) |"
+      + "".join(f" webgguf tg128, {x} |" for x in extra))
+print("| --- | ---: | ---: | ---: | ---: |" + " ---: |" * len(extra))
 for shape in ["llama-3.2-1b", "llama-3.1-8b"]:
     for q in ["Q4_K_M", "Q5_K_M", "Q6_K", "IQ4_XS", "Q4_0", "Q8_0", "F16"]:
         name = f"{shape}-{q}"
@@ -48,8 +60,9 @@ for shape in ["llama-3.2-1b", "llama-3.1-8b"]:
         if not a or not b:
             continue
         gbs = bpt[name]["bytes_per_token"] * b["tg_tok_s"] / 1e9
+        cols = "".join(f" {f((wg(name + '-' + x) or {}).get('tg_tok_s'))} |" for x in extra)
         print(f"| {shape} {q} | {f(a['pp'])} / {f(a['tg'])} | {f(b['pp_tok_s'])} / {f(b['tg_tok_s'])} | "
-              f"{b['pp_tok_s']/a['pp']:.2f} / **{b['tg_tok_s']/a['tg']:.2f}** | {gbs:,.0f} ({100*gbs/hbm:.0f}%) |")
+              f"{b['pp_tok_s']/a['pp']:.2f} / **{b['tg_tok_s']/a['tg']:.2f}** | {gbs:,.0f} ({100*gbs/hbm:.0f}%) |" + cols)
 
 print("\nDecode at depth (tg128 after a d-token context), tokens/s:\n")
 print("| file | depth | llama.cpp CUDA | webgguf | llama.cpp loss vs d=0 | webgguf loss vs d=0 |")
