@@ -2581,8 +2581,15 @@ impl Kernels {
         // workgroup, so fewer, longer workgroups pay for it less often: at
         // 4096 columns (one wide unit a thread with 128) 64 threads ran
         // the synthetic 8B IQ4_XS at 237-241 tg128 against 229-231 on the
-        // H100, but the 1B's down product (8192 columns) lost 6% with
-        // them (BENCHMARKS.md, 2026-11-26g).
+        // H100, but the 1B's down product (8192 columns, two wide units
+        // for each of 128 threads) lost 6% with them (BENCHMARKS.md,
+        // 2026-11-26g; 2% in 2026-11-28b). Past it, the 8B's down product
+        // (14,336 columns: 3.5 wide units a thread with 128, so half the
+        // threads idle for the last one) gained with 64 threads: synthetic
+        // 8B IQ4_XS tg128 270.4 / 270.3 -> 274.1 / 273.6, IQ4_NL 263.5 /
+        // 263.8 -> 265.3 / 265.0 (2026-11-28b, bookwg.log). So the code-book
+        // formats keep 128 threads only where each takes a whole number, at
+        // least two, of wide units.
         // Q2_K's and Q3_K's gate/up, and Q3_K's q/k/v, also ran faster with
         // 64 threads on the synthetic 8B (4096 columns, two wide units a
         // thread): gate/up 1,410 -> 1,325 us (Q3_K) and 965 -> 860 (Q2_K),
@@ -2592,6 +2599,8 @@ impl Kernels {
         // Q4_K, Q5_K, Q6_K and Q4_0, which gpu-profile's per-kernel times
         // also favoured, gained nothing in-stream (ab2.log).
         let book = f.iter().any(|&t| has_code_book(t));
+        let units = cols / 32;
+        let even_128 = units >= 256 && units.is_multiple_of(128);
         let low_bits = |ts: &[GgmlType]| f.iter().all(|t| ts.contains(t));
         let narrow = match mv {
             Mv::Silu | Mv::Gelu => low_bits(&[GgmlType::Q2_K, GgmlType::Q3_K]),
@@ -2599,7 +2608,7 @@ impl Kernels {
             _ => false,
         };
         let wg = match self.matvec_wg {
-            0 if wide && (cols < 4096 || ((book || narrow) && cols < 8192)) => 64,
+            0 if wide && (cols < 4096 || (book && !even_128) || (narrow && cols < 8192)) => 64,
             _ => self.matvec_threads(cols),
         };
         let fold = self.fold_norm;
