@@ -65,16 +65,21 @@ for shape in ["llama-3.2-1b", "llama-3.1-8b"]:
               f"{b['pp_tok_s']/a['pp']:.2f} / **{b['tg_tok_s']/a['tg']:.2f}** | {gbs:,.0f} ({100*gbs/hbm:.0f}%) |" + cols)
 
 print("\nDecode at depth (tg128 after a d-token context), tokens/s:\n")
-print("| file | depth | llama.cpp CUDA | webgguf | llama.cpp loss vs d=0 | webgguf loss vs d=0 |")
-print("| --- | ---: | ---: | ---: | ---: | ---: |")
+# A run again under the label ...-alt (another split shape, say) adds a column.
+alt = any(re.match(r"d\d+-.*-alt$", k) for k in runs)
+print("| file | depth | llama.cpp CUDA | webgguf | llama.cpp loss vs d=0 | webgguf loss vs d=0 |"
+      + (" webgguf, -alt run |" if alt else ""))
+print("| --- | ---: | ---: | ---: | ---: | ---: |" + (" ---: |" if alt else ""))
 for shape in ["llama-3.2-1b", "llama-3.1-8b"]:
     for q in ["Q4_K_M", "Q4_0"]:
         base_a, base_b = lb(f"{shape}-{q}"), wg(f"{shape}-{q}")
         for dep in [2048, 8192]:
             a, b = lb(f"d{dep}-{shape}-{q}"), wg(f"d{dep}-{shape}-{q}")
             if a and b and base_a and base_b:
+                c = wg(f"d{dep}-{shape}-{q}-alt")
                 print(f"| {shape} {q} | {dep} | {f(a['tg'])} | {f(b['tg_tok_s'])} | "
-                      f"{100*(1-a['tg']/base_a['tg']):.0f}% | {100*(1-b['tg_tok_s']/base_b['tg_tok_s']):.0f}% |")
+                      f"{100*(1-a['tg']/base_a['tg']):.0f}% | {100*(1-b['tg_tok_s']/base_b['tg_tok_s']):.0f}% |"
+                      + (f" {f(c['tg_tok_s']) if c else '–'} |" if alt else ""))
 
 ab = {}
 for label in runs:
