@@ -569,21 +569,18 @@ fn dot_rows_int_body(name: &str, r: u32, decs: &[(&'static str, &'static str)]) 
 /// every group starts on a multiple of 16 elements) with their blocks'
 /// scales and, for formats with mins, their sums (once for all rows), and
 /// decodes row j with `decs[j]` (`wide_decoder`). Rows are whole wide units
-/// (`wide_decoder`), so there is no tail.
-fn dot_rows_wide_body(name: &str, decs: &[(&'static str, &'static str)]) -> String {
+/// (`wide_decoder`), so there is no tail. `book`: some row's format looks
+/// its values up in the code book (`has_code_book`), which the workgroup
+/// fills first.
+fn dot_rows_wide_body(name: &str, decs: &[(&'static str, &'static str)], book: bool) -> String {
     let mut groups: Vec<&str> = Vec::new();
     for &(_, g) in decs {
         if !groups.contains(&g) {
             groups.push(g);
         }
     }
-    // IQ4_XS and IQ4_NL look their code book up in workgroup memory
-    // (wide.wgsl).
-    let lut = if decs.iter().any(|&(d, _)| d == "iq4_xs" || d == "iq4_nl") {
-        "    iq4_lut_fill(lid);\n"
-    } else {
-        ""
-    };
+    // The code book lives in workgroup memory (wide.wgsl's IQ4L).
+    let lut = if book { "    iq4_lut_fill(lid);\n" } else { "" };
     let mut s = format!(
         "fn {name}(lid: u32, t: u32, rb: array<u32, R>) -> array<f32, RN> {{
 {lut}    var acc: array<f32, RN>;
@@ -673,10 +670,16 @@ fn dot_rows_src(r: u32, f: Fmts, cols: usize, mv: Mv, path: MvPath) -> String {
             wide_decoder(ty).expect("the wide path only for formats with a wide decoder")
         }
     };
-    let body = |name: &str, decs: &[(&'static str, &'static str)]| match path {
-        MvPath::F32 => dot_rows_body(name, r, decs),
-        MvPath::Int => dot_rows_int_body(name, r, decs),
-        MvPath::Wide { .. } => dot_rows_wide_body(name, decs),
+    // One body whose row j has format tys[j].
+    let body = |name: &str, tys: &[GgmlType]| {
+        let decs: Vec<_> = tys.iter().map(|&t| dec(t)).collect();
+        match path {
+            MvPath::F32 => dot_rows_body(name, r, &decs),
+            MvPath::Int => dot_rows_int_body(name, r, &decs),
+            MvPath::Wide { .. } => {
+                dot_rows_wide_body(name, &decs, tys.iter().any(|&t| has_code_book(t)))
+            }
+        }
     };
     let call = |name: &str| {
         if int {
@@ -687,12 +690,12 @@ fn dot_rows_src(r: u32, f: Fmts, cols: usize, mv: Mv, path: MvPath) -> String {
     };
     let head = "fn dot_rows(lid: u32, t: u32, xb: u32, scale: f32, norm: bool, rb: array<u32, R>, sec: u32) -> array<f32, RN> {\n";
     if !is_mixed(f) || matches!(mv, Mv::Main | Mv::Head) {
-        let decs = vec![dec(f[0]); r as usize];
-        return body("dot_rows_0", &decs) + head + &call("dot_rows_0") + "}\n";
+        let tys = vec![f[0]; r as usize];
+        return body("dot_rows_0", &tys) + head + &call("dot_rows_0") + "}\n";
     }
     if matches!(mv, Mv::Silu | Mv::Gelu) {
-        let decs: Vec<_> = (0..r as usize).map(|j| dec(f[j & 1])).collect();
-        return body("dot_rows_0", &decs) + head + &call("dot_rows_0") + "}\n";
+        let tys: Vec<_> = (0..r as usize).map(|j| f[j & 1]).collect();
+        return body("dot_rows_0", &tys) + head + &call("dot_rows_0") + "}\n";
     }
     let mut s = String::new();
     let mut dispatch = head.to_string();
@@ -704,7 +707,7 @@ fn dot_rows_src(r: u32, f: Fmts, cols: usize, mv: Mv, path: MvPath) -> String {
                 done.push(ty);
                 s += &body(
                     &format!("dot_rows_{}", done.len() - 1),
-                    &vec![dec(ty); r as usize],
+                    &vec![ty; r as usize],
                 );
                 done.len() - 1
             }
