@@ -2602,8 +2602,10 @@ impl Kernels {
         // Q4_K, Q5_K, Q6_K and Q4_0, which gpu-profile's per-kernel times
         // also favoured, gained nothing in-stream (ab2.log).
         let book = f.iter().any(|&t| has_code_book(t));
-        let units = cols / 32;
-        let even_128 = units >= 256 && units.is_multiple_of(128);
+        // Whether the default thread count gives each thread a whole
+        // number, at least two, of wide units.
+        let (units, t) = (cols / 32, self.matvec_threads(cols) as usize);
+        let even = units >= 2 * t && units.is_multiple_of(t);
         let low_bits = |ts: &[GgmlType]| f.iter().all(|t| ts.contains(t));
         let narrow = match mv {
             Mv::Silu | Mv::Gelu => low_bits(&[GgmlType::Q2_K, GgmlType::Q3_K]),
@@ -2611,7 +2613,7 @@ impl Kernels {
             _ => false,
         };
         let wg = match self.matvec_wg {
-            0 if wide && (cols < 4096 || (book && !even_128) || (narrow && cols < 8192)) => 64,
+            0 if wide && (cols < 4096 || (book && !even) || (narrow && cols < 8192)) => 64,
             _ => self.matvec_threads(cols),
         };
         let fold = self.fold_norm;
