@@ -1,8 +1,9 @@
 // Decode attention over one split of the keys (flash-decoding's first
 // half): for one token at position p = S.pos and each query head h of this
 // workgroup, over the keys [lo, hi) of split s = workgroup_id.y (lo =
-// first_key(p) + LS * s, hi = min(p + 1, lo + LS); first_key as in
-// attention.wgsl), the softmax's pieces relative to the split's own max m:
+// first_key(p) + LS * NC * s, hi = min(p + 1, lo + LS * NC); first_key as
+// in attention.wgsl), taken as NC chunks of LS keys one after another, the
+// softmax's pieces relative to the split's own max m:
 // acc = sum_j e^(score_j - m) V[j], total = sum_j e^(score_j - m), and m,
 // score_j = (f16(q) . K[j]) * scale, all in f32. attention.wgsl's `merge`
 // (or `merge_q`) then combines the splits. Splits past the last key exit
@@ -36,13 +37,14 @@
 // Params (attention.wgsl's): 0 heads, 1 kv_heads, 2 head_dim (= HD), 4
 //   scale, 6 splits, 7 window.
 // The host prepends `const HD` (head_dim, <= 512), `GQ` (query heads per
-//   workgroup: GQ * HD <= 1024, GQ <= 8), `LS` (keys per split, a
-//   multiple of 8), `TPK` (threads per key; LS * TPK threads, at most 256
+//   workgroup: GQ * HD <= 1024, GQ <= 8), `LS` (keys per chunk, a
+//   multiple of 8), `NC` (chunks per split), `TPK` (threads per key; LS * TPK threads, at most 256
 //   and at least HD / 2: `kernels::DeepShape`), `PW` and `LANES` (below),
 //   `HB` (heads whose V sums meet in `buf` at once) and `BUF` (its
 //   length), and appends
-//   attn_step.wgsl (P, S, first_key) and f16.wgsl; it replaces the lines K_LOADS, V_LOADS, K_DOTS and V_SUMS
-//   with the loads and sums written out (`kernels::split_src`).
+//   attn_step.wgsl (P, S, first_key) and f16.wgsl; it replaces the lines
+//   K_LOADS, K_NEXT, V_LOADS, K_DOTS and V_SUMS with the loads and sums
+//   written out (`kernels::split_src`).
 // Bindings (attention.wgsl's numbers): 8 Q (f32, [heads * head_dim]), 2
 //   KC, 3 VC (u32, [ctx][kv_heads * head_dim / 2]), 4 P, 5 S, 9 Part (f32,
 //   [heads][P.splits][head_dim + 2]: acc, then total, then m), 10 KC4 (KC
@@ -94,6 +96,10 @@ var<workgroup> buf: array<f32, BUF>;
 var<workgroup> wv: array<vec4<f32>, LS * GV>;
 var<workgroup> m8: array<f32, GQ * 8u>;
 var<workgroup> t8: array<f32, GQ * 8u>;
+// The running max per head over the chunks so far, and each chunk's
+// rescale of the sums before it, four heads a vec4 (0 past GQ).
+var<workgroup> mrun: array<f32, GQ>;
+var<workgroup> sv: array<vec4<f32>, GV>;
 
 // a[i] without a dynamic index (which may put `a` in memory).
 fn lane4(a: vec4<f32>, i: u32) -> f32 {
@@ -116,11 +122,10 @@ fn eighth_max(g: u32) -> f32 {
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let len = S.pos + 1u;
-    let lo = first_key(S.pos) + wid.y * LS;
-    if lo >= len {
+    let lo0 = first_key(S.pos) + wid.y * LS * NC;
+    if lo0 >= len {
         return;
     }
-    let cn = min(LS, len - lo);
     let grp = P.heads / P.kv_heads;
     let per = (grp + GQ - 1u) / GQ;
     let kvi = wid.x / per;
@@ -128,22 +133,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let nh = min(GQ, kvi * grp + grp - h0);
     let kvw = P.kv_heads * HW;
 
-    // This thread's K words, loaded before anything waits (keys past the
-    // split's end read its last key; their scores are masked and their
-    // weights 0), and later its V words, all in one round trip each. The
-    // host writes the loads out as named values (`k0`, `k1`, .. and `v0`,
-    // `v1`, ..), not arrays, which may live in memory: K_LOADS, PW of them
-    // for key `key`'s part `part`; V_LOADS, NV of them for word `w` of keys
-    // `lane`, `lane` + LANES, ..
+    // This thread's K words of the first chunk, loaded before anything
+    // waits (keys past the split's end read its last key; their scores
+    // are masked and their weights 0), and later its V words, all in one
+    // round trip each. The host writes the loads out as named values
+    // (`k0`, `k1`, .. and `v0`, `v1`, ..), not arrays, which may live in
+    // memory: K_LOADS, PW of them for key `key`'s part `part` of row
+    // `krow` (K_NEXT loads them again from a new `krow`); V_LOADS, NV of
+    // them for word `w` of keys `lane`, `lane` + LANES, ..
     let key = lid / TPK;
     let part = lid % TPK;
-    let krow = min(lo + key, len - 1u) * kvw + kvi * HW;
+    let last = len - 1u;
+    var krow = min(lo0 + key, last) * kvw + kvi * HW;
     // V: lane `lane` of word w (idle threads past LANES take the last lane's
     // keys, and their sums are never written).
     let lane = min(lid / HW, LANES - 1u);
     let w = lid % HW;
     let vb = kvi * HW + w;
-    let last = len - 1u;
 K_LOADS
     // The queries, f16-rounded, into qv.
     for (var i = lid; i < TPK * 2u * PW * GQ; i += WG) {
@@ -158,67 +164,106 @@ K_LOADS
         }
         qv[p * QS + e * GV + g / 4u][g % 4u] = v;
     }
-    workgroupBarrier();
-
-    // Partial dots: this thread's words of its key, every head at once
-    // (heads 0-3 in d0, 4-7 in d1).
-    var d0 = vec4<f32>();
-    var d1 = vec4<f32>();
-    let qb = part * QS;
-K_DOTS
-    for (var g = 0u; g < GQ; g++) {
-        buf[(g * LS + key) * TPK + part] = lane4(select(d0, d1, g >= 4u), g % 4u);
+    if lid < GQ {
+        mrun[lid] = MASKED;
     }
-    workgroupBarrier();
-    // Scores (thread i: head i / LS, key i % LS), and each eighth's max.
-    for (var i = lid; i < GQ * LS; i += WG) {
-        let b = TPK * i;
-        var s = 0.0;
-        for (var e = 0u; e < TPK; e++) {
-            s += buf[b + e];
-        }
-        s *= P.scale;
-        wv[(i % LS) * GV + i / LS / 4u][i / LS % 4u] = select(MASKED, s, i % LS < cn);
-    }
-    workgroupBarrier();
-    if lid < GQ * 8u {
-        var m = MASKED;
-        for (var i = 0u; i < LS / 8u; i++) {
-            m = max(m, score(lid / 8u, (lid % 8u) * (LS / 8u) + i));
-        }
-        m8[lid] = m;
-    }
-    workgroupBarrier();
-    // Weights against the split's max (masked keys: 0), and their sums.
-    for (var i = lid; i < GQ * LS; i += WG) {
-        let g = i / LS;
-        let j = (i % LS) * GV + g / 4u;
-        wv[j][g % 4u] = exp(wv[j][g % 4u] - eighth_max(g));
-    }
-    workgroupBarrier();
-    if lid < GQ * 8u {
-        var t = 0.0;
-        for (var i = 0u; i < LS / 8u; i++) {
-            t += score(lid / 8u, (lid % 8u) * (LS / 8u) + i);
-        }
-        t8[lid] = t;
-    }
-
-    // V sums: keys lane, lane + LANES, .. of word w (V_SUMS, a block of
-    // multiply-adds per loaded word; masked keys weigh 0, and keys past the
-    // split's LS, in the last round where LANES does not divide it, are
-    // guarded by the host). Heads 0-3 in ax0 / ay0 (the word's two dims),
-    // 4-7 in ax1 / ay1. The V words are loaded here, not with the K words
-    // at the start: held through the scores too they cost more (registers,
-    // so fewer workgroups at once, measured: 8B at 8192 keys 36.0 -> 33.4
-    // us a layer with them here, BENCHMARKS.md 2026-11-26e, ab6) than
-    // their round trip here.
-V_LOADS
+    // The V sums of heads 0-3 in ax0 / ay0 (the word's two dims), 4-7 in
+    // ax1 / ay1, against the running max mrun, over every chunk so far.
     var ax0 = vec4<f32>();
     var ay0 = vec4<f32>();
     var ax1 = vec4<f32>();
     var ay1 = vec4<f32>();
+
+    // The split's NC chunks of LS keys, one after another, as an online
+    // softmax: each chunk's weights against the running max, the sums so
+    // far rescaled where a chunk raises it. Chunks past the last key are
+    // skipped (the same for the whole workgroup).
+    for (var c = 0u; c < NC; c++) {
+        let lo = lo0 + c * LS;
+        if lo >= len {
+            break;
+        }
+        let cn = min(LS, len - lo);
+        // qv (first chunk), and every thread done with the last chunk's
+        // wv, sv and m8.
+        workgroupBarrier();
+
+        // Partial dots: this thread's words of its key, every head at once
+        // (heads 0-3 in d0, 4-7 in d1).
+        var d0 = vec4<f32>();
+        var d1 = vec4<f32>();
+        let qb = part * QS;
+K_DOTS
+        // The next chunk's K words, in flight through this chunk's softmax
+        // and V sums.
+        if c + 1u < NC && lo + LS < len {
+            krow = min(lo + LS + key, last) * kvw + kvi * HW;
+K_NEXT
+        }
+        for (var g = 0u; g < GQ; g++) {
+            buf[(g * LS + key) * TPK + part] = lane4(select(d0, d1, g >= 4u), g % 4u);
+        }
+        workgroupBarrier();
+        // Scores (thread i: head i / LS, key i % LS), and each eighth's max.
+        for (var i = lid; i < GQ * LS; i += WG) {
+            let b = TPK * i;
+            var s = 0.0;
+            for (var e = 0u; e < TPK; e++) {
+                s += buf[b + e];
+            }
+            s *= P.scale;
+            wv[(i % LS) * GV + i / LS / 4u][i / LS % 4u] = select(MASKED, s, i % LS < cn);
+        }
+        workgroupBarrier();
+        if lid < GQ * 8u {
+            var m = MASKED;
+            for (var i = 0u; i < LS / 8u; i++) {
+                m = max(m, score(lid / 8u, (lid % 8u) * (LS / 8u) + i));
+            }
+            m8[lid] = m;
+        }
+        workgroupBarrier();
+        // Weights against the running max (masked keys: 0), and how much
+        // the sums so far shrink (sv: 1 where the chunk does not raise the
+        // max, 0 at the first chunk).
+        for (var i = lid; i < GQ * LS; i += WG) {
+            let g = i / LS;
+            let j = (i % LS) * GV + g / 4u;
+            wv[j][g % 4u] = exp(wv[j][g % 4u] - max(mrun[g], eighth_max(g)));
+        }
+        if lid < GQ {
+            sv[lid / 4u][lid % 4u] = exp(mrun[lid] - max(mrun[lid], eighth_max(lid)));
+        }
+        workgroupBarrier();
+        if lid < GQ * 8u {
+            var t = 0.0;
+            for (var i = 0u; i < LS / 8u; i++) {
+                t += score(lid / 8u, (lid % 8u) * (LS / 8u) + i);
+            }
+            t8[lid] = t8[lid] * sv[lid / 32u][lid / 8u % 4u] + t;
+        }
+        // No thread reads mrun again before the next chunk's barriers.
+        if lid < GQ {
+            mrun[lid] = max(mrun[lid], eighth_max(lid));
+        }
+
+        // V sums: keys lane, lane + LANES, .. of word w (V_SUMS, a block
+        // of multiply-adds per loaded word; masked keys weigh 0, and keys
+        // past the chunk's LS, in the last round where LANES does not
+        // divide it, are guarded by the host). The V words are loaded
+        // here, not with the K words: held through the scores too they
+        // cost more (registers, so fewer workgroups at once, measured: 8B
+        // at 8192 keys 36.0 -> 33.4 us a layer with them here,
+        // BENCHMARKS.md 2026-11-26e, ab6) than their round trip here.
+V_LOADS
+        ax0 *= sv[0];
+        ay0 *= sv[0];
+        if GV > 1u {
+            ax1 *= sv[GV - 1u];
+            ay1 *= sv[GV - 1u];
+        }
 V_SUMS
+    }
     // The lanes meet in `buf`, HB heads a round (two barriers a round).
     let summer = lid / HW < LANES;
     for (var g0 = 0u; g0 < GQ; g0 += HB) {
@@ -253,8 +298,7 @@ V_SUMS
                 t += t8[g * 8u + i];
             }
             Part[o + HD] = t;
-            Part[o + HD + 1u] = eighth_max(g);
+            Part[o + HD + 1u] = mrun[g];
         }
     }
 }
-

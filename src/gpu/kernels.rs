@@ -1736,7 +1736,7 @@ fn fill_line(src: &str, marker: &str, text: &str) -> String {
 
 /// The attention shaders' generated parts: `src` with each of its
 /// `(marker, text)` lines filled (`fill_line`).
-fn fill_lines(src: &str, parts: [(&str, String); 4]) -> String {
+fn fill_lines(src: &str, parts: &[(&str, String)]) -> String {
     parts.iter().fold(src.to_string(), |body, (marker, text)| {
         fill_line(&body, marker, text)
     })
@@ -1748,7 +1748,7 @@ fn fill_lines(src: &str, parts: [(&str, String); 4]) -> String {
 /// an array indexed in a loop in memory (BENCHMARKS.md, 2026-11-26d).
 pub fn split_src(head_dim: usize, group: usize, sh: DeepShape) -> String {
     let gq = split_heads(head_dim, group);
-    let (ls, tpk) = (sh.keys as usize, sh.tpk);
+    let (ls, tpk, nc) = (sh.keys as usize, sh.tpk, sh.chunks);
     let pw = sh.key_words(head_dim);
     let lanes = sh.lanes(head_dim);
     let hb = sh.out_heads(head_dim, group);
@@ -1760,22 +1760,26 @@ pub fn split_src(head_dim: usize, group: usize, sh: DeepShape) -> String {
     for i in 0..pw {
         kl += &format!("    var k{i}: u32;\n");
     }
-    kl += "    if VEC {\n        let kb = (krow + part * PW) / 4u;\n";
+    // The loads from row `krow` into k0 .. (K_LOADS at the start, K_NEXT
+    // for the next chunk).
+    let mut kn = String::new();
+    kn += "    if VEC {\n        let kb = (krow + part * PW) / 4u;\n";
     for q in 0..pw.div_ceil(4) {
-        kl += &format!("        let kq{q} = KC4[kb + {q}u];\n");
+        kn += &format!("        let kq{q} = KC4[kb + {q}u];\n");
         for c in 0..4.min(pw - 4 * q) {
-            kl += &format!(
+            kn += &format!(
                 "        k{} = kq{q}.{};\n",
                 4 * q + c,
                 ["x", "y", "z", "w"][c]
             );
         }
     }
-    kl += "    } else {\n";
+    kn += "    } else {\n";
     for i in 0..pw {
-        kl += &format!("        k{i} = KC[krow + min(part * PW + {i}u, HW - 1u)];\n");
+        kn += &format!("        k{i} = KC[krow + min(part * PW + {i}u, HW - 1u)];\n");
     }
-    kl += "    }\n";
+    kn += "    }\n";
+    kl += &kn;
     for i in 0..pw {
         kd += &format!(
             "    {{\n        let kk = unpack2x16float(k{i});\n        let e = qb + {}u * GV;\n        \
@@ -1816,8 +1820,9 @@ pub fn split_src(head_dim: usize, group: usize, sh: DeepShape) -> String {
     }
     let body = fill_lines(
         SPLIT,
-        [
+        &[
             ("K_LOADS", kl),
+            ("K_NEXT", kn),
             ("V_LOADS", vl),
             ("K_DOTS", kd),
             ("V_SUMS", vs),
@@ -1827,7 +1832,7 @@ pub fn split_src(head_dim: usize, group: usize, sh: DeepShape) -> String {
     // generated loads and sums already follow.
     format!(
         "const HD: u32 = {head_dim}u;\nconst GQ: u32 = {gq}u;\nconst LS: u32 = {ls}u;\n\
-         const TPK: u32 = {tpk}u;\nconst PW: u32 = {pw}u;\nconst LANES: u32 = {lanes}u;\n\
+         const NC: u32 = {nc}u;\nconst TPK: u32 = {tpk}u;\nconst PW: u32 = {pw}u;\nconst LANES: u32 = {lanes}u;\n\
          const HB: u32 = {hb}u;\nconst BUF: u32 = {buf}u;\n{body}\n{ATTN_STEP}\n{F16}"
     )
 }
@@ -1924,7 +1929,7 @@ pub fn few_src(head_dim: usize) -> String {
     }
     let body = fill_lines(
         FEW,
-        [
+        &[
             ("K_LOADS", kl),
             ("V_LOADS", vl),
             ("K_DOTS", kd),
@@ -2024,7 +2029,7 @@ pub fn mid_src(head_dim: usize, mk: usize) -> String {
     }
     let body = fill_lines(
         MID,
-        [
+        &[
             ("K_LOADS", kl),
             ("V_LOADS", vl),
             ("K_DOTS", kd),
@@ -2050,18 +2055,27 @@ pub fn deep_keys(tuning: &GpuTuning, head_dim: usize) -> usize {
     }
 }
 
-/// split.wgsl's shape: `keys` per split (each split one workgroup per
-/// query-head slot) and `tpk` threads per key for the scores, so
-/// `keys * tpk` threads a workgroup (`GpuTuning::deep_shape`).
+/// split.wgsl's shape: `keys` per chunk, `chunks` chunks per split (each
+/// split one workgroup per query-head slot, walking its chunks one after
+/// another) and `tpk` threads per key for the scores, so `keys * tpk`
+/// threads a workgroup (`GpuTuning::deep_shape`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DeepShape {
     pub keys: u32,
     pub tpk: u32,
+    pub chunks: u32,
 }
 
 impl DeepShape {
-    /// 64 keys, 4 threads a key: 256 threads.
-    pub const DEFAULT: DeepShape = DeepShape { keys: 64, tpk: 4 };
+    /// 64 keys, 4 threads a key: 256 threads; one chunk a split.
+    pub const DEFAULT: DeepShape = DeepShape {
+        keys: 64,
+        tpk: 4,
+        chunks: 1,
+    };
+
+    /// The most chunks a split walks.
+    pub const MAX_CHUNKS: u32 = 16;
 
     pub fn threads(self) -> u32 {
         self.keys * self.tpk
@@ -2070,10 +2084,12 @@ impl DeepShape {
     /// Whether split.wgsl takes this shape for heads of `head_dim` in
     /// groups of `group`: keys a multiple of 8, a power of two of threads
     /// a key, at most 256 threads, and at least one a word of the head
-    /// row (the V sums) and 8 a query head (the maxima's eighths).
+    /// row (the V sums) and 8 a query head (the maxima's eighths); 1 to
+    /// MAX_CHUNKS chunks.
     pub fn fits(self, head_dim: usize, group: usize) -> bool {
         let t = self.threads() as usize;
-        self.keys >= 8
+        (1..=Self::MAX_CHUNKS).contains(&self.chunks)
+            && self.keys >= 8
             && self.keys.is_multiple_of(8)
             && self.tpk.is_power_of_two()
             && t <= 256
@@ -2084,7 +2100,8 @@ impl DeepShape {
 
     /// split.wgsl's workgroup memory for heads of `head_dim` in groups of
     /// `group`: the queries by part (`qv`), the partial dots and V sums
-    /// (`buf`), the weights by key (`wv`) and the eighths' maxima and sums.
+    /// (`buf`), the weights by key (`wv`), the eighths' maxima and sums,
+    /// and the running maxima and rescales (`mrun`, `sv`).
     /// WebGPU guarantees 16 KiB. It mirrors the shader's declarations;
     /// `split_source_compiles_for_every_head_size` holds it to naga's
     /// layout of the generated source.
@@ -2098,7 +2115,11 @@ impl DeepShape {
         let (keys, tpk) = (self.keys as usize, self.tpk as usize);
         let gv = gq.div_ceil(4);
         let qv = tpk * (2 * self.key_words(head_dim) * gv + 1) * 16;
-        qv + self.buf_len(head_dim, group, hb) * 4 + keys * gv * 16 + 2 * gq * 8 * 4
+        qv + self.buf_len(head_dim, group, hb) * 4
+            + keys * gv * 16
+            + 2 * gq * 8 * 4
+            + gq * 4
+            + gv * 16
     }
 
     /// split.wgsl's `buf`: the partial dots [GQ][LS][TPK] (at least two
@@ -2139,11 +2160,12 @@ impl DeepShape {
         }
     }
 
-    /// How the merge counts split.wgsl's splits: `keys` keys always.
+    /// How the merge counts split.wgsl's splits: `keys * chunks` keys
+    /// always.
     pub fn rule(self) -> SplitRule {
         SplitRule {
             wgs: 0,
-            max: self.keys as usize,
+            max: (self.keys * self.chunks) as usize,
         }
     }
 }

@@ -26,17 +26,48 @@ fn tuning() -> GpuTuning {
     }
 }
 
-/// split.wgsl's shapes under test (keys per split x threads per key):
-/// the default, and the others `GpuTuning::deep_shape` can pick: fewer
-/// threads a workgroup (128, 64), more or fewer threads a key, and splits
-/// of 16 to 128 keys. Each runs where it fits the heads.
-const DEEP_SHAPES: [kernels::DeepShape; 6] = [
+/// split.wgsl's shapes under test (keys per chunk x threads per key x
+/// chunks per split): the default, and the others `GpuTuning::deep_shape`
+/// can pick: fewer threads a workgroup (128, 64), more or fewer threads a
+/// key, chunks of 16 to 128 keys, and splits of 2 and 3 chunks. Each runs
+/// where it fits the heads.
+const DEEP_SHAPES: [kernels::DeepShape; 8] = [
     kernels::DeepShape::DEFAULT,
-    kernels::DeepShape { keys: 32, tpk: 4 },
-    kernels::DeepShape { keys: 32, tpk: 8 },
-    kernels::DeepShape { keys: 16, tpk: 4 },
-    kernels::DeepShape { keys: 128, tpk: 2 },
-    kernels::DeepShape { keys: 16, tpk: 16 },
+    kernels::DeepShape {
+        keys: 32,
+        tpk: 4,
+        chunks: 1,
+    },
+    kernels::DeepShape {
+        keys: 32,
+        tpk: 8,
+        chunks: 1,
+    },
+    kernels::DeepShape {
+        keys: 16,
+        tpk: 4,
+        chunks: 1,
+    },
+    kernels::DeepShape {
+        keys: 128,
+        tpk: 2,
+        chunks: 1,
+    },
+    kernels::DeepShape {
+        keys: 16,
+        tpk: 16,
+        chunks: 1,
+    },
+    kernels::DeepShape {
+        keys: 64,
+        tpk: 4,
+        chunks: 2,
+    },
+    kernels::DeepShape {
+        keys: 32,
+        tpk: 4,
+        chunks: 3,
+    },
 ];
 
 /// split.wgsl's default shape fits every head size the split path takes
@@ -52,10 +83,21 @@ fn deep_shape_default_fits() {
             assert!(d.workgroup_bytes(hd, group) <= 16384);
         }
     }
-    let wide = kernels::DeepShape { keys: 128, tpk: 2 };
+    let wide = kernels::DeepShape {
+        keys: 128,
+        tpk: 2,
+        chunks: 1,
+    };
     assert!(wide.workgroup_bytes(128, 8) > 16384);
     assert!(!wide.fits(128, 8));
     assert!(wide.fits(128, 4));
+    for chunks in [0, kernels::DeepShape::MAX_CHUNKS + 1] {
+        let sh = kernels::DeepShape {
+            chunks,
+            ..kernels::DeepShape::DEFAULT
+        };
+        assert!(!sh.fits(128, 4), "{chunks} chunks");
+    }
 }
 
 fn gpu() -> Option<Gpu> {
@@ -774,20 +816,20 @@ fn split_attention_matches_cpu() {
         // attention.wgsl's `split` by each rule: each weight through its
         // chunk's exp and the rescales of the chunks after it in its split;
         // split.wgsl: one exp against the split's max. Each with the merge
-        // built for its rule; (name, split kernel, workgroups, rule, split
-        // kernel is attention.wgsl's).
+        // built for its rule; (name, split kernel, workgroups, rule,
+        // split.wgsl's chunks a split: None for attention.wgsl's).
         let names = ["split", "split by keys", "split by keys up to 256"];
         let mut kinds: Vec<_> = rules
             .iter()
             .zip(names)
             .map(|(&r, name)| {
                 let sp = k.attention_entry(&g, hd, group, "split", r);
-                (name, sp, chunk_wgs, r, true)
+                (name, sp, chunk_wgs, r, None)
             })
             .collect();
         let deep_names: Vec<String> = deep
             .iter()
-            .map(|(sh, _)| format!("split.wgsl {}x{}", sh.keys, sh.tpk))
+            .map(|(sh, _)| format!("split.wgsl {}x{}x{}", sh.keys, sh.tpk, sh.chunks))
             .collect();
         for ((sh, dk), name) in deep.iter_mut().zip(&deep_names) {
             assert_eq!(dk.deep_shape(hd, group), *sh);
@@ -796,7 +838,7 @@ fn split_attention_matches_cpu() {
                 dk.attention_split(&g, hd, group),
                 kernels::split_workgroups(kvh, hd, group),
                 sh.rule(),
-                false,
+                Some(sh.chunks as usize),
             ));
         }
         let cases = [0usize, 5, 64, 65, 130]
@@ -804,7 +846,7 @@ fn split_attention_matches_cpu() {
             .flat_map(|w| [ls, ls + 7, 3 * ls + 1, ctx - 1].map(|pos| (w, pos)))
             .flat_map(|c| (0..kinds.len()).map(move |kind| (c, kind)));
         for ((window, pos), kind) in cases {
-            let (name, sp, wgs, rule, chunked) = &kinds[kind];
+            let (name, sp, wgs, rule, deep_chunks) = &kinds[kind];
             let ny = rule.slots(ctx, hd, group, kvh);
             let mp = k.attention_entry(&g, hd, group, "merge", *rule);
             let p = params(window);
@@ -814,10 +856,11 @@ fn split_attention_matches_cpu() {
                 (pos + 1).saturating_sub(window)
             };
             // The exps and rescales a weight passes before the merge: one
-            // per chunk of its split and the split's own (split.wgsl: one).
-            let chunks = match chunked {
-                true => rule.len(hd, group, kvh, pos + 1 - lo).div_ceil(c as usize) + 1,
-                false => 1,
+            // per chunk of its split and the split's own (split.wgsl: its
+            // exp against the running max and a rescale per later chunk).
+            let chunks = match deep_chunks {
+                None => rule.len(hd, group, kvh, pos + 1 - lo).div_ceil(c as usize) + 1,
+                Some(nc) => *nc,
             };
             // At 3 SPLIT_KEYS + 1 keys the query is 1000x larger: split maxima
             // hundreds apart, so a merge that rescales against anything but
@@ -829,7 +872,7 @@ fn split_attention_matches_cpu() {
             let st = step(&g, pos as u32, 1);
             // split.wgsl also reads the keys as 16-byte words.
             let mut entries = vec![(8, &qb), (2, &kc), (3, &vc), (4, &p), (5, &st), (9, &part)];
-            if !chunked {
+            if deep_chunks.is_some() {
                 entries.push((10, &kc));
             }
             let ops = [
@@ -4309,7 +4352,10 @@ fn split_source_compiles_for_every_head_size() {
     for hd in [32usize, 64, 80, 96, 128, 192, 256, 512] {
         for group in 1..=8 {
             for sh in DEEP_SHAPES.iter().filter(|sh| sh.fits(hd, group)) {
-                let what = format!("hd {hd} group {group} shape {}x{}", sh.keys, sh.tpk);
+                let what = format!(
+                    "hd {hd} group {group} shape {}x{}x{}",
+                    sh.keys, sh.tpk, sh.chunks
+                );
                 let module = compile_wgsl(&kernels::split_src(hd, group, *sh), &what);
                 let shared = workgroup_bytes(&module);
                 assert_eq!(shared as usize, sh.workgroup_bytes(hd, group), "{what}");

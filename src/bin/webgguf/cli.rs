@@ -118,8 +118,9 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   split.wgsl's splits from K keys (default 512; 0: never);
 ///   `WEBGGUF_GPU_DEEP_KEYS_64=K` the same at head sizes 64-127 (default
 ///   1024);
-///   `WEBGGUF_GPU_DEEP_SHAPE=LxT`: its splits of L keys, T threads a key
-///   (default 64x4; a shape that does not fit the heads is ignored).
+///   `WEBGGUF_GPU_DEEP_SHAPE=LxT[xC]`: its splits of C chunks (default 1)
+///   of L keys, T threads a key (default 64x4x1; a shape that does not fit
+///   the heads is ignored).
 /// - `WEBGGUF_GPU_MV_WG=N`: threads per matvec workgroup;
 ///   `WEBGGUF_GPU_MV_ROWS=Q,G,M`: rows per workgroup for q/k/v, gate/up
 ///   and plain products (0: the default for that kind).
@@ -193,11 +194,13 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
             deep_split_keys_64: num("WEBGGUF_GPU_DEEP_KEYS_64", d.tuning.deep_split_keys_64),
             deep_shape: var("WEBGGUF_GPU_DEEP_SHAPE")
                 .and_then(|v| {
-                    let (keys, tpk) = v.split_once('x')?;
-                    Some(gpu::DeepShape {
-                        keys: keys.parse().ok()?,
-                        tpk: tpk.parse().ok()?,
-                    })
+                    // LxT or LxTxC.
+                    let mut n = v.split('x').map(|f| f.parse().ok());
+                    let (keys, tpk) = (n.next()??, n.next()??);
+                    let chunks = n.next().unwrap_or(Some(1))?;
+                    n.next()
+                        .is_none()
+                        .then_some(gpu::DeepShape { keys, tpk, chunks })
                 })
                 .unwrap_or(d.tuning.deep_shape),
             split_wgs: num("WEBGGUF_GPU_SPLIT_WGS", d.tuning.split_wgs),
