@@ -141,7 +141,13 @@ impl GpuBackend {
         let mut layers_long = Vec::new();
         let mut layers_mid: Vec<(usize, Vec<Op>)> =
             d.mid_tiers.iter().map(|&mk| (mk, Vec::new())).collect();
-        let mut layers_deep = Vec::new();
+        let group = c.n_heads / c.n_kv_heads;
+        let deep_tiers = if shared.split_attention {
+            kernels::deep_tiers(&opts.tuning, c.head_dim, group)
+        } else {
+            Vec::new()
+        };
+        let mut deep_lists: Vec<Vec<Op>> = deep_tiers.iter().map(|_| Vec::new()).collect();
         let mut layers_flash = Vec::new();
         for (l, (layer, spec)) in w.layers.iter().zip(&c.spec.layers).enumerate() {
             let lw = LayerBufs::upload(
@@ -181,8 +187,8 @@ impl GpuBackend {
                 for (mk, list) in layers_mid.iter_mut() {
                     lists.push((list, true, Attn::Mid(*mk)));
                 }
-                if kernels::deep_keys(&opts.tuning, c.head_dim) > 0 {
-                    lists.push((&mut layers_deep, true, Attn::Deep));
+                for (list, &(_, sh)) in deep_lists.iter_mut().zip(&deep_tiers) {
+                    lists.push((list, true, Attn::Deep(sh)));
                 }
             }
             if let Some(tile) = shared.flash {
@@ -199,6 +205,11 @@ impl GpuBackend {
             mats.extend([lw.wo, lw.wd]);
             progress((l + 1) as f64 / w.layers.len() as f64);
         }
+        let layers_deep: Vec<(usize, Vec<Op>)> = deep_tiers
+            .iter()
+            .map(|&(from, _)| from)
+            .zip(deep_lists)
+            .collect();
 
         let out_norm = wg.upload_f32("output_norm", &w.output_norm);
         // The LM head also leaves the best row of each workgroup, so that
@@ -288,7 +299,6 @@ impl GpuBackend {
             layers_long,
             layers_mid,
             layers_deep,
-            deep_keys: kernels::deep_keys(&opts.tuning, c.head_dim),
             layers_flash,
             head,
             argmax,
@@ -571,8 +581,8 @@ enum Attn {
     /// Decode in one dispatch over at most this many keys
     /// (`LayerOps::attention_mid`).
     Mid(usize),
-    /// The same with split.wgsl's splits, for many keys.
-    Deep,
+    /// The same with split.wgsl's splits in this shape, for many keys.
+    Deep(kernels::DeepShape),
     /// Prefill in tiles (`LayerOps::attention_flash`).
     Flash(FlashTile),
 }
@@ -809,7 +819,7 @@ impl LayerOps<'_> {
         // write its int8 x too, which saves the quantize pass's dispatch
         // (the tiled prefill kernel does not: its Wo keeps its pass).
         let qx = match (&attn, k.int_x.clone()) {
-            (Attn::Pass | Attn::Few | Attn::Split | Attn::Mid(_) | Attn::Deep, Some(ix))
+            (Attn::Pass | Attn::Few | Attn::Split | Attn::Mid(_) | Attn::Deep(_), Some(ix))
                 if self.sh.attention_int8 =>
             {
                 take_quantize(self.gpu, k, &mut wo).then_some(ix)
@@ -819,9 +829,9 @@ impl LayerOps<'_> {
         ops.extend(match attn {
             Attn::Pass => vec![self.attention(k, qx.as_ref())],
             Attn::Few => vec![self.attention_few(k, qx.as_ref())],
-            Attn::Split => self.attention_split(k, qx.as_ref(), false),
+            Attn::Split => self.attention_split(k, qx.as_ref(), None),
             Attn::Mid(mk) => vec![self.attention_mid(k, mk, qx.as_ref())],
-            Attn::Deep => self.attention_split(k, qx.as_ref(), true),
+            Attn::Deep(sh) => self.attention_split(k, qx.as_ref(), Some(sh)),
             Attn::Flash(tile) => vec![self.attention_flash(k, tile)],
         });
         ops.extend(wo);
@@ -1113,17 +1123,23 @@ impl LayerOps<'_> {
     /// own workgroups (splits past the context or outside the window exit
     /// at once), then the merge; one pass would serialize every key of a
     /// kv head. With `qx` the merge also writes Wo's int8 x. `deep`: the
-    /// splits in split.wgsl (whole query groups per workgroup), else
-    /// attention.wgsl's `split` (the chunked kernel's workgroups).
-    fn attention_split(&self, k: &mut Kernels, qx: Option<&IntX>, deep: bool) -> Vec<Op> {
+    /// splits in split.wgsl in that shape (whole query groups per
+    /// workgroup), else attention.wgsl's `split` (the chunked kernel's
+    /// workgroups).
+    fn attention_split(
+        &self,
+        k: &mut Kernels,
+        qx: Option<&IntX>,
+        deep: Option<kernels::DeepShape>,
+    ) -> Vec<Op> {
         let (gpu, s, c, w) = (self.gpu, self.s, self.c, self.w);
         let group = c.n_heads / c.n_kv_heads;
         // The merge counts the splits in use as its split kernel cut them:
         // split.wgsl's by its shape, or by the rule.
-        let (sp, wgs, rule) = if deep {
+        let (sp, wgs, rule) = if let Some(sh) = deep {
             let wgs = kernels::split_workgroups(c.n_kv_heads, c.head_dim, group);
-            let sp = k.attention_split(gpu, c.head_dim, group);
-            (sp, wgs, k.deep_shape(c.head_dim, group).rule())
+            let sp = k.attention_split(gpu, c.head_dim, group, sh);
+            (sp, wgs, sh.rule())
         } else {
             let rule = self.sh.split_rule;
             let sp = k.attention_entry(gpu, c.head_dim, group, "split", rule);
@@ -1142,7 +1158,7 @@ impl LayerOps<'_> {
         let mp = k.attention_entry(gpu, c.head_dim, group, merge, rule);
         let mut split_entries = self.attention_reads().to_vec();
         split_entries.push((9, &s.att_part));
-        if deep {
+        if deep.is_some() {
             // split.wgsl also reads the key cache as 16-byte words.
             split_entries.push((10, &w.kc));
         }

@@ -2055,6 +2055,34 @@ pub fn deep_keys(tuning: &GpuTuning, head_dim: usize) -> usize {
     }
 }
 
+/// split.wgsl's tiers for heads of `head_dim` in groups of `group`: from
+/// how many keys a decode step takes each shape, in order (empty where
+/// `deep_keys` is 0). The first is the tuning's shape from `deep_keys`;
+/// at head sizes of 128 and more a second walks `deep_far_chunks` chunks a
+/// split from `deep_far_keys` (where that is past the first and the shape
+/// fits), so that deep contexts launch fewer splits and merge fewer
+/// partials. See `DEEP_FAR_KEYS`.
+pub fn deep_tiers(tuning: &GpuTuning, head_dim: usize, group: usize) -> Vec<(usize, DeepShape)> {
+    let from = deep_keys(tuning, head_dim);
+    if from == 0 {
+        return Vec::new();
+    }
+    let near = DeepShape::pick(tuning.deep_shape, head_dim, group);
+    let mut tiers = vec![(from, near)];
+    let far = DeepShape {
+        chunks: tuning.deep_far_chunks,
+        ..near
+    };
+    if head_dim >= 128
+        && tuning.deep_far_keys > from
+        && far.chunks > near.chunks
+        && far.fits(head_dim, group)
+    {
+        tiers.push((tuning.deep_far_keys, far));
+    }
+    tiers
+}
+
 /// split.wgsl's shape: `keys` per chunk, `chunks` chunks per split (each
 /// split one workgroup per query-head slot, walking its chunks one after
 /// another) and `tpk` threads per key for the scores, so `keys * tpk`
@@ -2746,18 +2774,19 @@ impl Kernels {
         DeepShape::pick(self.deep_shape, head_dim, group)
     }
 
-    /// split.wgsl for heads of `head_dim` in groups of `group`: decode
-    /// attention in splits of `deep_shape`'s keys, one workgroup per split
-    /// and query-head slot (attention.wgsl's `merge` by the shape's
-    /// `rule` combines them).
+    /// split.wgsl for heads of `head_dim` in groups of `group` in shape
+    /// `sh` (one of `deep_tiers`'): decode attention in splits of
+    /// `sh.keys * sh.chunks` keys, one workgroup per split and query-head
+    /// slot (attention.wgsl's `merge` by the shape's `rule` combines
+    /// them).
     pub fn attention_split(
         &mut self,
         gpu: &Gpu,
         head_dim: usize,
         group: usize,
+        sh: DeepShape,
     ) -> Rc<wgpu::ComputePipeline> {
         let gq = split_heads(head_dim, group);
-        let sh = self.deep_shape(head_dim, group);
         self.split
             .entry((head_dim, gq, sh))
             .or_insert_with(|| {

@@ -202,9 +202,16 @@ pub struct GpuTuning {
     pub deep_split_keys: usize,
     /// The same at head sizes 64-127. See `DEEP_SPLIT_KEYS_64`.
     pub deep_split_keys_64: usize,
-    /// split.wgsl's keys per split and threads per key, where they fit
-    /// the heads (`kernels::DeepShape::fits`; else the default).
+    /// split.wgsl's keys per chunk, threads per key and chunks per split,
+    /// where they fit the heads (`kernels::DeepShape::fits`; else the
+    /// default).
     pub deep_shape: kernels::DeepShape,
+    /// From this many keys, at head sizes of 128 and more, split.wgsl's
+    /// splits walk `deep_far_chunks` chunks (`kernels::deep_tiers`); 0:
+    /// never. See `DEEP_FAR_KEYS`.
+    pub deep_far_keys: usize,
+    /// Chunks per split past `deep_far_keys`. See `DEEP_FAR_KEYS`.
+    pub deep_far_chunks: u32,
     /// attention.wgsl's `split` takes splits as short as one chunk of its
     /// keys while they keep at most this many workgroups busy, longer ones
     /// (up to `split_max` keys) past that (`kernels::SplitRule`); 0:
@@ -281,6 +288,17 @@ pub const DEEP_SPLIT_KEYS: usize = 512;
 /// 692 / 700 / 662.
 pub const DEEP_SPLIT_KEYS_64: usize = 1024;
 
+/// `GpuTuning::deep_far_keys`'s default, with `deep_far_chunks` 2: on the
+/// H200 (BENCHMARKS.md, 2026-11-29, synthetic Q4_K, tg64 after d keys,
+/// four runs on two machines) split.wgsl's splits of two 64-key chunks
+/// against one ran llama-3.1-8b 2.6-2.9% faster at 8192 keys and 0.7-1.3%
+/// slower at 2048, and on the real-layout 8B Q4_K_M 280 against 273 at
+/// 8192 and 313 against 316 at 2048; at head size 64 (llama-3.2-1b) two
+/// chunks lost 1-7% at both depths, so the far tier is for 128 and more.
+/// Between 2048 and 8192 keys not measured: 4096 is the middle, where the
+/// loss and the gain should about cancel.
+pub const DEEP_FAR_KEYS: usize = 4096;
+
 /// `GpuTuning::int_min_bytes`'s default, measured on the H100 with the wide
 /// decoders (BENCHMARKS.md, 2026-11-25c, synthetic shapes, tg128 at floors
 /// of 24, 4 and 0 MiB): 4 MiB against 24 gained 21% on llama-3.2-1b Q4_K,
@@ -324,6 +342,8 @@ impl Default for GpuTuning {
             deep_split_keys: DEEP_SPLIT_KEYS,
             deep_split_keys_64: DEEP_SPLIT_KEYS_64,
             deep_shape: kernels::DeepShape::DEFAULT,
+            deep_far_keys: DEEP_FAR_KEYS,
+            deep_far_chunks: 2,
             split_wgs: SPLIT_WGS,
             split_max: SPLIT_MAX,
             matvec_wg: 0,
@@ -352,10 +372,10 @@ pub struct GpuBackend {
     /// than SPLIT_KEYS keys: a list per tier (`kernels::mid_tiers`), with
     /// the most keys it attends (none where `kernels::mid_keys` is 0).
     layers_mid: Vec<(usize, Vec<Op>)>,
-    /// The same with split.wgsl's splits, for steps that attend at least
-    /// `deep_keys` keys (empty where `kernels::deep_keys` is 0).
-    layers_deep: Vec<Op>,
-    deep_keys: usize,
+    /// The same with split.wgsl's splits: a list per tier
+    /// (`kernels::deep_tiers`), with the fewest keys it attends (none
+    /// where `kernels::deep_keys` is 0).
+    layers_deep: Vec<(usize, Vec<Op>)>,
     /// The prefill layers with attention in tiles (flash.wgsl), for
     /// batches whose keys run past SPLIT_KEYS (empty without a tile for
     /// the head size, or without `GpuTuning::flash_prefill`).

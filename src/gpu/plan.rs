@@ -164,12 +164,13 @@ pub fn gpu_memory(
 
     // Decode, prefill, and where they apply the split, mid.wgsl,
     // split.wgsl (deep) and flash lists.
-    let deep = d.split_attention && super::kernels::deep_keys(&opts.tuning, c.head_dim) > 0;
-    let lists = 2
-        + d.split_attention as usize
-        + d.mid_tiers.len()
-        + deep as usize
-        + d.flash.is_some() as usize;
+    let deep = if d.split_attention {
+        super::kernels::deep_tiers(&opts.tuning, c.head_dim, c.n_heads / c.n_kv_heads.max(1)).len()
+    } else {
+        0
+    };
+    let lists =
+        2 + d.split_attention as usize + d.mid_tiers.len() + deep + d.flash.is_some() as usize;
     for (layer, spec) in w.layers.iter().zip(&c.spec.layers) {
         let qkv = Planned::group(
             &[&layer.wq, &layer.wk, &layer.wv],

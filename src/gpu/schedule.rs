@@ -37,8 +37,8 @@ impl GpuBackend {
     /// Which keys `n` tokens at `pos` attend, as far as the layer list
     /// goes: past SPLIT_KEYS keys one token attends in one dispatch up to
     /// `mid_keys` keys (`layers_mid`, its first tier that holds them), in
-    /// splits past them (`layers_long`; from `deep_keys` keys in
-    /// split.wgsl's, `layers_deep`), and a batch in tiles (`layers_flash`),
+    /// splits past them (`layers_long`; in split.wgsl's from the first
+    /// tier of `layers_deep`, each tier from its own key count on), and a batch in tiles (`layers_flash`),
     /// where those lists exist. Up to SPLIT_KEYS keys both keep llama.cpp's
     /// f16 accumulation in key order (the chunked kernel; few.wgsl for one
     /// token).
@@ -48,8 +48,12 @@ impl GpuBackend {
                 Keys::Few
             } else if let Some(t) = self.layers_mid.iter().position(|(mk, _)| pos < *mk) {
                 Keys::Mid(t)
-            } else if pos + 1 >= self.deep_keys && !self.layers_deep.is_empty() {
-                Keys::Deep
+            } else if let Some(t) = self
+                .layers_deep
+                .iter()
+                .rposition(|(from, _)| pos + 1 >= *from)
+            {
+                Keys::Deep(t)
             } else if !self.layers_long.is_empty() {
                 Keys::Long
             } else {
@@ -65,7 +69,7 @@ impl GpuBackend {
     /// The layer list for `n` tokens attending `keys` (as `keys` says).
     pub(super) fn layer_list(&self, n: usize, keys: Keys) -> &[Op] {
         match (n, keys) {
-            (1, Keys::Deep) => &self.layers_deep,
+            (1, Keys::Deep(t)) => &self.layers_deep[t].1,
             (1, Keys::Long) => &self.layers_long,
             (1, Keys::Mid(t)) => &self.layers_mid[t].1,
             (1, Keys::Few) => &self.layers_one,
@@ -346,8 +350,9 @@ pub(super) enum Keys {
     /// One token and at most the keys of mid.wgsl's tier t (the first
     /// that holds them): its list.
     Mid(usize),
-    /// One token and at least `deep_keys` keys: split.wgsl's splits.
-    Deep,
+    /// One token and at least the keys of split.wgsl's tier t (the last
+    /// that it reaches): its list.
+    Deep(usize),
 }
 
 /// What a recorded command buffer runs: `n` tokens at `pos` attending

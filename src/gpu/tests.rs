@@ -835,7 +835,7 @@ fn split_attention_matches_cpu() {
             assert_eq!(dk.deep_shape(hd, group), *sh);
             kinds.push((
                 name.as_str(),
-                dk.attention_split(&g, hd, group),
+                dk.attention_split(&g, hd, group, *sh),
                 kernels::split_workgroups(kvh, hd, group),
                 sh.rule(),
                 Some(sh.chunks as usize),
@@ -4025,7 +4025,7 @@ fn attention_int8_matches_quantize_x() {
         let group = heads / kvh;
         let wgs = kernels::chunk_workgroups(kvh, hd, group);
         let split_wgs = kernels::split_workgroups(kvh, hd, group);
-        let sp = k.attention_split(&g, hd, group);
+        let sp = k.attention_split(&g, hd, group, k.deep_shape(hd, group));
         let [mp, mq, cp, cq] = ["merge", "merge_q", "chunked", "chunked_q"]
             .map(|e| k.attention_entry(&g, hd, group, e, kernels::SplitRule::FIXED));
         // (pos, tokens, split path)
@@ -4150,7 +4150,9 @@ fn one_layer(g: &Gpu, dim: usize, ty: GgmlType, tuning: GpuTuning) -> GpuBackend
 /// SPLIT_KEYS keys, in mid.wgsl's one dispatch up to `mid_keys` keys (256,
 /// 128, or with 0 not at all), and in splits past them, from
 /// `deep_split_keys` keys (100 or 1 here; mid.wgsl first) in split.wgsl's
-/// at head size 128 and from `deep_split_keys_64` at 64 (not with 0); a
+/// at head size 128 and from `deep_split_keys_64` at 64 (not with 0), and
+/// at head size 128 from `deep_far_keys` (200 here) in its far tier (two
+/// chunks a split; none at 64, nor where it is not past the first); a
 /// batch with the chunked kernel (llama.cpp's exact order) while its keys,
 /// pos + n, are at most SPLIT_KEYS, and in tiles (flash.wgsl) past them
 /// unless `GpuTuning::flash_prefill` is off; on one-layer synthetic models
@@ -4159,19 +4161,23 @@ fn one_layer(g: &Gpu, dim: usize, ty: GgmlType, tuning: GpuTuning) -> GpuBackend
 fn layer_lists_follow_the_keys() {
     let Some(g) = gpu() else { return };
     // (model dim: heads of dim / 2, flash, deep keys at 128, at 64, mid
-    // keys)
-    for (dim, flash, deep128, deep64, mid) in [
-        (128, true, 100, 0, 0),
-        (128, false, 1, 0, 256),
-        (128, true, 0, 100, 128),
-        (256, true, 100, 0, 0),
-        (256, true, 1, 100, 128),
-        (256, true, 0, 1, 256),
+    // keys, far keys)
+    for (dim, flash, deep128, deep64, mid, far_keys) in [
+        (128, true, 100, 0, 0, 200),
+        (128, false, 1, 0, 256, 0),
+        (128, true, 0, 100, 128, 0),
+        (256, true, 100, 0, 0, 200),
+        (256, true, 100, 0, 0, 100),
+        (256, true, 1, 100, 128, 0),
+        (256, true, 1, 0, 128, 130),
+        (256, true, 0, 1, 256, 200),
     ] {
         let tune = GpuTuning {
             flash_prefill: flash,
             deep_split_keys: deep128,
             deep_split_keys_64: deep64,
+            deep_far_keys: far_keys,
+            deep_far_chunks: 2,
             mid_keys: mid,
             ..tuning()
         };
@@ -4179,6 +4185,7 @@ fn layer_lists_follow_the_keys() {
         let k = kernels::SPLIT_KEYS;
         let deep_keys = if dim == 256 { deep128 } else { deep64 };
         let deep = deep_keys > 0;
+        let far = deep && dim == 256 && far_keys > deep_keys;
         let prefill_long: &[Op] = if flash { &b.layers_flash } else { &b.layers };
         let hd = dim / 2;
         let tiers = kernels::mid_tiers(&tune, hd);
@@ -4194,11 +4201,14 @@ fn layer_lists_follow_the_keys() {
         );
         let one = |pos: usize| -> &[Op] {
             // One token past SPLIT_KEYS: mid.wgsl's first tier that holds
-            // the keys, then split.wgsl from deep_keys keys.
+            // the keys, then split.wgsl from deep_keys keys, in two chunks
+            // a split from far_keys.
             if let Some(t) = tiers.iter().position(|&mk| pos < mk) {
                 &b.layers_mid[t].1
+            } else if far && pos + 1 >= far_keys {
+                &b.layers_deep[1].1
             } else if deep && pos + 1 >= deep_keys {
-                &b.layers_deep
+                &b.layers_deep[0].1
             } else {
                 &b.layers_long
             }
@@ -4211,6 +4221,8 @@ fn layer_lists_follow_the_keys() {
             (1, 99, one(99)),
             (1, 127, one(127)),
             (1, 128, one(128)),
+            (1, 198, one(198)),
+            (1, 199, one(199)),
             (1, 200, one(200)),
             (1, 255, one(255)),
             (2, 0, &b.layers),
@@ -4224,11 +4236,26 @@ fn layer_lists_follow_the_keys() {
             let got = b.layer_list(n, b.keys(n, pos));
             assert!(
                 std::ptr::eq(got, want),
-                "dim {dim} flash {flash} deep keys {deep128}/{deep64}: {n} tokens at {pos} picked the wrong list"
+                "dim {dim} flash {flash} deep keys {deep128}/{deep64} far {far_keys}: {n} tokens at {pos} picked the wrong list"
             );
         }
         assert_eq!(b.layers_flash.is_empty(), !flash);
-        assert_eq!(b.layers_deep.is_empty(), !deep);
+        let deep_from: Vec<usize> = b.layers_deep.iter().map(|(from, _)| *from).collect();
+        let want_from = match (deep, far) {
+            (false, _) => vec![],
+            (true, false) => vec![deep_keys],
+            (true, true) => vec![deep_keys, far_keys],
+        };
+        assert_eq!(
+            deep_from, want_from,
+            "dim {dim} deep keys {deep128}/{deep64} far {far_keys}"
+        );
+        // one_layer: 2 query heads on 1 kv head.
+        let shapes: Vec<u32> = kernels::deep_tiers(&tune, hd, 2)
+            .iter()
+            .map(|(_, sh)| sh.chunks)
+            .collect();
+        assert_eq!(shapes, [1, 2][..want_from.len()]);
         let built: Vec<usize> = b.layers_mid.iter().map(|(mk, _)| *mk).collect();
         assert_eq!(built, tiers);
     }

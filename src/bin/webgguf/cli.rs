@@ -72,7 +72,8 @@ common options:
 
 environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
   WEBGGUF_GPU_{FUSE,TILED,FEW,SPLIT,FLASH,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE,INT_PREFILL}=0,
-  WEBGGUF_GPU_{DEEP_KEYS,SPLIT_WGS,SPLIT_MAX,MV_WG}=N, WEBGGUF_GPU_MV_ROWS=Q,G,M,
+  WEBGGUF_GPU_{DEEP_KEYS,DEEP_FAR_KEYS,DEEP_FAR_CHUNKS,SPLIT_WGS,SPLIT_MAX,MV_WG}=N,
+  WEBGGUF_GPU_MV_ROWS=Q,G,M,
   WEBGGUF_GPU_ATTENTION=simple, WEBGGUF_GPU_TILE=large, WEBGGUF_GPU_LOOP_BOUND=1 (see README.md)
 ";
 
@@ -120,7 +121,9 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   1024);
 ///   `WEBGGUF_GPU_DEEP_SHAPE=LxT[xC]`: its splits of C chunks (default 1)
 ///   of L keys, T threads a key (default 64x4x1; a shape that does not fit
-///   the heads is ignored).
+///   the heads is ignored); `WEBGGUF_GPU_DEEP_FAR_KEYS=K` and
+///   `WEBGGUF_GPU_DEEP_FAR_CHUNKS=C`: from K keys (default 4096; 0: never)
+///   at head size >= 128 its splits walk C chunks (default 2).
 /// - `WEBGGUF_GPU_MV_WG=N`: threads per matvec workgroup;
 ///   `WEBGGUF_GPU_MV_ROWS=Q,G,M`: rows per workgroup for q/k/v, gate/up
 ///   and plain products (0: the default for that kind).
@@ -203,6 +206,8 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
                         .then_some(gpu::DeepShape { keys, tpk, chunks })
                 })
                 .unwrap_or(d.tuning.deep_shape),
+            deep_far_keys: num("WEBGGUF_GPU_DEEP_FAR_KEYS", d.tuning.deep_far_keys),
+            deep_far_chunks: num("WEBGGUF_GPU_DEEP_FAR_CHUNKS", d.tuning.deep_far_chunks),
             split_wgs: num("WEBGGUF_GPU_SPLIT_WGS", d.tuning.split_wgs),
             split_max: num("WEBGGUF_GPU_SPLIT_MAX", d.tuning.split_max),
             matvec_wg: num("WEBGGUF_GPU_MV_WG", d.tuning.matvec_wg),
