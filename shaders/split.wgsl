@@ -15,6 +15,14 @@
 // the H100 it read an 8B's cache at ~0.23 TB/s at 8192 keys. When this
 // runs instead: from kernels::deep_keys keys (512 at head sizes >= 128,
 // 1024 at 64-127; with few splits its few workgroups leave the GPU idle).
+// Why NC chunks a split (1 by default, 2 from kernels::deep_tiers' far
+// tier): deep contexts launch as many splits as LS-key chunks, and each
+// split's fixed costs (its queries staged, its barriers, its partials
+// written and merged) come with it. Walking two chunks a split, with the
+// next chunk's K loads in flight through this chunk's softmax and V sums,
+// ran llama-3.1-8b 2.6-2.9% faster at 8192 keys on the H200 (split 864 ->
+// 780 us and merge 351 -> 317 a step, timed alone) but 1% slower at 2048,
+// with half as many workgroups in flight (BENCHMARKS.md, 2026-11-29).
 // Here a workgroup takes all
 // GQ query heads of its kv head that it serves and the split's LS keys at
 // once: every thread loads its share of the K rows in one round trip at
