@@ -143,7 +143,7 @@ impl GpuBackend {
             d.mid_tiers.iter().map(|&mk| (mk, Vec::new())).collect();
         let group = c.n_heads / c.n_kv_heads;
         let deep_tiers = if shared.split_attention {
-            kernels::deep_tiers(&opts.tuning, c.head_dim, group)
+            kernels::deep_tiers(&opts.tuning, c.head_dim, group, ctx)
         } else {
             Vec::new()
         };

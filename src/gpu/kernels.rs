@@ -2055,14 +2055,21 @@ pub fn deep_keys(tuning: &GpuTuning, head_dim: usize) -> usize {
     }
 }
 
-/// split.wgsl's tiers for heads of `head_dim` in groups of `group`: from
-/// how many keys a decode step takes each shape, in order (empty where
-/// `deep_keys` is 0). The first is the tuning's shape from `deep_keys`;
-/// at head sizes of 128 and more a second walks `deep_far_chunks` chunks a
-/// split from `deep_far_keys` (where that is past the first and the shape
-/// fits), so that deep contexts launch fewer splits and merge fewer
-/// partials. See `DEEP_FAR_KEYS`.
-pub fn deep_tiers(tuning: &GpuTuning, head_dim: usize, group: usize) -> Vec<(usize, DeepShape)> {
+/// split.wgsl's tiers for heads of `head_dim` in groups of `group` in a
+/// context of `ctx` keys: from how many keys a decode step takes each
+/// shape, in order (empty where `deep_keys` is 0). The first is the
+/// tuning's shape from `deep_keys`; at head sizes of 128 and more a second
+/// walks `deep_far_chunks` chunks a split from `deep_far_keys` (where that
+/// is past the first and the shape fits), so that deep contexts launch
+/// fewer splits and merge fewer partials. See `DEEP_FAR_KEYS`. A tier the
+/// context never reaches is left out: its layer list and pipeline would
+/// cost load time for nothing.
+pub fn deep_tiers(
+    tuning: &GpuTuning,
+    head_dim: usize,
+    group: usize,
+    ctx: usize,
+) -> Vec<(usize, DeepShape)> {
     let from = deep_keys(tuning, head_dim);
     if from == 0 {
         return Vec::new();
@@ -2080,6 +2087,7 @@ pub fn deep_tiers(tuning: &GpuTuning, head_dim: usize, group: usize) -> Vec<(usi
     {
         tiers.push((tuning.deep_far_keys, far));
     }
+    tiers.retain(|&(from, _)| from <= ctx);
     tiers
 }
 

@@ -165,7 +165,8 @@ pub fn gpu_memory(
     // Decode, prefill, and where they apply the split, mid.wgsl,
     // split.wgsl (deep) and flash lists.
     let deep = if d.split_attention {
-        super::kernels::deep_tiers(&opts.tuning, c.head_dim, c.n_heads / c.n_kv_heads.max(1)).len()
+        let group = c.n_heads / c.n_kv_heads.max(1);
+        super::kernels::deep_tiers(&opts.tuning, c.head_dim, group, d.ctx).len()
     } else {
         0
     };

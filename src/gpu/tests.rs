@@ -4152,7 +4152,8 @@ fn one_layer(g: &Gpu, dim: usize, ty: GgmlType, tuning: GpuTuning) -> GpuBackend
 /// `deep_split_keys` keys (100 or 1 here; mid.wgsl first) in split.wgsl's
 /// at head size 128 and from `deep_split_keys_64` at 64 (not with 0), and
 /// at head size 128 from `deep_far_keys` (200 here) in its far tier (two
-/// chunks a split; none at 64, nor where it is not past the first); a
+/// chunks a split; none at 64, nor where it is not past the first, nor
+/// past the context of 256 keys); a
 /// batch with the chunked kernel (llama.cpp's exact order) while its keys,
 /// pos + n, are at most SPLIT_KEYS, and in tiles (flash.wgsl) past them
 /// unless `GpuTuning::flash_prefill` is off; on one-layer synthetic models
@@ -4168,6 +4169,7 @@ fn layer_lists_follow_the_keys() {
         (128, true, 0, 100, 128, 0),
         (256, true, 100, 0, 0, 200),
         (256, true, 100, 0, 0, 100),
+        (256, true, 100, 0, 0, 300),
         (256, true, 1, 100, 128, 0),
         (256, true, 1, 0, 128, 130),
         (256, true, 0, 1, 256, 200),
@@ -4185,7 +4187,8 @@ fn layer_lists_follow_the_keys() {
         let k = kernels::SPLIT_KEYS;
         let deep_keys = if dim == 256 { deep128 } else { deep64 };
         let deep = deep_keys > 0;
-        let far = deep && dim == 256 && far_keys > deep_keys;
+        // one_layer's context is 256 keys: a tier past it is not built.
+        let far = deep && dim == 256 && far_keys > deep_keys && far_keys <= 256;
         let prefill_long: &[Op] = if flash { &b.layers_flash } else { &b.layers };
         let hd = dim / 2;
         let tiers = kernels::mid_tiers(&tune, hd);
@@ -4251,7 +4254,7 @@ fn layer_lists_follow_the_keys() {
             "dim {dim} deep keys {deep128}/{deep64} far {far_keys}"
         );
         // one_layer: 2 query heads on 1 kv head.
-        let shapes: Vec<u32> = kernels::deep_tiers(&tune, hd, 2)
+        let shapes: Vec<u32> = kernels::deep_tiers(&tune, hd, 2, 256)
             .iter()
             .map(|(_, sh)| sh.chunks)
             .collect();
