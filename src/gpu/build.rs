@@ -147,7 +147,10 @@ impl GpuBackend {
         } else {
             Vec::new()
         };
-        let mut deep_lists: Vec<Vec<Op>> = deep_tiers.iter().map(|_| Vec::new()).collect();
+        let mut layers_deep: Vec<(usize, Vec<Op>)> = deep_tiers
+            .iter()
+            .map(|&(from, _)| (from, Vec::new()))
+            .collect();
         let mut layers_flash = Vec::new();
         for (l, (layer, spec)) in w.layers.iter().zip(&c.spec.layers).enumerate() {
             let lw = LayerBufs::upload(
@@ -187,7 +190,7 @@ impl GpuBackend {
                 for (mk, list) in layers_mid.iter_mut() {
                     lists.push((list, true, Attn::Mid(*mk)));
                 }
-                for (list, &(_, sh)) in deep_lists.iter_mut().zip(&deep_tiers) {
+                for ((_, list), &(_, sh)) in layers_deep.iter_mut().zip(&deep_tiers) {
                     lists.push((list, true, Attn::Deep(sh)));
                 }
             }
@@ -205,11 +208,6 @@ impl GpuBackend {
             mats.extend([lw.wo, lw.wd]);
             progress((l + 1) as f64 / w.layers.len() as f64);
         }
-        let layers_deep: Vec<(usize, Vec<Op>)> = deep_tiers
-            .iter()
-            .map(|&(from, _)| from)
-            .zip(deep_lists)
-            .collect();
 
         let out_norm = wg.upload_f32("output_norm", &w.output_norm);
         // The LM head also leaves the best row of each workgroup, so that

@@ -1442,7 +1442,6 @@ pub struct Kernels {
     split: HashMap<(usize, u32, DeepShape), Rc<wgpu::ComputePipeline>>,
     few: HashMap<(usize, bool), Rc<wgpu::ComputePipeline>>,
     mid: HashMap<(usize, usize, bool), Rc<wgpu::ComputePipeline>>,
-    deep_shape: DeepShape,
     flash: HashMap<FlashTile, Rc<wgpu::ComputePipeline>>,
     flash_coop: HashMap<(usize, u32), Rc<wgpu::ComputePipeline>>,
     /// Prefill attention on the tensor cores where it applies
@@ -2363,7 +2362,6 @@ impl Kernels {
             split: HashMap::new(),
             few: HashMap::new(),
             mid: HashMap::new(),
-            deep_shape: tuning.deep_shape,
             flash: HashMap::new(),
             flash_coop: HashMap::new(),
             flash_coop_on: tuning.flash_coop,
@@ -2774,12 +2772,6 @@ impl Kernels {
                 )
             })
             .clone()
-    }
-
-    /// split.wgsl's shape for heads of `head_dim` in groups of `group`:
-    /// the tuning's where it fits them (`DeepShape::pick`).
-    pub fn deep_shape(&self, head_dim: usize, group: usize) -> DeepShape {
-        DeepShape::pick(self.deep_shape, head_dim, group)
     }
 
     /// split.wgsl for heads of `head_dim` in groups of `group` in shape

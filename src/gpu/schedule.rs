@@ -38,10 +38,10 @@ impl GpuBackend {
     /// goes: past SPLIT_KEYS keys one token attends in one dispatch up to
     /// `mid_keys` keys (`layers_mid`, its first tier that holds them), in
     /// splits past them (`layers_long`; in split.wgsl's from the first
-    /// tier of `layers_deep`, each tier from its own key count on), and a batch in tiles (`layers_flash`),
-    /// where those lists exist. Up to SPLIT_KEYS keys both keep llama.cpp's
-    /// f16 accumulation in key order (the chunked kernel; few.wgsl for one
-    /// token).
+    /// tier of `layers_deep`, each tier from its own key count on), and a
+    /// batch in tiles (`layers_flash`), where those lists exist. Up to
+    /// SPLIT_KEYS keys both keep llama.cpp's f16 accumulation in key order
+    /// (the chunked kernel; few.wgsl for one token).
     pub(super) fn keys(&self, n: usize, pos: usize) -> Keys {
         if n == 1 {
             if pos < kernels::SPLIT_KEYS {

@@ -769,18 +769,11 @@ fn split_attention_matches_cpu() {
             max,
         };
         let rules = [fixed, by_keys(ls), by_keys(256)];
-        // split.wgsl in each of DEEP_SHAPES that fits the heads, each in
-        // its own Kernels (the shape is the tuning's).
-        let mut deep: Vec<(kernels::DeepShape, Kernels)> = DEEP_SHAPES
+        // split.wgsl in each of DEEP_SHAPES that fits the heads.
+        let deep: Vec<kernels::DeepShape> = DEEP_SHAPES
             .iter()
+            .copied()
             .filter(|sh| sh.fits(hd, group))
-            .map(|&sh| {
-                let t = GpuTuning {
-                    deep_shape: sh,
-                    ..tuning()
-                };
-                (sh, Kernels::new(&g, &t))
-            })
             .collect();
         assert!(!deep.is_empty());
         // Part's slots: enough for every rule's splits (each fits its own
@@ -789,7 +782,7 @@ fn split_attention_matches_cpu() {
         let splits = rules
             .iter()
             .copied()
-            .chain(deep.iter().map(|(sh, _)| sh.rule()))
+            .chain(deep.iter().map(|sh| sh.rule()))
             .map(|r| r.slots(ctx, hd, group, kvh))
             .max()
             .unwrap();
@@ -829,13 +822,14 @@ fn split_attention_matches_cpu() {
             .collect();
         let deep_names: Vec<String> = deep
             .iter()
-            .map(|(sh, _)| format!("split.wgsl {}x{}x{}", sh.keys, sh.tpk, sh.chunks))
+            .map(|sh| format!("split.wgsl {}x{}x{}", sh.keys, sh.tpk, sh.chunks))
             .collect();
-        for ((sh, dk), name) in deep.iter_mut().zip(&deep_names) {
-            assert_eq!(dk.deep_shape(hd, group), *sh);
+        for (sh, name) in deep.iter().zip(&deep_names) {
+            // The tuning keeps a shape that fits (`DeepShape::pick`).
+            assert_eq!(kernels::DeepShape::pick(*sh, hd, group), *sh);
             kinds.push((
                 name.as_str(),
-                dk.attention_split(&g, hd, group, *sh),
+                k.attention_split(&g, hd, group, *sh),
                 kernels::split_workgroups(kvh, hd, group),
                 sh.rule(),
                 Some(sh.chunks as usize),
@@ -4025,7 +4019,8 @@ fn attention_int8_matches_quantize_x() {
         let group = heads / kvh;
         let wgs = kernels::chunk_workgroups(kvh, hd, group);
         let split_wgs = kernels::split_workgroups(kvh, hd, group);
-        let sp = k.attention_split(&g, hd, group, k.deep_shape(hd, group));
+        let sh = kernels::DeepShape::pick(tuning().deep_shape, hd, group);
+        let sp = k.attention_split(&g, hd, group, sh);
         let [mp, mq, cp, cq] = ["merge", "merge_q", "chunked", "chunked_q"]
             .map(|e| k.attention_entry(&g, hd, group, e, kernels::SplitRule::FIXED));
         // (pos, tokens, split path)
