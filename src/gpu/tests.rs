@@ -808,7 +808,7 @@ fn split_attention_matches_cpu() {
         let (kc, vc, kx, vx) = filled_cache(&g, &k, &mut rng, [ctx, ctx], kvd, &p);
         // attention.wgsl's `split` by each rule: each weight through its
         // chunk's exp and the rescales of the chunks after it in its split;
-        // split.wgsl: one exp against the split's max. Each with the merge
+        // split.wgsl likewise over its NC chunks. Each with the merge
         // built for its rule; (name, split kernel, workgroups, rule,
         // split.wgsl's chunks a split: None for attention.wgsl's).
         let names = ["split", "split by keys", "split by keys up to 256"];
