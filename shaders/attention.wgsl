@@ -53,12 +53,15 @@
 // Entry `merge`: Out = sum_s acc_s e^(m_s - M) / sum_s total_s e^(m_s - M)
 //   over the splits in use, s < ceil(keys / split_len(keys)), which are those
 //   `split` (or split.wgsl) wrote (M their largest max): flash-decoding's
-//   merge, in f32, each dimension's splits summed in 256 DPT / head_dim
-//   interleaved lanes (DPT dimensions a thread: see MT), each lane as an
-//   online softmax over its splits (rescaled to its running max), and the
-//   lanes added in order at their largest max. With one split it is that
-//   split's acc / total. Bindings: 9 Part, 4 P, 5 S, 6 Out. Dispatch: (heads,
-//   1, 1) workgroups of 256 threads.
+//   merge, in f32, each dimension's splits summed in 256 DPT / md
+//   interleaved lanes (DPT dimensions a thread: see MT; md the dimensions
+//   of a workgroup), each lane as an online softmax over its splits
+//   (rescaled to its running max), and the lanes added in order at their
+//   largest max. With one split it is that split's acc / total. Bindings:
+//   9 Part, 4 P, 5 S, 6 Out. Dispatch: (heads, parts, 1) workgroups of 256
+//   threads, each part md = head_dim / parts dimensions of its head (parts
+//   divides head_dim; with several, md is a multiple of 32: see
+//   `merge_out`).
 // Entries `chunked_q` and `merge_q` (head_dim a multiple of 32): `chunked`
 //   and `merge`, and their outputs also as the int8 blocks the Wo product's
 //   integer path reads (13 XQ, 14 XD: exactly what quantize_x.wgsl makes
@@ -583,26 +586,35 @@ fn rel(a: f32, m: f32) -> f32 {
     return select(exp(a - m), 1.0, a == m);
 }
 
-// `merge` for head wid.x: the outputs, and each thread's (0 past head_dim).
-// One pass over the splits: each thread keeps its own running max and
-// rescales its sums when a round raises it (an online softmax over the
-// splits), so no pass for the largest max comes first; the lanes then
-// meet at their largest max. Measured on the H100 (8B, 8192 keys): 13.0
-// -> 12.7 us a layer against a separate max pass and its barrier tree
-// first (BENCHMARKS.md, 2026-11-26e).
-fn merge_out(wid: vec3<u32>, lid: u32) -> f32 {
+// `merge` for head wid.x, its dimensions e0 .. e0 + md - 1 (md = head_dim
+// / num_workgroups.y, e0 = md * wid.y): those outputs, and each thread's
+// (0 past md). One pass over the splits: each thread keeps its own
+// running max and rescales its sums when a round raises it (an online
+// softmax over the splits), so no pass for the largest max comes first;
+// the lanes then meet at their largest max. Measured on the H100 (8B,
+// 8192 keys): 13.0 -> 12.7 us a layer against a separate max pass and
+// its barrier tree first (BENCHMARKS.md, 2026-11-26e). Why several
+// workgroups a head (`kernels::merge_parts`): one a head leaves most SMs
+// idle (32 workgroups on an 8B), each walking 4 rounds of loads at 128
+// splits; a quarter of a head each, 4 times the workgroups take one
+// round. Every part reads the splits' totals and maxima again (2 floats
+// a split).
+fn merge_out(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> f32 {
     let h = wid.x;
     let hd = P.head_dim;
+    let md = hd / nwg.y;
+    let e0 = wid.y * md;
     // Splits in use: ceil(keys / ls) for the pos + 1 - first_key(pos) keys.
     let keys = S.pos + 1u - first_key(S.pos);
     let ls = split_len(keys);
     let n = (keys + ls - 1u) / ls;
     let base = h * P.splits;
-    let dpt = select(2u, 4u, (hd & 3u) == 0u);
-    let tps = hd / dpt;
+    let dpt = select(2u, 4u, (md & 3u) == 0u);
+    let tps = md / dpt;
     let lanes = MT / tps;
     let lane = lid / tps;
-    let d0 = (lid % tps) * dpt;
+    let dl = (lid % tps) * dpt;
+    let d0 = e0 + dl;
     var m = -3.4e38;
     var acc = vec4<f32>(0.0);
     var total = 0.0;
@@ -625,19 +637,19 @@ fn merge_out(wid: vec3<u32>, lid: u32) -> f32 {
             total = total * k + ((p0.t * w0 + p1.t * w1) + (p2.t * w2 + p3.t * w3));
             m = mr;
         }
-        macc[lane * hd + d0] = acc.x;
-        macc[lane * hd + d0 + 1u] = acc.y;
+        macc[lane * md + dl] = acc.x;
+        macc[lane * md + dl + 1u] = acc.y;
         if dpt == 4u {
-            macc[lane * hd + d0 + 2u] = acc.z;
-            macc[lane * hd + d0 + 3u] = acc.w;
+            macc[lane * md + dl + 2u] = acc.z;
+            macc[lane * md + dl + 3u] = acc.w;
         }
-        if d0 == 0u {
+        if dl == 0u {
             mtot[lane] = total;
             mred[lane] = m;
         }
     }
     workgroupBarrier();
-    if lid < hd {
+    if lid < md {
         var mm = -3.4e38;
         for (var l = 0u; l < lanes; l++) {
             mm = max(mm, mred[l]);
@@ -646,23 +658,26 @@ fn merge_out(wid: vec3<u32>, lid: u32) -> f32 {
         var t = 0.0;
         for (var l = 0u; l < lanes; l++) {
             let k = rel(mred[l], mm);
-            a += macc[l * hd + lid] * k;
+            a += macc[l * md + lid] * k;
             t += mtot[l] * k;
         }
         let v = a * (1.0 / t);
-        Out[h * hd + lid] = v;
+        Out[h * hd + e0 + lid] = v;
         return v;
     }
     return 0.0;
 }
 
 @compute @workgroup_size(256)
-fn merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    merge_out(wid, lid);
+fn merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    merge_out(wid, nwg, lid);
 }
 
 @compute @workgroup_size(256)
-fn merge_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let v = merge_out(wid, lid);
-    store_q(lid, v, P.head_dim, 0u, wid.x * P.head_dim);
+fn merge_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let v = merge_out(wid, nwg, lid);
+    // md is a multiple of 32 wherever there are several parts
+    // (kernels::merge_parts), so each part quantizes whole blocks.
+    let md = P.head_dim / nwg.y;
+    store_q(lid, v, md, 0u, wid.x * P.head_dim + wid.y * md);
 }

@@ -134,6 +134,7 @@ impl GpuBackend {
             // per kv head (split.wgsl has its own: split_workgroups).
             att_wgs: kernels::chunk_workgroups(c.n_kv_heads, c.head_dim, c.n_heads / c.n_kv_heads),
             quads: d.quads,
+            merge_parts: kernels::merge_parts(c.head_dim, opts.tuning.merge_dims),
         };
 
         let mut layers = Vec::new();
@@ -610,6 +611,8 @@ struct Shared {
     attention_int8: bool,
     att_wgs: u32,
     quads: bool,
+    /// Workgroups a head of attention.wgsl's merge (`GpuTuning::merge_dims`).
+    merge_parts: u32,
 }
 
 impl Shared {
@@ -1174,7 +1177,7 @@ impl LayerOps<'_> {
             Op {
                 bind: kernels::bind(gpu, &mp, &merge_entries),
                 pipeline: mp,
-                shape: Shape::Fixed([c.n_heads as u32, 1, 1]),
+                shape: Shape::Fixed([c.n_heads as u32, self.sh.merge_parts, 1]),
                 label: "attention_merge",
             },
         ]

@@ -2226,6 +2226,17 @@ pub fn split_workgroups(kv_heads: usize, head_dim: usize, group: usize) -> u32 {
     kv_heads as u32 * (group as u32).div_ceil(split_heads(head_dim, group))
 }
 
+/// Workgroups a head for attention.wgsl's merge (`merge_out`): head_dim /
+/// `dims` where `dims` is a multiple of 32 that divides head_dim (so
+/// `merge_q`'s parts quantize whole 32-element blocks), else 1.
+pub fn merge_parts(head_dim: usize, dims: usize) -> u32 {
+    if dims > 0 && dims.is_multiple_of(32) && head_dim.is_multiple_of(dims) {
+        (head_dim / dims) as u32
+    } else {
+        1
+    }
+}
+
 /// attention.wgsl `chunked`'s keys per chunk (a power of two <= 64 whose
 /// K and V rows fit 1024 words each) and query heads per workgroup.
 pub fn chunk_shape(head_dim: usize, group: usize) -> (u32, u32) {

@@ -212,6 +212,11 @@ pub struct GpuTuning {
     pub deep_far_keys: usize,
     /// Chunks per split past `deep_far_keys`. See `DEEP_FAR_KEYS`.
     pub deep_far_chunks: u32,
+    /// Dimensions of a head per workgroup of attention.wgsl's merge, a
+    /// multiple of 32 that divides the head (`kernels::merge_parts`; any
+    /// other value, 0 included: the whole head in one workgroup). See
+    /// `MERGE_DIMS`.
+    pub merge_dims: usize,
     /// attention.wgsl's `split` takes splits as short as one chunk of its
     /// keys while they keep at most this many workgroups busy, longer ones
     /// (up to `split_max` keys) past that (`kernels::SplitRule`); 0:
@@ -299,6 +304,13 @@ pub const DEEP_SPLIT_KEYS_64: usize = 1024;
 /// loss and the gain should about cancel.
 pub const DEEP_FAR_KEYS: usize = 4096;
 
+/// `GpuTuning::merge_dims`'s default: the merge of a head's splits in
+/// workgroups of 32 dimensions each (4 a head at head size 128), so that
+/// an 8B's 32 heads take 128 workgroups rather than 32 and each lane's
+/// loads are one round at 128 splits rather than four. Not yet measured
+/// against whole heads (BENCHMARKS.md, 2026-11-29b).
+pub const MERGE_DIMS: usize = 32;
+
 /// `GpuTuning::int_min_bytes`'s default, measured on the H100 with the wide
 /// decoders (BENCHMARKS.md, 2026-11-25c, synthetic shapes, tg128 at floors
 /// of 24, 4 and 0 MiB): 4 MiB against 24 gained 21% on llama-3.2-1b Q4_K,
@@ -344,6 +356,7 @@ impl Default for GpuTuning {
             deep_shape: kernels::DeepShape::DEFAULT,
             deep_far_keys: DEEP_FAR_KEYS,
             deep_far_chunks: 2,
+            merge_dims: MERGE_DIMS,
             split_wgs: SPLIT_WGS,
             split_max: SPLIT_MAX,
             matvec_wg: 0,

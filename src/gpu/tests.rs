@@ -737,7 +737,8 @@ fn filled_cache(
 /// and 4 with 37 blocks, more than the merge's lanes) and 128 (also with
 /// 37 blocks); without a window and with sliding windows of 5 (every split
 /// but one wholly outside it), 64 (exactly one block), 65 and 130 (two and
-/// three blocks, the last of one key); the output NaN-poisoned first.
+/// three blocks, the last of one key); the merge in workgroups of whole
+/// heads, 32 or 64 dimensions by turns; the output NaN-poisoned first.
 /// Bound `flash_bound` with the f32 scores' error `ds`, the exps and
 /// rescales of each kernel's chunks and the merge's rescale.
 #[test]
@@ -860,6 +861,10 @@ fn split_attention_matches_cpu() {
             // hundreds apart, so a merge that rescales against anything but
             // the largest overflows.
             let amp = if pos == 3 * ls + 1 { 1000.0 } else { 1.0 };
+            // The merge in workgroups of whole heads, 32 or 64 dimensions
+            // (`merge_parts`: whole heads where those do not divide it),
+            // taking turns over the cases.
+            let parts = kernels::merge_parts(hd, [0, 32, 64][(kind + window) % 3]);
             let q: Vec<f32> = randn(&mut rng, qd).iter().map(|v| v * amp).collect();
             let qb = g.upload_f32("q", &q);
             let out = poisoned(&g, qd);
@@ -890,7 +895,7 @@ fn split_attention_matches_cpu() {
                     bind: kernels::bind(&g, &mp, &[(9, &part), (4, &p), (5, &st), (6, &out)]),
                     pipeline: mp.clone(),
                     label: "test",
-                    shape: Shape::Fixed([heads as u32, 1, 1]),
+                    shape: Shape::Fixed([heads as u32, parts, 1]),
                 },
             ];
             g.queue
@@ -3999,7 +4004,8 @@ fn poison_int_x(g: &Gpu, ix: &IntX) {
 /// values), every word written (NaN-poisoned first). Head sizes 64 (10
 /// query heads on one kv head: workgroups of 4, 4 and 2 slots), 128 and 32
 /// (a block per head); `chunked_q` on 3 tokens at positions 20-22,
-/// `merge_q` on one token past 2 splits and at the context's end.
+/// `merge_q` on one token past 2 splits (whole heads a workgroup) and at
+/// the context's end (32 dimensions a workgroup, `merge_parts`).
 #[test]
 fn attention_int8_matches_quantize_x() {
     let Some(g) = gpu() else { return };
@@ -4023,11 +4029,12 @@ fn attention_int8_matches_quantize_x() {
         let sp = k.attention_split(&g, hd, group, sh);
         let [mp, mq, cp, cq] = ["merge", "merge_q", "chunked", "chunked_q"]
             .map(|e| k.attention_entry(&g, hd, group, e, kernels::SplitRule::FIXED));
-        // (pos, tokens, split path)
-        for (pos, n, split) in [
-            (20usize, 3usize, false),
-            (ls + 9, 1, true),
-            (ctx - 1, 1, true),
+        // (pos, tokens, split path, the merge's workgroups a head: whole
+        // heads, then 32 dimensions each)
+        for (pos, n, split, parts) in [
+            (20usize, 3usize, false, 1),
+            (ls + 9, 1, true, 1),
+            (ctx - 1, 1, true, kernels::merge_parts(hd, 32)),
         ] {
             let q = randn(&mut rng, n * qd);
             let qb = g.upload_f32("q", &q);
@@ -4064,7 +4071,7 @@ fn attention_int8_matches_quantize_x() {
                         bind: kernels::bind(&g, m, &last),
                         pipeline: m.clone(),
                         label: "test",
-                        shape: Shape::Fixed([heads as u32, 1, 1]),
+                        shape: Shape::Fixed([heads as u32, parts, 1]),
                     });
                 } else {
                     let c = if quant.is_some() { &cq } else { &cp };

@@ -124,6 +124,9 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   the heads is ignored); `WEBGGUF_GPU_DEEP_FAR_KEYS=K` and
 ///   `WEBGGUF_GPU_DEEP_FAR_CHUNKS=C`: from K keys (default 4096; 0: never)
 ///   at head size >= 128 its splits walk C chunks (default 2).
+/// - `WEBGGUF_GPU_MERGE_DIMS=D`: the merge of the splits in workgroups of D
+///   dimensions of a head (default 32; 0, or D not a multiple of 32 that
+///   divides the head: whole heads).
 /// - `WEBGGUF_GPU_MV_WG=N`: threads per matvec workgroup;
 ///   `WEBGGUF_GPU_MV_ROWS=Q,G,M`: rows per workgroup for q/k/v, gate/up
 ///   and plain products (0: the default for that kind).
@@ -208,6 +211,7 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
                 .unwrap_or(d.tuning.deep_shape),
             deep_far_keys: num("WEBGGUF_GPU_DEEP_FAR_KEYS", d.tuning.deep_far_keys),
             deep_far_chunks: num("WEBGGUF_GPU_DEEP_FAR_CHUNKS", d.tuning.deep_far_chunks),
+            merge_dims: num("WEBGGUF_GPU_MERGE_DIMS", d.tuning.merge_dims),
             split_wgs: num("WEBGGUF_GPU_SPLIT_WGS", d.tuning.split_wgs),
             split_max: num("WEBGGUF_GPU_SPLIT_MAX", d.tuning.split_max),
             matvec_wg: num("WEBGGUF_GPU_MV_WG", d.tuning.matvec_wg),
