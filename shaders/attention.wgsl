@@ -598,7 +598,10 @@ fn rel(a: f32, m: f32) -> f32 {
 // idle (32 workgroups on an 8B), each walking 4 rounds of loads at 128
 // splits; a quarter of a head each, 4 times the workgroups take one
 // round. Every part reads the splits' totals and maxima again (2 floats
-// a split).
+// a split). Measured on the H200 (BENCHMARKS.md, 2026-11-29b): the 8B's
+// merge at 8192 keys 354 -> 343 us a step timed alone, decode +0.4-1%
+// there and even elsewhere: the merge's time is its chain of dependent
+// steps, not its workgroup count.
 fn merge_out(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> f32 {
     let h = wid.x;
     let hd = P.head_dim;

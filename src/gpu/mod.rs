@@ -300,15 +300,18 @@ pub const DEEP_SPLIT_KEYS_64: usize = 1024;
 /// slower at 2048, and on the real-layout 8B Q4_K_M 280 against 273 at
 /// 8192 and 313 against 316 at 2048; at head size 64 (llama-3.2-1b) two
 /// chunks lost 1-7% at both depths, so the far tier is for 128 and more.
-/// Between 2048 and 8192 keys not measured: 4096 is the middle, where the
-/// loss and the gain should about cancel.
+/// At 4096 keys one and two chunks measured even (2026-11-29b, four runs:
+/// ratios 0.999-1.003); from 2048 two chunks lost 0.5-3.4% at 2048 keys.
 pub const DEEP_FAR_KEYS: usize = 4096;
 
 /// `GpuTuning::merge_dims`'s default: the merge of a head's splits in
 /// workgroups of 32 dimensions each (4 a head at head size 128), so that
 /// an 8B's 32 heads take 128 workgroups rather than 32 and each lane's
-/// loads are one round at 128 splits rather than four. Not yet measured
-/// against whole heads (BENCHMARKS.md, 2026-11-29b).
+/// loads are one round at 128 splits rather than four. On the H200
+/// (BENCHMARKS.md, 2026-11-29b, synthetic Q4_K, four interleaved runs on
+/// two machines) against whole heads: llama-3.1-8b at 8192 keys +0.4-1.0%
+/// in all four, at 2048 and 4096 and on llama-3.2-1b within the noise
+/// (+-1-2%); timed alone the 8B's merge took 343 us a step against 354.
 pub const MERGE_DIMS: usize = 32;
 
 /// `GpuTuning::int_min_bytes`'s default, measured on the H100 with the wide
