@@ -586,6 +586,11 @@ fn rel(a: f32, m: f32) -> f32 {
     return select(exp(a - m), 1.0, a == m);
 }
 
+// The dimensions of a head one merge workgroup takes (`merge_out`'s md).
+fn merge_dims(nwg: vec3<u32>) -> u32 {
+    return P.head_dim / nwg.y;
+}
+
 // `merge` for head wid.x, its dimensions e0 .. e0 + md - 1 (md = head_dim
 // / num_workgroups.y, e0 = md * wid.y): those outputs, and each thread's
 // (0 past md). One pass over the splits: each thread keeps its own
@@ -605,7 +610,7 @@ fn rel(a: f32, m: f32) -> f32 {
 fn merge_out(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> f32 {
     let h = wid.x;
     let hd = P.head_dim;
-    let md = hd / nwg.y;
+    let md = merge_dims(nwg);
     let e0 = wid.y * md;
     // Splits in use: ceil(keys / ls) for the pos + 1 - first_key(pos) keys.
     let keys = S.pos + 1u - first_key(S.pos);
@@ -681,6 +686,6 @@ fn merge_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     let v = merge_out(wid, nwg, lid);
     // md is a multiple of 32 wherever there are several parts
     // (kernels::merge_parts), so each part quantizes whole blocks.
-    let md = P.head_dim / nwg.y;
+    let md = merge_dims(nwg);
     store_q(lid, v, md, 0u, wid.x * P.head_dim + wid.y * md);
 }
