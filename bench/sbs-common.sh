@@ -1,0 +1,43 @@
+# Shared steps of the side-by-side device runs (sourced by a run's go*.sh
+# on the device, from the repository root, carry ['.sbs']), so that each
+# run's script holds only what that run measures. 2026-11-29c on; the
+# earlier go*.sh scripts keep their own copies, as the records of what ran.
+
+# sbs_unpack NAME..: .sbs/NAME.gz -> .sbs/NAME, executable.
+sbs_unpack() {
+  local n
+  for n in "$@"; do gunzip -f .sbs/$n.gz && chmod +x .sbs/$n; done
+}
+
+# The Vulkan loader from the kit's debs, and NVIDIA's ICD where the machine
+# has it (device.sh does the same for the pipeline it starts).
+sbs_vulkan() {
+  local f ICD=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  for f in .sbs/gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+  if [ -f $ICD ]; then export VK_DRIVER_FILES=$ICD
+  else echo "no $ICD: $(ls /usr/local/nvidia/share/vulkan/icd.d /usr/share/vulkan/icd.d /etc/vulkan/icd.d 2>&1 | tr '\n' ' ')"; fi
+}
+
+# sbs_diag NAME..: one short synthetic bench per binary, so that a broken
+# binary or driver shows in the first poll's output, not after the quantizing.
+sbs_diag() {
+  local b
+  for b in "$@"; do
+    echo "== diag $b"
+    timeout 60 .sbs/$b bench --backend gpu --synthetic llama-3.2-1b:Q4_K -p 64 -n 16 -r 1 --json 2>&1 | tail -2 | cut -c1-300
+    echo "rc=${PIPESTATUS[0]}"
+  done
+}
+
+# sbs_patch NEXT EXTRA: copy the two scripts into .sbs and patch the kit's
+# pipeline.sh: NEXT starts after its bandwidth steps, while llama.cpp builds
+# and quantizes (the GPU is idle then), and the benches wait for it; EXTRA
+# is sourced after the benches (it may use the pipeline's wg, lb and mf).
+sbs_patch() {
+  local next=$(basename "$1") extra=$(basename "$2")
+  chmod u+w .sbs/pipeline.sh
+  cp "$1" "$2" .sbs/
+  sed -i "/^wait\$/a (bash \$W/$next > \$R/next.log 2>\&1; touch \$R/next.done) \&" .sbs/pipeline.sh
+  sed -i '/^python3 \$W\/bpt.py/i while [ ! -f $R/next.done ]; do sleep 2; done; log "next script done"' .sbs/pipeline.sh
+  sed -i "/^nvidia-smi -q -d CLOCK/i . \$W/$extra" .sbs/pipeline.sh
+}
