@@ -29,15 +29,23 @@ sbs_diag() {
   done
 }
 
-# sbs_patch NEXT EXTRA: copy the two scripts into .sbs and patch the kit's
-# pipeline.sh: NEXT starts after its bandwidth steps, while llama.cpp builds
-# and quantizes (the GPU is idle then), and the benches wait for it; EXTRA
-# is sourced after the benches (it may use the pipeline's wg, lb and mf).
-sbs_patch() {
-  local next=$(basename "$1") extra=$(basename "$2")
-  chmod u+w .sbs/pipeline.sh
-  cp "$1" "$2" .sbs/
+# sbs_next NEXT: copy NEXT into .sbs and patch the kit's pipeline.sh so
+# that NEXT starts after its bandwidth steps, while llama.cpp builds and
+# quantizes (the GPU is idle then), and the benches wait for it.
+sbs_next() {
+  local next=$(basename "$1")
+  chmod u+w .sbs/pipeline.sh; cp "$1" .sbs/
   sed -i "/^wait\$/a (bash \$W/$next > \$R/next.log 2>\&1; touch \$R/next.done) \&" .sbs/pipeline.sh
   sed -i '/^python3 \$W\/bpt.py/i while [ ! -f $R/next.done ]; do sleep 2; done; log "next script done"' .sbs/pipeline.sh
+}
+
+# sbs_after EXTRA: copy EXTRA into .sbs; the pipeline sources it after the
+# benches (it may use the pipeline's wg, lb and mf).
+sbs_after() {
+  local extra=$(basename "$1")
+  chmod u+w .sbs/pipeline.sh; cp "$1" .sbs/
   sed -i "/^nvidia-smi -q -d CLOCK/i . \$W/$extra" .sbs/pipeline.sh
 }
+
+# sbs_patch NEXT EXTRA: both.
+sbs_patch() { sbs_next "$1"; sbs_after "$2"; }
