@@ -51,8 +51,9 @@
 //   `HB` (heads whose V sums meet in `buf` at once) and `BUF` (its
 //   length), and appends
 //   attn_step.wgsl (P, S, first_key) and f16.wgsl; it replaces the lines
-//   K_LOADS, K_NEXT, V_LOADS, K_DOTS and V_SUMS with the loads and sums
-//   written out (`kernels::split_src`).
+//   K_LOADS, K_NEXT, V_EARLY, V_LOADS, K_DOTS and V_SUMS with the loads
+//   and sums written out (`kernels::split_src`; the V loads go to one of
+//   V_EARLY and V_LOADS, by the shape's v_early).
 // Bindings (attention.wgsl's numbers): 8 Q (f32, [heads * head_dim]), 2
 //   KC, 3 VC (u32, [ctx][kv_heads * head_dim / 2]), 4 P, 5 S, 9 Part (f32,
 //   [heads][P.splits][head_dim + 2]: acc, then total, then m), 10 KC4 (KC
@@ -208,6 +209,12 @@ K_DOTS
             krow = min(lo + LS + key, last) * kvw + kvi * HW;
 K_NEXT
         }
+        // With the shape's v_early, this chunk's V words are loaded here
+        // (V_EARLY) instead of at V_LOADS: their round trip overlaps the
+        // softmax's barriers, and they take the K words' registers, which
+        // the dots have just freed (with NC > 1 the next chunk's K words
+        // are live too).
+V_EARLY
         for (var g = 0u; g < GQ; g++) {
             buf[(g * LS + key) * TPK + part] = lane4(select(d0, d1, g >= 4u), g % 4u);
         }
@@ -259,10 +266,11 @@ K_NEXT
         // of multiply-adds per loaded word; masked keys weigh 0, and keys
         // past the chunk's LS, in the last round where LANES does not
         // divide it, are guarded by the host). The V words are loaded
-        // here, not with the K words: held through the scores too they
-        // cost more (registers, so fewer workgroups at once, measured: 8B
-        // at 8192 keys 36.0 -> 33.4 us a layer with them here,
-        // BENCHMARKS.md 2026-11-26e, ab6) than their round trip here.
+        // here (without v_early), not with the K words: held through the
+        // K dots too they cost more (registers, so fewer workgroups at
+        // once, measured: 8B at 8192 keys 36.0 -> 33.4 us a layer with
+        // them here, BENCHMARKS.md 2026-11-26e, ab6) than their round trip
+        // here. V_EARLY, after the dots, is the middle way.
 V_LOADS
         ax0 *= sv[0];
         ay0 *= sv[0];

@@ -1817,11 +1817,17 @@ pub fn split_src(head_dim: usize, group: usize, sh: DeepShape) -> String {
             wt(" + 1u")
         );
     }
+    let (ve, vl) = if sh.v_early {
+        (vl, String::new())
+    } else {
+        (String::new(), vl)
+    };
     let body = fill_lines(
         SPLIT,
         &[
             ("K_LOADS", kl),
             ("K_NEXT", kn),
+            ("V_EARLY", ve),
             ("V_LOADS", vl),
             ("K_DOTS", kd),
             ("V_SUMS", vs),
@@ -2093,20 +2099,26 @@ pub fn deep_tiers(
 /// split.wgsl's shape: `keys` per chunk, `chunks` chunks per split (each
 /// split one workgroup per query-head slot, walking its chunks one after
 /// another) and `tpk` threads per key for the scores, so `keys * tpk`
-/// threads a workgroup (`GpuTuning::deep_shape`).
+/// threads a workgroup (`GpuTuning::deep_shape`); `v_early`: each chunk's
+/// V words loaded right after its K dots rather than after its softmax
+/// (split.wgsl's V_EARLY; the same values, so the same results).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DeepShape {
     pub keys: u32,
     pub tpk: u32,
     pub chunks: u32,
+    pub v_early: bool,
 }
 
 impl DeepShape {
-    /// 64 keys, 4 threads a key: 256 threads; one chunk a split.
+    /// 64 keys, 4 threads a key: 256 threads; one chunk a split; V loaded
+    /// after the softmax. v_early is not measured on a GPU yet: it waits
+    /// for an A/B before it can be the default.
     pub const DEFAULT: DeepShape = DeepShape {
         keys: 64,
         tpk: 4,
         chunks: 1,
+        v_early: false,
     };
 
     /// The most chunks a split walks.
@@ -2186,12 +2198,16 @@ impl DeepShape {
         (self.threads() as usize / (head_dim / 2).max(1)).min(self.keys as usize)
     }
 
-    /// `want` where it fits the heads, else the default.
+    /// `want` where it fits the heads, else the default's size with
+    /// `want`'s v_early (which needs no workgroup memory).
     pub fn pick(want: DeepShape, head_dim: usize, group: usize) -> DeepShape {
         if want.fits(head_dim, group) {
             want
         } else {
-            DeepShape::DEFAULT
+            DeepShape {
+                v_early: want.v_early,
+                ..DeepShape::DEFAULT
+            }
         }
     }
 

@@ -27,48 +27,31 @@ fn tuning() -> GpuTuning {
 }
 
 /// split.wgsl's shapes under test (keys per chunk x threads per key x
-/// chunks per split): the default, and the others `GpuTuning::deep_shape`
-/// can pick: fewer threads a workgroup (128, 64), more or fewer threads a
-/// key, chunks of 16 to 128 keys, and splits of 2 and 3 chunks. Each runs
-/// where it fits the heads.
+/// chunks per split, and whether V loads right after the K dots): the
+/// default, and the others `GpuTuning::deep_shape` can pick: fewer
+/// threads a workgroup (128, 64), more or fewer threads a key, chunks of
+/// 16 to 128 keys, and splits of 2 and 3 chunks; three of them with
+/// v_early (one walking several chunks, where the next chunk's K words
+/// are in flight beside the V words). Each runs where it fits the heads.
 const DEEP_SHAPES: [kernels::DeepShape; 8] = [
     kernels::DeepShape::DEFAULT,
-    kernels::DeepShape {
-        keys: 32,
-        tpk: 4,
-        chunks: 1,
-    },
-    kernels::DeepShape {
-        keys: 32,
-        tpk: 8,
-        chunks: 1,
-    },
-    kernels::DeepShape {
-        keys: 16,
-        tpk: 4,
-        chunks: 1,
-    },
-    kernels::DeepShape {
-        keys: 128,
-        tpk: 2,
-        chunks: 1,
-    },
-    kernels::DeepShape {
-        keys: 16,
-        tpk: 16,
-        chunks: 1,
-    },
-    kernels::DeepShape {
-        keys: 64,
-        tpk: 4,
-        chunks: 2,
-    },
-    kernels::DeepShape {
-        keys: 32,
-        tpk: 4,
-        chunks: 3,
-    },
+    deep(32, 4, 1, false),
+    deep(32, 8, 1, true),
+    deep(16, 4, 1, false),
+    deep(128, 2, 1, false),
+    deep(16, 16, 1, true),
+    deep(64, 4, 2, false),
+    deep(32, 4, 3, true),
 ];
+
+const fn deep(keys: u32, tpk: u32, chunks: u32, v_early: bool) -> kernels::DeepShape {
+    kernels::DeepShape {
+        keys,
+        tpk,
+        chunks,
+        v_early,
+    }
+}
 
 /// split.wgsl's default shape fits every head size the split path takes
 /// (up to 256; 512 too) in every group of 1-8 query heads per kv head,
@@ -83,11 +66,7 @@ fn deep_shape_default_fits() {
             assert!(d.workgroup_bytes(hd, group) <= 16384);
         }
     }
-    let wide = kernels::DeepShape {
-        keys: 128,
-        tpk: 2,
-        chunks: 1,
-    };
+    let wide = deep(128, 2, 1, false);
     assert!(wide.workgroup_bytes(128, 8) > 16384);
     assert!(!wide.fits(128, 8));
     assert!(wide.fits(128, 4));
@@ -823,7 +802,12 @@ fn split_attention_matches_cpu() {
             .collect();
         let deep_names: Vec<String> = deep
             .iter()
-            .map(|sh| format!("split.wgsl {}x{}x{}", sh.keys, sh.tpk, sh.chunks))
+            .map(|sh| {
+                format!(
+                    "split.wgsl {}x{}x{} v_early {}",
+                    sh.keys, sh.tpk, sh.chunks, sh.v_early
+                )
+            })
             .collect();
         for (sh, name) in deep.iter().zip(&deep_names) {
             // The tuning keeps a shape that fits (`DeepShape::pick`).
@@ -4385,8 +4369,8 @@ fn split_source_compiles_for_every_head_size() {
         for group in 1..=8 {
             for sh in DEEP_SHAPES.iter().filter(|sh| sh.fits(hd, group)) {
                 let what = format!(
-                    "hd {hd} group {group} shape {}x{}x{}",
-                    sh.keys, sh.tpk, sh.chunks
+                    "hd {hd} group {group} shape {}x{}x{} v_early {}",
+                    sh.keys, sh.tpk, sh.chunks, sh.v_early
                 );
                 let module = compile_wgsl(&kernels::split_src(hd, group, *sh), &what);
                 let shared = workgroup_bytes(&module);

@@ -123,7 +123,9 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   of L keys, T threads a key (default 64x4x1; a shape that does not fit
 ///   the heads is ignored); `WEBGGUF_GPU_DEEP_FAR_KEYS=K` and
 ///   `WEBGGUF_GPU_DEEP_FAR_CHUNKS=C`: from K keys (default 4096; 0: never)
-///   at head size >= 128 its splits walk C chunks (default 2).
+///   at head size >= 128 its splits walk C chunks (default 2);
+///   `WEBGGUF_GPU_DEEP_V_EARLY=1`: each chunk's V words loaded right after
+///   its K dots (`DeepShape::v_early`; default 0, not yet measured).
 /// - `WEBGGUF_GPU_MERGE_DIMS=D`: the merge of the splits in workgroups of D
 ///   dimensions of a head (default 32; 0, or D not a multiple of 32 that
 ///   divides the head: whole heads).
@@ -198,17 +200,29 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
             int_prefill: !off("WEBGGUF_GPU_INT_PREFILL"),
             deep_split_keys: num("WEBGGUF_GPU_DEEP_KEYS", d.tuning.deep_split_keys),
             deep_split_keys_64: num("WEBGGUF_GPU_DEEP_KEYS_64", d.tuning.deep_split_keys_64),
-            deep_shape: var("WEBGGUF_GPU_DEEP_SHAPE")
-                .and_then(|v| {
-                    // LxT or LxTxC.
-                    let mut n = v.split('x').map(|f| f.parse().ok());
-                    let (keys, tpk) = (n.next()??, n.next()??);
-                    let chunks = n.next().unwrap_or(Some(1))?;
-                    n.next()
-                        .is_none()
-                        .then_some(gpu::DeepShape { keys, tpk, chunks })
-                })
-                .unwrap_or(d.tuning.deep_shape),
+            deep_shape: {
+                let sh = var("WEBGGUF_GPU_DEEP_SHAPE")
+                    .and_then(|v| {
+                        // LxT or LxTxC.
+                        let mut n = v.split('x').map(|f| f.parse().ok());
+                        let (keys, tpk) = (n.next()??, n.next()??);
+                        let chunks = n.next().unwrap_or(Some(1))?;
+                        n.next().is_none().then_some(gpu::DeepShape {
+                            keys,
+                            tpk,
+                            chunks,
+                            ..d.tuning.deep_shape
+                        })
+                    })
+                    .unwrap_or(d.tuning.deep_shape);
+                // 1 / 0: split.wgsl's V loads right after the K dots, or not.
+                let v_early = match var("WEBGGUF_GPU_DEEP_V_EARLY").as_deref() {
+                    Some("1") => true,
+                    Some("0") => false,
+                    _ => sh.v_early,
+                };
+                gpu::DeepShape { v_early, ..sh }
+            },
             deep_far_keys: num("WEBGGUF_GPU_DEEP_FAR_KEYS", d.tuning.deep_far_keys),
             deep_far_chunks: num("WEBGGUF_GPU_DEEP_FAR_CHUNKS", d.tuning.deep_far_chunks),
             merge_dims: num("WEBGGUF_GPU_MERGE_DIMS", d.tuning.merge_dims),
