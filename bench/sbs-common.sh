@@ -2,6 +2,19 @@
 # on the device, from the repository root, carry ['.sbs']), so that each
 # run's script holds only what that run measures. 2026-11-29c on; the
 # earlier go*.sh scripts keep their own copies, as the records of what ran.
+#
+# A lent machine does not outlive the call that drives it (2026-11-29c),
+# so a run must fit one call: ~570 s after the machine starts. Before the
+# call, here: scripts/build-llama-cuda.sh (once; .sbs/llama-bin.tgz) and
+# bench/sbs-compact.sh (room in the carry). A run's go script then does,
+# on the device:
+#   . bench/sbs-common.sh
+#   sbs_llama_src; sbs_unpack webgguf; sbs_vulkan; sbs_diag webgguf
+#   sbs_prebuilt                      # skip the ~250 s llama.cpp build
+#   sbs_next NEXT.sh; sbs_after EXTRA.sh   # optional
+#   exec bash .sbs/device.sh SECONDS
+# with SHAPES and QUANTS exported for the files that fit the call (the
+# 8B quantizing takes 24-186 s a file: IQ4_XS the longest).
 
 # sbs_unpack NAME..: .sbs/NAME.gz -> .sbs/NAME, executable.
 sbs_unpack() {
@@ -13,7 +26,9 @@ sbs_unpack() {
 # has it (device.sh does the same for the pipeline it starts).
 sbs_vulkan() {
   local f ICD=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-  for f in .sbs/gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+  if ! ldconfig -p | grep -q 'libvulkan.so.1 '; then
+    for f in .sbs/gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+  fi
   if [ -f $ICD ]; then export VK_DRIVER_FILES=$ICD
   else echo "no $ICD: $(ls /usr/local/nvidia/share/vulkan/icd.d /usr/share/vulkan/icd.d /etc/vulkan/icd.d 2>&1 | tr '\n' ' ')"; fi
 }
@@ -49,3 +64,22 @@ sbs_after() {
 
 # sbs_patch NEXT EXTRA: both.
 sbs_patch() { sbs_next "$1"; sbs_after "$2"; }
+
+# sbs_prebuilt: where the checkout has .sbs/llama-bin.tgz
+# (scripts/build-llama-cuda.sh), device.sh takes llama.cpp from it
+# (llama-prebuilt.sh) and builds only if that fails: the build is ~250 s
+# of the ~570 a call has (2026-11-29c). Call before device.sh.
+sbs_prebuilt() {
+  [ -f .sbs/llama-bin.tgz ] || { echo "no .sbs/llama-bin.tgz: llama.cpp builds on the device"; return; }
+  chmod u+w .sbs/device.sh
+  cp "$(dirname "${BASH_SOURCE[0]}")"/llama-prebuilt.sh .sbs/
+  sed -i 's|^setsid nohup bash -c "cmake|bash /tmp/sbs/llama-prebuilt.sh 2>> /tmp/prebuilt.err \|\| setsid nohup bash -c "cmake|' .sbs/device.sh
+  grep -q llama-prebuilt .sbs/device.sh || echo "sbs_prebuilt: device.sh not patched (its build line changed?)"
+}
+
+# sbs_llama_src: the llama.cpp source back from .sbs/llama.tgz where
+# sbs-compact.sh packed it (device.sh's fallback build needs it).
+sbs_llama_src() {
+  [ -f .sbs/llama.tgz ] && tar xzf .sbs/llama.tgz -C .sbs
+  return 0
+}
