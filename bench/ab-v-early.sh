@@ -17,9 +17,8 @@ MODELS=${MODELS:-llama-3.1-8b llama-3.2-1b}; DEPTHS=${DEPTHS:-2048 4096 8192}; T
 sbs_unpack webgguf tests-lib
 sbs_vulkan
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+[ "${TESTS:-1}" = 0 ] || sbs_tests $OUT/tests.log
 S=$(date +%s)
-[ "${TESTS:-1}" = 0 ] || .sbs/tests-lib --test-threads 1 gpu:: 2>&1 | grep -E "^test .*FAIL|test result|panicked|SKIPPED" | cut -c1-300 | tee $OUT/tests.log
-echo "tests after $(( $(date +%s) - S )) s"
 run() { # ROUND MODEL DEPTH V_EARLY
   local v=$(WEBGGUF_GPU_DEEP_V_EARLY=$4 timeout 120 .sbs/webgguf bench --backend gpu --synthetic $2:$TYPE -p 1 -n 64 -r 3 -d $3 --ctx $(($3 + 256)) --json 2>>$OUT/err.log | grep '^{' | tail -1 | python3 -c 'import json,sys; print("%.1f" % json.load(sys.stdin)["tg_median_tok_s"])' 2>/dev/null)
   echo "$1 $2 $3 v_early=$4 ${v:-fail}" | tee -a $OUT/ab.txt

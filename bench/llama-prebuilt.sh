@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # On the device, from device.sh (sbs_prebuilt in sbs-common.sh patches it
 # in): llama.cpp's llama-bench and llama-quantize from
-# /tmp/sbs/llama-bin.tgz (built off the device by
-# scripts/build-llama-cuda.sh: CUDA 13.0, sm_90, ggml linked in) instead
+# /tmp/sbs/llama-bin.tgz (built off the device, as bench/llama-prebuilt.md
+# says: CUDA 13.0, sm_90, ggml linked in) instead
 # of the ~250 s build, which is most of one device call. The binaries go
 # to llama/build/bin behind wrappers that find the device's CUDA runtime
 # and cuBLAS; /tmp/build.rc = 0 tells the pipeline they are ready. Exits

@@ -5,7 +5,7 @@
 #
 # A lent machine does not outlive the call that drives it (2026-11-29c),
 # so a run must fit one call: ~570 s after the machine starts. Before the
-# call, here: scripts/build-llama-cuda.sh (once; .sbs/llama-bin.tgz) and
+# call, here: .sbs/llama-bin.tgz (once; how: bench/llama-prebuilt.md) and
 # bench/sbs-compact.sh (room in the carry). A run's go script then does,
 # on the device:
 #   . bench/sbs-common.sh
@@ -44,6 +44,14 @@ sbs_diag() {
   done
 }
 
+# sbs_tests LOG: every gpu:: test of .sbs/tests-lib (unpacked), the
+# failures and the summary into LOG and stdout.
+sbs_tests() {
+  local s=$(date +%s)
+  .sbs/tests-lib --test-threads 1 gpu:: 2>&1 | grep -E "^test .*FAIL|test result|panicked|SKIPPED" | cut -c1-300 | tee "$1"
+  echo "tests after $(( $(date +%s) - s )) s"
+}
+
 # sbs_next NEXT: copy NEXT into .sbs and patch the kit's pipeline.sh so
 # that NEXT starts after its bandwidth steps, while llama.cpp builds and
 # quantizes (the GPU is idle then), and the benches wait for it.
@@ -66,7 +74,7 @@ sbs_after() {
 sbs_patch() { sbs_next "$1"; sbs_after "$2"; }
 
 # sbs_prebuilt: where the checkout has .sbs/llama-bin.tgz
-# (scripts/build-llama-cuda.sh), device.sh takes llama.cpp from it
+# (bench/llama-prebuilt.md), device.sh takes llama.cpp from it
 # (llama-prebuilt.sh) and builds only if that fails: the build is ~250 s
 # of the ~570 a call has (2026-11-29c). Call before device.sh.
 sbs_prebuilt() {
