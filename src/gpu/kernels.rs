@@ -2110,6 +2110,18 @@ pub struct DeepShape {
     pub v_early: bool,
 }
 
+/// `LxTxC` (the CLI's WEBGGUF_GPU_DEEP_SHAPE syntax), then ` v_early` where
+/// it is set.
+impl std::fmt::Display for DeepShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{}x{}", self.keys, self.tpk, self.chunks)?;
+        if self.v_early {
+            write!(f, " v_early")?;
+        }
+        Ok(())
+    }
+}
+
 impl DeepShape {
     /// 64 keys, 4 threads a key: 256 threads; one chunk a split; V loaded
     /// after the softmax. v_early is not measured on a GPU yet: it waits

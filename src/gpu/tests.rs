@@ -800,15 +800,7 @@ fn split_attention_matches_cpu() {
                 (name, sp, chunk_wgs, r, None)
             })
             .collect();
-        let deep_names: Vec<String> = deep
-            .iter()
-            .map(|sh| {
-                format!(
-                    "split.wgsl {}x{}x{} v_early {}",
-                    sh.keys, sh.tpk, sh.chunks, sh.v_early
-                )
-            })
-            .collect();
+        let deep_names: Vec<String> = deep.iter().map(|sh| format!("split.wgsl {sh}")).collect();
         for (sh, name) in deep.iter().zip(&deep_names) {
             // The tuning keeps a shape that fits (`DeepShape::pick`).
             assert_eq!(kernels::DeepShape::pick(*sh, hd, group), *sh);
@@ -4368,10 +4360,7 @@ fn split_source_compiles_for_every_head_size() {
     for hd in [32usize, 64, 80, 96, 128, 192, 256, 512] {
         for group in 1..=8 {
             for sh in DEEP_SHAPES.iter().filter(|sh| sh.fits(hd, group)) {
-                let what = format!(
-                    "hd {hd} group {group} shape {}x{}x{} v_early {}",
-                    sh.keys, sh.tpk, sh.chunks, sh.v_early
-                );
+                let what = format!("hd {hd} group {group} shape {sh}");
                 let module = compile_wgsl(&kernels::split_src(hd, group, *sh), &what);
                 let shared = workgroup_bytes(&module);
                 assert_eq!(shared as usize, sh.workgroup_bytes(hd, group), "{what}");
