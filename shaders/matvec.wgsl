@@ -18,12 +18,22 @@
 //   never) to Part[part_base + group] for argmax.wgsl's `pairs`.
 // Entry `glu`: gate/up pairs, store_glu (R even; the host's `act` is silu
 //   or geglu). Entry `qkv`: q/k/v quads, store_qkv (R a multiple of 4).
-// Bindings: matrix.wgsl's (G: any buffer without NORM).
+// Entry `glu_q`: `glu` (integer path only), the workgroup TEAMS teams of
+//   WG threads, team j summing row group TEAMS * workgroup + j, so that a
+//   workgroup holds TEAMS * R / 2 consecutive outputs, whole 32-element
+//   blocks: it also writes them as the down product's int8 x (17 HQ, 18
+//   HD; int8_block.wgsl: the bits quantize_x.wgsl would write from Y).
+//   Why: that saves the down product's quantize pass, one dispatch a
+//   layer, whose fixed cost (~1.8 us on an H200, plus its dependent
+//   round trips) every decode step pays in full.
+// Bindings: matrix.wgsl's (G: any buffer without NORM); 17 HQ, 18 HD.
 // Dispatch: (nx, ceil(groups / nx), tokens) workgroups of WG threads,
 //   groups = ceil(rows / R), group = wid.x + wid.y * nx; (nx, ny, 1) with
-//   LAST. The host prepends `const R`, `RN` (R + 1: the rows and the sum of
-//   squares), `WG` (64, 128 or 256), `RW` (RN * WG), `FOLD` and `INT_X`, and appends
-//   matrix.wgsl, dequant.wgsl, units.wgsl, the generated `dot_rows` and
+//   LAST. `glu_q`: the same over ceil(groups / TEAMS) workgroups of
+//   TEAMS * WG threads. The host prepends `const R`, `RN` (R + 1: the
+//   rows and the sum of squares), `WG` (64, 128 or 256; `glu_q`: a
+//   team's), `TEAMS` (1 but for `glu_q`), `RW` (RN * WG), `FOLD` and
+//   `INT_X`, and appends int8_block.wgsl, matrix.wgsl, dequant.wgsl, units.wgsl, the generated `dot_rows` and
 //   `w_sec`, one of the two `reduce` functions, f16.wgsl,
 //   rope_pair.wgsl, the gated activation `act(gate, up)`, and `xv4(i)` /
 //   `gv4(k)` (X[i .. i + 4], G[k .. k + 4]): vec4 loads through bindings
@@ -41,9 +51,15 @@
 //   read Q4_K/Q5_K weights through a vec4<u32> alias of W at binding 15
 //   (then W itself is bound only where another format reads it).
 
-var<workgroup> red: array<f32, RW>;
+// TEAMS teams of WG threads a workgroup, each with its own RW sums (one
+// team everywhere but `glu_q`); TB is this thread's team's first.
+var<workgroup> red: array<f32, RW * TEAMS>;
+var<private> TB: u32;
 var<private> SGL: u32;
 var<private> SGS: u32;
+// This thread's index in the whole workgroup (wide.wgsl's code-book fill
+// shares the table's entries among all TEAMS * WG threads).
+var<private> FLID: u32;
 
 // The rmsnorm scale of X[xb ..][..cols]. Eight loads per thread are issued
 // before any is used: GPU compilers do not overlap the loads of successive
@@ -61,15 +77,15 @@ fn norm_scale(lid: u32, xb: u32) -> f32 {
         let v7 = xload(xb, k + 7u * WG);
         ss += ((v0 * v0 + v1 * v1) + (v2 * v2 + v3 * v3)) + ((v4 * v4 + v5 * v5) + (v6 * v6 + v7 * v7));
     }
-    red[lid] = ss;
+    red[TB + lid] = ss;
     workgroupBarrier();
     for (var s = WG / 2u; s > 0u; s >>= 1u) {
         if lid < s {
-            red[lid] += red[lid + s];
+            red[TB + lid] += red[TB + lid + s];
         }
         workgroupBarrier();
     }
-    let scale = 1.0 / sqrt(red[0] / f32(P.cols) + P.eps);
+    let scale = 1.0 / sqrt(red[TB] / f32(P.cols) + P.eps);
     workgroupBarrier();
     return scale;
 }
@@ -111,7 +127,7 @@ fn prologue(lid: u32, z: u32) -> Pro {
 // otherwise 1 (the norm, if any, was applied to x).
 fn row_scale(sep: f32) -> f32 {
     if (P.flags & F_NORM) != 0u && FOLD && !INT_X {
-        return 1.0 / sqrt(red[R * WG] / f32(P.cols) + P.eps);
+        return 1.0 / sqrt(red[TB + R * WG] / f32(P.cols) + P.eps);
     }
     return 1.0;
 }
@@ -171,6 +187,7 @@ ROW_STARTS
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     SG_INIT
+    FLID = lid;
     let g = wid.x + wid.y * P.nx;
     if g * R >= P.rows {
         return;
@@ -185,6 +202,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 @compute @workgroup_size(WG)
 fn head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     SG_INIT
+    FLID = lid;
     let g = wid.x + wid.y * P.nx;
     if g * R >= P.rows {
         return;
@@ -211,6 +229,7 @@ fn head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 @compute @workgroup_size(WG)
 fn glu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     SG_INIT
+    FLID = lid;
     let g = wid.x + wid.y * P.nx;
     if g * R >= P.rows {
         return;
@@ -225,6 +244,7 @@ fn glu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) l
 @compute @workgroup_size(WG)
 fn qkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     SG_INIT
+    FLID = lid;
     let g = wid.x + wid.y * P.nx;
     if g * R >= P.rows {
         return;
@@ -234,5 +254,57 @@ fn qkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) l
     if lid < R / 4u && l0 < P.rows {
         store_qkv(dst_token(wid.z), l0, sc * vec4<f32>(red[4u * lid * WG], red[(4u * lid + 1u) * WG],
             red[(4u * lid + 2u) * WG], red[(4u * lid + 3u) * WG]));
+    }
+}
+
+// glu_q's outputs as int8 blocks (quantize_x.wgsl's layout: token t's
+// words from t * nb * 8, scales from t * nb, nb = ceil(split / 32)).
+@group(0) @binding(17) var<storage, read_write> HQ: array<u32>;
+@group(0) @binding(18) var<storage, read_write> HD: array<f32>;
+
+// glu_q's outputs in order (0 past the last pair), for their blocks.
+const QP: u32 = max(TEAMS * R / 2u, 1u);
+var<workgroup> hq: array<f32, QP>;
+
+@compute @workgroup_size(WG * TEAMS)
+fn glu_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    SG_INIT
+    FLID = lid;
+    // Every team runs to the end, past the last row too (row_start reads
+    // the last row for those; nothing of theirs is stored): the barriers
+    // need the whole workgroup.
+    let team = lid / WG;
+    let tl = lid % WG;
+    TB = team * RW;
+    let w = wid.x + wid.y * P.nx;
+    let g = w * TEAMS + team;
+    let t = dst_token(wid.z);
+    let sc = group_rows(g, tl, wid.z, ROWS_GLU);
+    let L = g * R + 2u * tl;
+    if tl < R / 2u {
+        var h = 0.0;
+        if L < P.rows {
+            h = act(red[TB + 2u * tl * WG] * sc, red[TB + (2u * tl + 1u) * WG] * sc);
+            Y[t * P.out_stride + P.out_off + (L >> 1u)] = h;
+        }
+        hq[team * (R / 2u) + tl] = h;
+    }
+    workgroupBarrier();
+    // Thread i packs outputs 4i .. 4i + 3: block i / 8, word i % 8.
+    let nb = (P.split + 31u) / 32u;
+    if lid < QP / 4u {
+        let b = lid / 8u;
+        var amax = 0.0;
+        for (var j = 0u; j < 32u; j++) {
+            amax = max(amax, abs(hq[32u * b + j]));
+        }
+        let blk = w * (QP / 32u) + b;
+        if blk < nb {
+            let v = vec4<f32>(hq[4u * lid], hq[4u * lid + 1u], hq[4u * lid + 2u], hq[4u * lid + 3u]);
+            HQ[(t * nb + blk) * 8u + lid % 8u] = q8_pack(v, q8_inv(amax));
+            if lid % 8u == 0u {
+                HD[t * nb + blk] = q8_scale(amax);
+            }
+        }
     }
 }

@@ -325,9 +325,11 @@ fn wide_idot_q8_0(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f3
 var<workgroup> IQ4L: array<u32, 256>;
 
 // Every thread fills its share of IQ4L, then the workgroup waits for all
-// of it. Call in uniform control flow, before the first lookup.
-fn iq4_lut_fill(lid: u32) {
-    for (var b = lid; b < 256u; b += WG) {
+// of it. Call in uniform control flow, before the first lookup. The
+// shares are by matvec.wgsl's FLID, the index in the whole workgroup of
+// TEAMS * WG threads (`glu_q`'s teams share one table).
+fn iq4_lut_fill() {
+    for (var b = FLID; b < 256u; b += WG * TEAMS) {
         IQ4L[b] = (iq4_bytes(b) & 0xffu) | ((iq4_bytes(b >> 4u) & 0xffu) << 16u);
     }
     workgroupBarrier();

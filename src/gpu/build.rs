@@ -15,8 +15,8 @@ use std::cell::OnceCell;
 use super::device::Gpu;
 use super::kernels::{self, FlashTile, Kernels, Mv, Op, Shape};
 use super::ops::{
-    auto_rows, embed_ops, f, matvec_ops, take_quantize, HalfX, IntX, MatvecArgs, QkvArgs,
-    SampleBufs,
+    auto_rows, embed_ops, f, matvec_ops, starts_with_quantize, take_quantize, HalfX, IntX,
+    MatvecArgs, QkvArgs, SampleBufs,
 };
 use super::upload::{GpuMatrix, MatGroup};
 use super::{GpuBackend, GpuOptions};
@@ -100,6 +100,9 @@ impl GpuBackend {
         // Made whether or not this device compiles the integer path, so
         // that the memory plan (which knows no device) counts it alike.
         k.int_x = int_x_cols(w, &opts)
+            .map(|cols| IntX::new(&gpu, cols, batch))
+            .transpose()?;
+        k.int_h = int_h_cols(w, &opts)
             .map(|cols| IntX::new(&gpu, cols, batch))
             .transpose()?;
         k.half_x = half_x_cols(w, &opts)
@@ -438,6 +441,19 @@ pub(super) fn int_x_cols(w: &Weights, opts: &GpuOptions) -> Option<usize> {
         .map(|m| m.cols)
         .max()
         .max(tiles)
+}
+
+/// The down products' rows for `Kernels::int_h`, the int8 x that the
+/// gate/up product writes for them (`GpuTuning::glu_q`): with `int_x`
+/// (the same device-free rule, so that the memory plan counts it alike),
+/// the longest down row.
+pub(super) fn int_h_cols(w: &Weights, opts: &GpuOptions) -> Option<usize> {
+    let t = &opts.tuning;
+    if !(t.glu_q && t.int_dot) {
+        return None;
+    }
+    int_x_cols(w, opts)?;
+    w.layers.iter().map(|l| l.w_down.cols).max()
 }
 
 /// The longest rows the tensor-core prefill tile may read in f16 (`HalfX`
@@ -815,7 +831,7 @@ impl LayerOps<'_> {
             None => self.qkv_unfused(k, tiled)?,
         };
         let post = self.w.post_attn_norm.as_ref();
-        let mut wo = self.residual(k, &self.w.wo, &self.s.xo, post, tiled)?;
+        let mut wo = self.residual(k, &self.w.wo, &self.s.xo, post, tiled, None)?;
         // Where Wo takes the integer path, the chunked attention kernels
         // write its int8 x too, which saves the quantize pass's dispatch
         // (the tiled prefill kernel does not: its Wo keeps its pass).
@@ -841,12 +857,22 @@ impl LayerOps<'_> {
 
     /// x += [postnorm] Wdown · (act(Wgate · xb) * (Wup · xb)), xb = rmsnorm(x).
     fn ffn_block(&self, k: &mut Kernels, tiled: bool) -> Result<Vec<Op>> {
+        // In decode the down product reads its int8 x from int_h, so that
+        // a fused gate/up product on the integer path can write it there
+        // (glu_q) and its quantize pass goes; where it cannot, that pass
+        // writes int_h instead.
+        let ih = k.int_h.clone().filter(|_| !tiled);
+        let post = self.w.post_ffn_norm.as_ref();
+        let mut down = self.residual(k, &self.w.wd, &self.s.hb, post, tiled, ih.as_ref())?;
+        let down_int = starts_with_quantize(self.gpu, k, &down);
         let mut ops = match self.w.gate_up.fused() {
-            Some(m) => self.ffn_fused(k, m, tiled)?,
+            Some(m) => self.ffn_fused(k, m, tiled, ih.as_ref().filter(|_| down_int))?,
             None => self.ffn_unfused(k, tiled)?,
         };
-        let post = self.w.post_ffn_norm.as_ref();
-        ops.extend(self.residual(k, &self.w.wd, &self.s.hb, post, tiled)?);
+        if ops.iter().any(|o| o.label == "gate_up_q") {
+            take_quantize(self.gpu, k, &mut down);
+        }
+        ops.extend(down);
         Ok(ops)
     }
 
@@ -1193,17 +1219,20 @@ impl LayerOps<'_> {
         input: &wgpu::Buffer,
         post: Option<&wgpu::Buffer>,
         tiled: bool,
+        int_x: Option<&IntX>,
     ) -> Result<Vec<Op>> {
         let (gpu, s, dim) = (self.gpu, self.s, self.c.dim);
         let Some(post) = post else {
             let a = MatvecArgs {
                 tiled,
+                int_x,
                 ..MatvecArgs::plain(input, &s.x, &s.step, dim, true)
             };
             return matvec_ops(gpu, k, m, 0..dim, &a);
         };
         let a = MatvecArgs {
             tiled,
+            int_x,
             ..MatvecArgs::plain(input, &s.delta, &s.step, dim, false)
         };
         let mut ops = matvec_ops(gpu, k, m, 0..dim, &a)?;
@@ -1228,8 +1257,15 @@ impl LayerOps<'_> {
         }
     }
 
-    /// Fused: norm (tiled: separate), gate and up, act(gate) * up.
-    fn ffn_fused(&self, k: &mut Kernels, m: &GpuMatrix, tiled: bool) -> Result<Vec<Op>> {
+    /// Fused: norm (tiled: separate), gate and up, act(gate) * up; with
+    /// `int_out`, also as the down product's int8 x where it can (glu_q).
+    fn ffn_fused(
+        &self,
+        k: &mut Kernels,
+        m: &GpuMatrix,
+        tiled: bool,
+        int_out: Option<&IntX>,
+    ) -> Result<Vec<Op>> {
         let (s, c, w) = (self.s, self.c, self.w);
         let a = MatvecArgs {
             mv: self.gated(),
@@ -1237,6 +1273,7 @@ impl LayerOps<'_> {
             norm: (!tiled).then_some((&w.ffn_norm, c.norm_eps)),
             split: c.ffn_dim,
             tiled,
+            int_out,
             ..MatvecArgs::plain(
                 if tiled { &s.xb } else { &s.x },
                 &s.hb,

@@ -292,6 +292,46 @@ pub fn wide_vec(ty: GgmlType) -> bool {
     matches!(ty, GgmlType::Q4_K | GgmlType::Q5_K)
 }
 
+/// matvec.wgsl's `glu_q` shape: `rows` gate/up rows (rows / 2 outputs)
+/// per team of `threads` threads, and as many teams a workgroup as make
+/// its outputs one 32-element block of the down product's int8 x.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GluQShape {
+    pub rows: u32,
+    pub threads: u32,
+}
+
+impl GluQShape {
+    /// 8 rows for each of 8 teams of 32 threads: 256 threads a workgroup.
+    pub const DEFAULT: GluQShape = GluQShape {
+        rows: 8,
+        threads: 32,
+    };
+
+    /// Teams a workgroup: its rows / 2 outputs make one block of 32.
+    pub fn teams(self) -> u32 {
+        64 / self.rows.max(1)
+    }
+
+    /// Even rows dividing 64, and teams of whole threads: a power of two
+    /// from 8, with at most 256 threads a workgroup (WebGPU's guaranteed
+    /// limit).
+    pub fn valid(self) -> bool {
+        self.rows >= 2
+            && self.rows <= 64
+            && self.rows.is_power_of_two()
+            && self.threads >= 8
+            && self.threads.is_power_of_two()
+            && self.teams() * self.threads <= 256
+    }
+}
+
+impl std::fmt::Display for GluQShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{}", self.rows, self.threads)
+    }
+}
+
 /// How a matvec pipeline reads x and decodes its weights (part of its
 /// cache key).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -580,7 +620,7 @@ fn dot_rows_wide_body(name: &str, decs: &[(&'static str, &'static str)], book: b
         }
     }
     // The code book lives in workgroup memory (wide.wgsl's IQ4L).
-    let lut = if book { "    iq4_lut_fill(lid);\n" } else { "" };
+    let lut = if book { "    iq4_lut_fill();\n" } else { "" };
     let mut s = format!(
         "fn {name}(lid: u32, t: u32, rb: array<u32, R>) -> array<f32, RN> {{
 {lut}    var acc: array<f32, RN>;
@@ -1392,7 +1432,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 /// What a matvec pipeline is specialised for: formats, entry, rows per
 /// workgroup, workgroup size, unit decoder (of the first format), folded
 /// norm, vec4 x, path (f32, integer, wide integer).
-type MatvecKey = (Fmts, Mv, u32, u32, &'static str, bool, bool, MvPath);
+/// formats, entry, rows, threads (a team's), decoder, fold, vec4 x, path,
+/// teams (1 but for `glu_q`).
+type MatvecKey = (Fmts, Mv, u32, u32, &'static str, bool, bool, MvPath, u32);
 
 /// A pipeline built on its first use (see the getters on `Kernels`).
 type Lazy = OnceCell<Rc<wgpu::ComputePipeline>>;
@@ -1429,6 +1471,12 @@ pub struct Kernels {
     /// The int8 x the integer path reads (made with the graph; without
     /// it, as in most kernel tests, every product takes the f32 path).
     pub int_x: Option<super::ops::IntX>,
+    /// The down product's int8 x where the gate/up product writes it
+    /// (`GpuTuning::glu_q`; made with the graph beside `int_x`).
+    pub int_h: Option<super::ops::IntX>,
+    /// `GpuTuning::glu_q` and `glu_q_shape`.
+    pub glu_q: bool,
+    pub glu_q_shape: GluQShape,
     /// The f16 x the tensor-core prefill tile reads for the large products
     /// (made with the graph where some product qualifies,
     /// `build::half_x_cols`; without it every tile reads f32 x).
@@ -2392,6 +2440,9 @@ impl Kernels {
             int_min_bytes_q8_0: tuning.int_min_bytes_q8_0,
             wide_int: tuning.wide_int,
             int_x: None,
+            int_h: None,
+            glu_q: tuning.glu_q,
+            glu_q_shape: tuning.glu_q_shape,
             half_x: None,
             half_x_min: tuning.half_x_min,
             quantize_x: Lazy::new(),
@@ -2660,6 +2711,37 @@ impl Kernels {
         cols: usize,
         path: MvPath,
     ) -> Result<Rc<wgpu::ComputePipeline>> {
+        self.matvec_teams(gpu, f, mv, rows, cols, path, None)
+    }
+
+    /// matvec.wgsl's `glu_q` for a gate/up product on the integer path:
+    /// `shape`'s rows per team and threads a team (`GluQShape`).
+    pub fn matvec_glu_q(
+        &mut self,
+        gpu: &Gpu,
+        f: Fmts,
+        mv: Mv,
+        shape: GluQShape,
+        cols: usize,
+        path: MvPath,
+    ) -> Result<Rc<wgpu::ComputePipeline>> {
+        if !matches!(mv, Mv::Silu | Mv::Gelu) || !path.int() || !shape.valid() {
+            return Err(Error::Gpu(format!("no glu_q kernel for {mv:?} {shape:?}")));
+        }
+        self.matvec_teams(gpu, f, mv, shape.rows, cols, path, Some(shape))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn matvec_teams(
+        &mut self,
+        gpu: &Gpu,
+        f: Fmts,
+        mv: Mv,
+        rows: u32,
+        cols: usize,
+        path: MvPath,
+        teams: Option<GluQShape>,
+    ) -> Result<Rc<wgpu::ComputePipeline>> {
         let int = path.int();
         let ty = f[0];
         if let Some(&bad) = f.iter().find(|&&t| !supported(t)) {
@@ -2671,7 +2753,8 @@ impl Kernels {
             )));
         }
         let (dec, _) = unit_decoder(ty, cols);
-        let sg = self.subgroups;
+        // A subgroup must not span two teams.
+        let sg = self.subgroups && teams.is_none_or(|t| gpu.adapter.subgroup_max_size <= t.threads);
         let wide = matches!(path, MvPath::Wide { .. });
         // A wide unit is 4 units: below 4096 columns, 128 threads would
         // leave some without one (2048 columns are 64 wide units). The
@@ -2707,10 +2790,12 @@ impl Kernels {
             Mv::Qkv => low_bits(&[GgmlType::Q3_K]),
             _ => false,
         };
-        let wg = match self.matvec_wg {
-            0 if wide && (cols < 4096 || (book && !even) || (narrow && cols < 8192)) => 64,
+        let wg = match (self.matvec_wg, teams) {
+            (_, Some(t)) => t.threads,
+            (0, None) if wide && (cols < 4096 || (book && !even) || (narrow && cols < 8192)) => 64,
             _ => self.matvec_threads(cols),
         };
+        let nteams = teams.map_or(1, |t| t.teams());
         let fold = self.fold_norm;
         if int && !f.iter().all(|&t| int_decoder(t).is_some()) {
             return Err(Error::Gpu(format!("no integer matrix kernel for {f:?}")));
@@ -2724,7 +2809,7 @@ impl Kernels {
         let vx = self.matvec_vx(cols, mv) && !int;
         Ok(self
             .matvec
-            .entry((f, mv, rows, wg, dec, fold, vx, path))
+            .entry((f, mv, rows, wg, dec, fold, vx, path, nteams))
             .or_insert_with(|| {
                 let mut src = String::new();
                 if sg && cfg!(target_arch = "wasm32") {
@@ -2732,10 +2817,12 @@ impl Kernels {
                 }
                 src.push_str(&format!(
                     "const R: u32 = {rows}u;\nconst RN: u32 = {}u;\nconst WG: u32 = {wg}u;\n\
+                     const TEAMS: u32 = {nteams}u;\n\
                      const RW: u32 = {}u;\nconst FOLD: bool = {fold};\nconst INT_X: bool = {int};\n",
                     rows + 1,
                     (rows + 1) * wg
                 ));
+                src.push_str(INT8_BLOCK);
                 let body = if sg {
                     MATVEC
                         .replace(
@@ -2774,7 +2861,10 @@ impl Kernels {
                 src.push_str(if vx { X_VEC4 } else { X_SCALAR });
                 src.push_str(if vx { G_VEC4 } else { G_SCALAR });
                 src.push_str(&matrix_tail(mv));
-                pipeline(gpu, mv.label(), &src, mv.entry())
+                match teams {
+                    Some(_) => pipeline(gpu, "glu_q", &src, "glu_q"),
+                    None => pipeline(gpu, mv.label(), &src, mv.entry()),
+                }
             })
             .clone())
     }

@@ -57,7 +57,7 @@ use crate::source::{read_header, read_small, Source};
 
 use build::Scratch;
 pub use device::{Copy, Gpu, PendingRead, ShaderRecord};
-pub use kernels::{DeepShape, Kernels, Mv, MvPath, Op, Shape};
+pub use kernels::{DeepShape, GluQShape, Kernels, Mv, MvPath, Op, Shape};
 pub use ops::{
     auto_rows, embed_ops, int_x_sizes, matvec_ops, sample_ops, IntX, MatvecArgs, QkvArgs,
     SampleBufs, PEN_CAP,
@@ -247,6 +247,15 @@ pub struct GpuTuning {
     /// counters hid the loops' trip counts from the driver's compiler
     /// (BENCHMARKS.md, 2026-11-27g).
     pub loop_bounding: bool,
+    /// Where the down product takes the integer path, the fused gate/up
+    /// product writes its outputs as the down product's int8 x too
+    /// (matvec.wgsl's `glu_q`: whole 32-element blocks a workgroup),
+    /// instead of a quantize_x pass between the two: one dispatch fewer a
+    /// layer.
+    pub glu_q: bool,
+    /// `glu_q`'s rows and threads a team (`kernels::GluQShape`; a shape it
+    /// does not take turns `glu_q` off).
+    pub glu_q_shape: kernels::GluQShape,
 }
 
 /// `GpuTuning::split_wgs`'s default, measured on the H100 (BENCHMARKS.md,
@@ -365,6 +374,8 @@ impl Default for GpuTuning {
             matvec_wg: 0,
             matvec_rows: [0; 3],
             loop_bounding: false,
+            glu_q: true,
+            glu_q_shape: kernels::GluQShape::DEFAULT,
         }
     }
 }

@@ -52,6 +52,13 @@ pub struct MatvecArgs<'a> {
     /// Use the tiled kernel (matmul.wgsl) where it applies: a batch of
     /// tokens, columns a multiple of 32, no norm, not `last`.
     pub tiled: bool,
+    /// The int8 x the integer path reads and its quantize pass writes, if
+    /// not `Kernels::int_x` (the down product's: `Kernels::int_h`).
+    pub int_x: Option<&'a IntX>,
+    /// A fused gate/up product on the integer path also writes its outputs
+    /// here as int8 x (matvec.wgsl's `glu_q`), where `Kernels::glu_q` and
+    /// its shape allow; its dispatch is then labelled "gate_up_q".
+    pub int_out: Option<&'a IntX>,
 }
 
 impl<'a> MatvecArgs<'a> {
@@ -79,6 +86,8 @@ impl<'a> MatvecArgs<'a> {
             split: 0,
             qkv: None,
             tiled: false,
+            int_x: None,
+            int_out: None,
         }
     }
 }
@@ -174,14 +183,19 @@ impl IntX {
     }
 }
 
+/// Whether `ops` begin with a quantize_x.wgsl pass (matvec_ops puts it
+/// first where the product takes the integer path).
+pub fn starts_with_quantize(gpu: &Gpu, k: &Kernels, ops: &[Op]) -> bool {
+    let qp = k.quantize_x(gpu);
+    ops.first()
+        .is_some_and(|o| std::rc::Rc::ptr_eq(&o.pipeline, &qp))
+}
+
 /// Removes `ops`' leading quantize_x.wgsl pass, if it has one (matvec_ops
 /// puts it first where the product takes the integer path), for a caller
 /// whose producing kernel writes the int8 x itself; whether it did.
 pub fn take_quantize(gpu: &Gpu, k: &Kernels, ops: &mut Vec<Op>) -> bool {
-    let qp = k.quantize_x(gpu);
-    let first = ops
-        .first()
-        .is_some_and(|o| std::rc::Rc::ptr_eq(&o.pipeline, &qp));
+    let first = starts_with_quantize(gpu, k, ops);
     if first {
         ops.remove(0);
     }
@@ -284,8 +298,8 @@ pub fn matvec_ops(
         && k.int_dot
         && (rows.len() * row_bytes) as u64
             >= kernels::int_floor(fmts, k.int_min_bytes, k.int_min_bytes_q8_0)
-        && k.int_x
-            .as_ref()
+        && a.int_x
+            .or(k.int_x.as_ref())
             .is_some_and(|x| m.cols.div_ceil(32) <= x.blocks)
         && fmts.iter().all(|&t| kernels::int_decoder(t).is_some());
     // The wide path's vec4 alias of W needs the rows of the sections
@@ -311,7 +325,26 @@ pub fn matvec_ops(
     // The tensor-core tile of long rows reads x in f16 from HalfX, packed
     // by a pass before it (`Kernels::half_tile`).
     let tile = k.half_tile(k.tile_for(fmts, a.mv, rows.len()), rows.len(), m.cols);
-    let pipeline = if int_tile {
+    // glu_q: the gate/up product writes the down product's int8 x, where
+    // it takes the integer path and that x holds its outputs.
+    let glu_q = a.int_out.filter(|h| {
+        int && fused
+            && matches!(a.mv, Mv::Silu | Mv::Gelu)
+            && k.glu_q
+            && k.glu_q_shape.valid()
+            && a.split.div_ceil(32) <= h.blocks
+    });
+    let teams = if glu_q.is_some() {
+        k.glu_q_shape.teams()
+    } else {
+        1
+    };
+    if glu_q.is_some() {
+        r = k.glu_q_shape.rows;
+    }
+    let pipeline = if glu_q.is_some() {
+        k.matvec_glu_q(gpu, fmts, a.mv, k.glu_q_shape, m.cols, path)?
+    } else if int_tile {
         k.matmul_int(gpu, fmts, a.mv)?
     } else if tiled {
         k.matmul_tile(gpu, fmts, a.mv, tile)?
@@ -341,7 +374,8 @@ pub fn matvec_ops(
             continue;
         };
         let n = (hi - lo) as u32;
-        let groups = n.div_ceil(r);
+        // Workgroups: glu_q's hold `teams` row groups each.
+        let groups = n.div_ceil(r).div_ceil(teams);
         let nx = groups.min(kernels::NX);
         let ny = groups.div_ceil(nx);
         let q = a.qkv.as_ref();
@@ -419,7 +453,10 @@ pub fn matvec_ops(
                 entries.extend([(11, a.x), (12, g)]);
             }
         }
-        let ix = k.int_x.as_ref().filter(|_| int || int_tile);
+        let ix = a.int_x.or(k.int_x.as_ref()).filter(|_| int || int_tile);
+        if let Some(h) = glu_q {
+            entries.extend([(17, &h.q), (18, &h.d)]);
+        }
         if let Some(ix) = ix {
             entries.extend([(13, &ix.q), (14, &ix.d)]);
             if ops.is_empty() {
@@ -482,6 +519,7 @@ pub fn matvec_ops(
             (_, true, "qkv") => "matmul_qkv",
             (_, true, "gate_up") => "matmul_gate_up",
             (_, true, _) => "matmul",
+            _ if glu_q.is_some() => "gate_up_q",
             _ => a.label,
         };
         ops.push(Op {

@@ -12,7 +12,7 @@
 
 use serde::Serialize;
 
-use super::build::{half_x_cols, int_x_cols, kv_cache_bytes, Dims, ScratchSizes};
+use super::build::{half_x_cols, int_h_cols, int_x_cols, kv_cache_bytes, Dims, ScratchSizes};
 use super::device::{padded, PARAMS_BYTES, STEP_BYTES};
 use super::ops::{
     half_x_bytes, int_x_sizes, overlap, sample_levels, sample_sizes, LEVEL_BYTES,
@@ -133,6 +133,12 @@ pub fn gpu_memory(
     // The integer path's int8 x (its quantize passes share the matvecs'
     // uniforms).
     if let Some(cols) = int_x_cols(w, opts) {
+        for b in int_x_sizes(cols, d.batch) {
+            add(Scratch, b);
+        }
+    }
+    // The down products' int8 x that gate/up writes (glu_q).
+    if let Some(cols) = int_h_cols(w, opts) {
         for b in int_x_sizes(cols, d.batch) {
             add(Scratch, b);
         }

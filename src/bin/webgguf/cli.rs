@@ -71,7 +71,8 @@ common options:
                     Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS as random bits)
 
 environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
-  WEBGGUF_GPU_{FUSE,TILED,FEW,SPLIT,FLASH,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE,INT_PREFILL}=0,
+  WEBGGUF_GPU_{FUSE,TILED,FEW,SPLIT,FLASH,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE,INT_PREFILL,GLU_Q}=0,
+  WEBGGUF_GPU_GLU_Q_SHAPE=RxT,
   WEBGGUF_GPU_{DEEP_KEYS,DEEP_FAR_KEYS,DEEP_FAR_CHUNKS,SPLIT_WGS,SPLIT_MAX,MV_WG}=N,
   WEBGGUF_GPU_MV_ROWS=Q,G,M,
   WEBGGUF_GPU_ATTENTION=simple, WEBGGUF_GPU_TILE=large, WEBGGUF_GPU_LOOP_BOUND=1 (see README.md)
@@ -125,7 +126,7 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   `WEBGGUF_GPU_DEEP_FAR_CHUNKS=C`: from K keys (default 4096; 0: never)
 ///   at head size >= 128 its splits walk C chunks (default 2);
 ///   `WEBGGUF_GPU_DEEP_V_EARLY=1`: each chunk's V words loaded right after
-///   its K dots (`DeepShape::v_early`; default 0, not yet measured).
+///   its K dots (`DeepShape::v_early`; default 0: even on the H200).
 /// - `WEBGGUF_GPU_MERGE_DIMS=D`: the merge of the splits in workgroups of D
 ///   dimensions of a head (default 32; 0, or D not a multiple of 32 that
 ///   divides the head: whole heads).
@@ -134,6 +135,10 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   and plain products (0: the default for that kind).
 /// - `WEBGGUF_GPU_LOOP_BOUND=1`: compile with naga's loop counters, as
 ///   wgpu does by default (`GpuTuning::loop_bounding`).
+/// - `WEBGGUF_GPU_GLU_Q=0`: a quantize_x pass before each down product
+///   instead of the gate/up product writing its int8 x (`glu_q`);
+///   `WEBGGUF_GPU_GLU_Q_SHAPE=RxT`: R rows a team of T threads (default
+///   8x32).
 /// - `WEBGGUF_GPU_SPLIT_WGS=N`: decode splits as short as one chunk while
 ///   they keep at most N workgroups busy (default 320; 0: 64 keys always);
 ///   `WEBGGUF_GPU_SPLIT_MAX=K`: past that, splits up to K keys (default 64).
@@ -239,6 +244,17 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
                 })
                 .unwrap_or(d.tuning.matvec_rows),
             loop_bounding: var("WEBGGUF_GPU_LOOP_BOUND").as_deref() == Some("1"),
+            glu_q: !off("WEBGGUF_GPU_GLU_Q"),
+            // RxT: rows a team and threads a team.
+            glu_q_shape: var("WEBGGUF_GPU_GLU_Q_SHAPE")
+                .and_then(|v| {
+                    let mut n = v.split('x').map(|f| f.parse().ok());
+                    let (rows, threads) = (n.next()??, n.next()??);
+                    n.next()
+                        .is_none()
+                        .then_some(gpu::GluQShape { rows, threads })
+                })
+                .unwrap_or(d.tuning.glu_q_shape),
         },
         ..d
     }
