@@ -303,6 +303,11 @@ pub struct GluQShape {
 
 impl GluQShape {
     /// 8 rows for each of 8 teams of 32 threads: 256 threads a workgroup.
+    /// On the H200 (BENCHMARKS.md, 2026-11-29d, synthetic, tg64, two
+    /// interleaved rounds) glu_q in this shape against the quantize pass:
+    /// llama-3.1-8b Q4_K +7.3%, Q4_0 +7.1%, IQ4_XS +0.5%, llama-3.2-1b
+    /// Q4_K +2.4%; 16x64 and 4x16 lost 2.6-2.8% on IQ4_XS and gained
+    /// less on the 8B Q4_K and Q4_0.
     pub const DEFAULT: GluQShape = GluQShape {
         rows: 8,
         threads: 32,
@@ -2172,8 +2177,10 @@ impl std::fmt::Display for DeepShape {
 
 impl DeepShape {
     /// 64 keys, 4 threads a key: 256 threads; one chunk a split; V loaded
-    /// after the softmax. v_early is not measured on a GPU yet: it waits
-    /// for an A/B before it can be the default.
+    /// after the softmax. v_early measured even on the H200 (BENCHMARKS.md,
+    /// 2026-11-29d: synthetic Q4_K, tg64 after 2048-8192 keys, three
+    /// interleaved rounds, every ratio within 0.99-1.03 of this one), so
+    /// it stays off.
     pub const DEFAULT: DeepShape = DeepShape {
         keys: 64,
         tpk: 4,

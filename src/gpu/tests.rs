@@ -3393,6 +3393,120 @@ fn wide_int_gate_up_mixed_matches_integer_twin() {
     }
 }
 
+/// matvec.wgsl's `glu_q` (the gate/up product writing the down product's
+/// int8 x) through the wide and per-unit integer paths, on mixed groups,
+/// code-book ones included, in every team shape the tuning takes a sample
+/// of (8x32, the default; 4x16, 2x8 with 32 teams; 16x64 with 4), with
+/// and without subgroup sums (a shape whose team is narrower than the
+/// adapter's subgroups sums through shared memory). 37 and 70 outputs: a
+/// workgroup holds 32, so the last one's teams run past the rows, and the
+/// last block is part padding. Its outputs as `wide_int_gate_up_mixed`
+/// checks them (the integer twin, the same bound); its int8 x, NaN-
+/// poisoned first, must equal bit for bit what quantize_x.wgsl makes of
+/// those outputs on the same device (one definition of the block
+/// arithmetic, int8_block.wgsl), padding included; and the ops must be
+/// x's quantize pass and the one "gate_up_q" dispatch.
+#[test]
+fn glu_q_matches_integer_twin_and_quantize_pass() {
+    let Some(g) = gpu() else { return };
+    if !Kernels::new(&g, &tuning()).int_dot {
+        eprintln!("SKIPPED: no dot4I8Packed on this device");
+        return;
+    }
+    let mut rng = Rng::new(59);
+    let (n, eps) = (2usize, 1e-5f32);
+    use GgmlType::*;
+    let shapes =
+        [(8, 32), (4, 16), (2, 8), (16, 64)].map(|(rows, threads)| GluQShape { rows, threads });
+    for (i, tys) in [
+        [Q4_K, Q4_K],
+        [IQ4_XS, IQ4_XS],
+        [Q5_K, IQ4_XS],
+        [Q8_0, Q4_0],
+        [Q6_K, Q4_K],
+        [Q3_K, Q2_K],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let wide = i % 2 == 0 || tys[0] == IQ4_XS;
+        let shape = shapes[i % shapes.len()];
+        for (ff, subgroups) in [(37usize, true), (70, false)] {
+            let mut k = Kernels::new(
+                &g,
+                &GpuTuning {
+                    wide_int: wide,
+                    subgroups,
+                    glu_q_shape: shape,
+                    ..tuning()
+                },
+            );
+            let what = format!("{tys:?} wide {wide} shape {shape} ff {ff} subgroups {subgroups}");
+            let cols = if tys[0].block_len() == 32 { 2144 } else { 2304 };
+            let (grp, w) = group_rows_bytes(&g, &mut rng, &tys, &[ff, ff], cols);
+            let m = grp.fused().unwrap();
+            let x = randn(&mut rng, n * cols);
+            let gains = randn(&mut rng, cols);
+            let (xb, gb) = (g.upload_f32("x", &x), g.upload_f32("g", &gains));
+            let s = step(&g, 0, n as u32);
+            let y = poisoned(&g, n * ff);
+            let ix = IntX::new(&g, cols, n).unwrap();
+            let ih = IntX::new(&g, ff, n).unwrap();
+            poison_int_x(&g, &ih);
+            let a = MatvecArgs {
+                mv: Mv::Silu,
+                norm: Some((&gb, eps)),
+                split: ff,
+                int_out: Some(&ih),
+                ..MatvecArgs::plain(&xb, &y, &s, ff, false)
+            };
+            k.int_x = Some(ix.clone());
+            let ops = matvec_ops(&g, &mut k, m, 0..2 * ff, &a).unwrap();
+            let labels: Vec<&str> = ops.iter().map(|o| o.label).collect();
+            assert_eq!(labels, ["quantize_x", "gate_up_q"], "{what}");
+            let pairs = shape.teams() * shape.rows / 2;
+            assert_eq!(pairs, 32, "{what}");
+            assert_eq!(
+                ops[1].shape.groups(n as u32)[0],
+                ff.div_ceil(32) as u32,
+                "{what}: one workgroup a block"
+            );
+            g.run(&[&ops], n as u32, &[]);
+            let got = read_f32(&g, &y, n * ff);
+            let (gq, gd) = read_int_x(&g, &ix, n);
+            let (grp_len, terms) = if wide { (16, cols / 32) } else { (4, cols / 8) };
+            for t in 0..n {
+                for r in 0..ff {
+                    let twin = |(ty, row): &(GgmlType, Vec<u8>)| {
+                        let (v, mag) = int_twin(*ty, row, &gq[t], &gd[t], grp_len);
+                        (v, twin_bound(terms, mag))
+                    };
+                    let (gt, eg) = twin(&w[r]);
+                    let (up, eu) = twin(&w[ff + r]);
+                    let silu = gt / (1.0 + (-gt).exp());
+                    let want = silu * up;
+                    let tol = 1.1 * eg * (up.abs() + eu) + eu * silu.abs() + 1e-6 * want.abs();
+                    let o = got[t * ff + r] as f64;
+                    assert!(
+                        (o - want).abs() <= tol,
+                        "{what} token {t} row {r}: {o} vs {want} (tol {tol:e})"
+                    );
+                }
+            }
+            // The quantize pass over the same outputs (no norm).
+            let ones = g.upload_f32("ones", &vec![1.0; ff]);
+            let want = quantize_x_gpu(&g, &k, &y, &ones, [ff, n], false, false, eps);
+            let (hq, hd) = read_int_x(&g, &ih, n);
+            let (wq, wd) = read_int_x(&g, &want, n);
+            for t in 0..n {
+                assert_eq!(hq[t], wq[t], "{what} token {t}: int8 values");
+                let bits = |d: &[f32]| d.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&hd[t]), bits(&wd[t]), "{what} token {t}: scales");
+            }
+        }
+    }
+}
+
 /// Fused q/k/v of mixed groups (and a uniform Q4_K one) through the wide
 /// and per-unit integer paths vs `int_twin`, with rope off (rope_dim 0)
 /// and no bias, so that q is the rows' products and the k and v cache
