@@ -115,6 +115,10 @@ for label, (out, rc) in runs.items():
     except Exception:
         continue
     k = {x["kernel"]: x["us"] for x in prof["kernels_decode"]["by_kernel"]}
+    # Since glu_q (2026-11-29d) the gate/up dispatch that also writes the
+    # down product's int8 x is labelled gate_up_q.
+    if "gate_up_q" in k:
+        k["gate_up"] = k["gate_up_q"]
     if "gate_up" not in k:
         continue
     dim, ff, L = SH[shape]
@@ -138,6 +142,7 @@ if synth:
         except Exception:
             continue
         k = {x["kernel"]: x["us"] for x in prof["kernels_decode"]["by_kernel"]}
+        k.setdefault("gate_up", k.get("gate_up_q", 0.0))
         by = 2 * ff * dim * L * BPW[t]
         gbs = by / k["gate_up"] / 1e3
         print(f"| {t} | {by/1e6:,.0f} MB | {k['gate_up']:,.0f} | {gbs:,.0f} | {100*gbs/hbm:.0f}% |")
