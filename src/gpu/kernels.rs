@@ -1479,9 +1479,10 @@ pub struct Kernels {
     /// The down product's int8 x where the gate/up product writes it
     /// (`GpuTuning::glu_q`; made with the graph beside `int_x`).
     pub int_h: Option<super::ops::IntX>,
-    /// `GpuTuning::glu_q` and `glu_q_shape`.
+    /// `GpuTuning::glu_q`, `glu_q_shape` and `glu_q_min`.
     pub glu_q: bool,
     pub glu_q_shape: GluQShape,
+    pub glu_q_min: usize,
     /// The f16 x the tensor-core prefill tile reads for the large products
     /// (made with the graph where some product qualifies,
     /// `build::half_x_cols`; without it every tile reads f32 x).
@@ -2450,6 +2451,7 @@ impl Kernels {
             int_h: None,
             glu_q: tuning.glu_q,
             glu_q_shape: tuning.glu_q_shape,
+            glu_q_min: tuning.glu_q_min,
             half_x: None,
             half_x_min: tuning.half_x_min,
             quantize_x: Lazy::new(),

@@ -256,7 +256,18 @@ pub struct GpuTuning {
     /// `glu_q`'s rows and threads a team (`kernels::GluQShape`; a shape it
     /// does not take turns `glu_q` off).
     pub glu_q_shape: kernels::GluQShape,
+    /// `glu_q` only for products of at least this many outputs (the FFN
+    /// width). See `GLU_Q_MIN`.
+    pub glu_q_min: usize,
 }
+
+/// `GpuTuning::glu_q_min`'s default: glu_q runs one workgroup for 32
+/// outputs, so a narrow FFN gets few workgroups (TinyLlama's 5,632: 176,
+/// for an H200's 132 SMs). Measured on the H200 from 8,192 outputs
+/// (BENCHMARKS.md, 2026-11-29d: llama-3.2-1b +0.4-2.4%, llama-3.1-8b's
+/// 14,336 +5-7% but IQ4_XS even); below that not measured, so the quantize
+/// pass stays there (SmolLM2's products take the f32 path anyway).
+pub const GLU_Q_MIN: usize = 8192;
 
 /// `GpuTuning::split_wgs`'s default, measured on the H100 (BENCHMARKS.md,
 /// 2026-11-26b, synthetic shapes, tg32 after 64 .. 4096 keys, splits of
@@ -376,6 +387,7 @@ impl Default for GpuTuning {
             loop_bounding: false,
             glu_q: true,
             glu_q_shape: kernels::GluQShape::DEFAULT,
+            glu_q_min: GLU_Q_MIN,
         }
     }
 }

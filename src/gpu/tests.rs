@@ -21,6 +21,8 @@ fn tuning() -> GpuTuning {
     GpuTuning {
         int_min_bytes: 0,
         int_min_bytes_q8_0: 0,
+        // glu_q on the tests' narrow FFNs too.
+        glu_q_min: 0,
         coop_matrix: false,
         ..GpuTuning::default()
     }
@@ -4401,6 +4403,46 @@ fn int_prefill_lists_use_the_int_tile() {
     assert_eq!(count(&b.layers, "quantize_x"), tiles - 1);
     assert_eq!(count(&b.layers, "matmul"), 0);
     assert_eq!(count(&b.layers_one, "quantize_x"), 0);
+}
+
+/// glu_q in the decode list: with the integer path, the fused gate/up
+/// product writes the down product's int8 x ("gate_up_q") and the down
+/// product has no quantize pass of its own, one dispatch fewer than with
+/// `glu_q` off; the down product then reads `Kernels::int_h`, which the
+/// bit-exact `glu_q_matches_integer_twin_and_quantize_pass` and the oracle
+/// tests' decode steps check. Below `glu_q_min` outputs, the pass stays.
+#[test]
+fn decode_list_uses_glu_q() {
+    let Some(g) = gpu() else { return };
+    if !Kernels::new(&g, &tuning()).int_dot {
+        eprintln!("SKIPPED: no dot4I8Packed on this device");
+        return;
+    }
+    let count = |ops: &[Op], label: &str| ops.iter().filter(|o| o.label == label).count();
+    let list = |tune: GpuTuning| {
+        let b = one_layer(&g, 128, GgmlType::Q8_0, tune);
+        let l = b.layer_list(1, b.keys(1, 10)).to_vec();
+        (
+            count(&l, "gate_up_q"),
+            count(&l, "gate_up"),
+            count(&l, "quantize_x"),
+            l.len(),
+        )
+    };
+    let (q_on, g_on, x_on, n_on) = list(tuning());
+    let (q_off, g_off, x_off, n_off) = list(GpuTuning {
+        glu_q: false,
+        ..tuning()
+    });
+    let (q_min, _, x_min, _) = list(GpuTuning {
+        glu_q_min: usize::MAX,
+        ..tuning()
+    });
+    assert_eq!((q_on, g_on), (1, 0), "glu_q on");
+    assert_eq!((q_off, g_off), (0, 1), "glu_q off");
+    assert_eq!(x_off, x_on + 1, "the down product's quantize pass");
+    assert_eq!(n_off, n_on + 1);
+    assert_eq!((q_min, x_min), (0, x_off), "below glu_q_min");
 }
 
 /// The workgroup variables' bytes of `module` as naga lays them out.

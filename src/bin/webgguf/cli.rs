@@ -72,7 +72,7 @@ common options:
 
 environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
   WEBGGUF_GPU_{FUSE,TILED,FEW,SPLIT,FLASH,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE,INT_PREFILL,GLU_Q}=0,
-  WEBGGUF_GPU_GLU_Q_SHAPE=RxT,
+  WEBGGUF_GPU_GLU_Q_SHAPE=RxT, WEBGGUF_GPU_GLU_Q_MIN=N,
   WEBGGUF_GPU_{DEEP_KEYS,DEEP_FAR_KEYS,DEEP_FAR_CHUNKS,SPLIT_WGS,SPLIT_MAX,MV_WG}=N,
   WEBGGUF_GPU_MV_ROWS=Q,G,M,
   WEBGGUF_GPU_ATTENTION=simple, WEBGGUF_GPU_TILE=large, WEBGGUF_GPU_LOOP_BOUND=1 (see README.md)
@@ -138,7 +138,8 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 /// - `WEBGGUF_GPU_GLU_Q=0`: a quantize_x pass before each down product
 ///   instead of the gate/up product writing its int8 x (`glu_q`);
 ///   `WEBGGUF_GPU_GLU_Q_SHAPE=RxT`: R rows a team of T threads (default
-///   8x32).
+///   8x32); `WEBGGUF_GPU_GLU_Q_MIN=N`: only for FFNs of N or more outputs
+///   (default 8192).
 /// - `WEBGGUF_GPU_SPLIT_WGS=N`: decode splits as short as one chunk while
 ///   they keep at most N workgroups busy (default 320; 0: 64 keys always);
 ///   `WEBGGUF_GPU_SPLIT_MAX=K`: past that, splits up to K keys (default 64).
@@ -245,6 +246,7 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
                 .unwrap_or(d.tuning.matvec_rows),
             loop_bounding: var("WEBGGUF_GPU_LOOP_BOUND").as_deref() == Some("1"),
             glu_q: !off("WEBGGUF_GPU_GLU_Q"),
+            glu_q_min: num("WEBGGUF_GPU_GLU_Q_MIN", d.tuning.glu_q_min),
             // RxT: rows a team and threads a team.
             glu_q_shape: var("WEBGGUF_GPU_GLU_Q_SHAPE")
                 .and_then(|v| {
