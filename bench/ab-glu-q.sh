@@ -9,7 +9,9 @@
 # .sbs/webgguf-gq.gz; then, carry ['.sbs']:
 #   bash bench/ab-glu-q.sh
 # Results in $OUT (ab.txt, the profiles), the summary on stdout.
-# MODELS and SHAPES change the defaults.
+# MODELS and SHAPES change the defaults; since glu_q_min (8192 outputs),
+# export WEBGGUF_GPU_GLU_Q_MIN=0 to measure narrower FFNs (TinyLlama:
+# MODELS=tinyllama-1.1b:Q4_0).
 set -u
 MODELS=${MODELS:-llama-3.1-8b:IQ4_XS llama-3.1-8b:Q4_K llama-3.1-8b:Q4_0 llama-3.2-1b:Q4_K}
 SHAPES=${SHAPES:-off 8x32 16x64 4x16}
