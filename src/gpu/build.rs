@@ -446,14 +446,18 @@ pub(super) fn int_x_cols(w: &Weights, opts: &GpuOptions) -> Option<usize> {
 /// The down products' rows for `Kernels::int_h`, the int8 x that the
 /// gate/up product writes for them (`GpuTuning::glu_q`): with `int_x`
 /// (the same device-free rule, so that the memory plan counts it alike),
-/// the longest down row.
+/// the longest down row, where one reaches `glu_q_min`.
 pub(super) fn int_h_cols(w: &Weights, opts: &GpuOptions) -> Option<usize> {
     let t = &opts.tuning;
     if !(t.glu_q && t.int_dot) {
         return None;
     }
     int_x_cols(w, opts)?;
-    w.layers.iter().map(|l| l.w_down.cols).max()
+    w.layers
+        .iter()
+        .map(|l| l.w_down.cols)
+        .max()
+        .filter(|&c| c >= t.glu_q_min)
 }
 
 /// The longest rows the tensor-core prefill tile may read in f16 (`HalfX`
