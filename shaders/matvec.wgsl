@@ -23,9 +23,9 @@
 //   workgroup holds TEAMS * R / 2 consecutive outputs, whole 32-element
 //   blocks: it also writes them as the down product's int8 x (17 HQ, 18
 //   HD; int8_block.wgsl: the bits quantize_x.wgsl would write from Y).
-//   Why: that saves the down product's quantize pass, one dispatch a
-//   layer, whose fixed cost (~1.8 us on an H200, plus its dependent
-//   round trips) every decode step pays in full.
+//   Why: that saves the down product's quantize pass, one dependent
+//   dispatch a layer, ~6 us of an H200 decode step each (synthetic 8B
+//   Q4_K tg64 +7.3%; BENCHMARKS.md, 2026-11-29d).
 // Bindings: matrix.wgsl's (G: any buffer without NORM); 17 HQ, 18 HD.
 // Dispatch: (nx, ceil(groups / nx), tokens) workgroups of WG threads,
 //   groups = ceil(rows / R), group = wid.x + wid.y * nx; (nx, ny, 1) with
@@ -33,8 +33,9 @@
 //   TEAMS * WG threads. The host prepends `const R`, `RN` (R + 1: the
 //   rows and the sum of squares), `WG` (64, 128 or 256; `glu_q`: a
 //   team's), `TEAMS` (1 but for `glu_q`), `RW` (RN * WG), `FOLD` and
-//   `INT_X`, and appends int8_block.wgsl, matrix.wgsl, dequant.wgsl, units.wgsl, the generated `dot_rows` and
-//   `w_sec`, one of the two `reduce` functions, f16.wgsl,
+//   `INT_X`, and appends int8_block.wgsl, matrix.wgsl, dequant.wgsl,
+//   units.wgsl, the generated `dot_rows` and `w_sec`, one of the two
+//   `reduce` functions, f16.wgsl,
 //   rope_pair.wgsl, the gated activation `act(gate, up)`, and `xv4(i)` /
 //   `gv4(k)` (X[i .. i + 4], G[k .. k + 4]): vec4 loads through bindings
 //   11 (X again) and 12 (G again) where rows are a multiple of 4 long,
