@@ -100,6 +100,16 @@ SH = {"llama-3.1-8b": (4096, 14336, 32), "llama-3.2-1b": (2048, 8192, 16)}
 BPW = {"Q4_K": 144 / 256, "Q5_K": 176 / 256, "Q6_K": 210 / 256, "IQ4_XS": 136 / 256,
        "Q4_0": 18 / 32, "Q8_0": 34 / 32, "F16": 2.0, "Q2_K": 84 / 256, "Q3_K": 110 / 256,
        "Q4_1": 20 / 32, "Q5_0": 22 / 32, "Q5_1": 24 / 32, "IQ4_NL": 18 / 32, "BF16": 2.0}
+def decode_kernels(prof):
+    """A profile's decode step, us by kernel. Since glu_q (2026-11-29d)
+    the gate/up dispatch that also writes the down product's int8 x is
+    labelled gate_up_q: read as gate_up."""
+    k = {x["kernel"]: x["us"] for x in prof["kernels_decode"]["by_kernel"]}
+    if "gate_up_q" in k:
+        k["gate_up"] = k["gate_up_q"]
+    return k
+
+
 GU = {"Q4_K_M": "Q4_K", "Q5_K_M": "Q5_K", "Q6_K": "Q6_K", "IQ4_XS": "IQ4_XS", "Q4_0": "Q4_0", "Q8_0": "Q8_0", "F16": "F16"}
 print("\nPer-kernel decode bandwidth (`gpu-profile`, one token, timestamps): fused gate/up, "
       "2 × ffn × dim per layer, all layers:\n")
@@ -114,11 +124,7 @@ for label, (out, rc) in runs.items():
         prof = json.loads(out[out.index("{"):])
     except Exception:
         continue
-    k = {x["kernel"]: x["us"] for x in prof["kernels_decode"]["by_kernel"]}
-    # Since glu_q (2026-11-29d) the gate/up dispatch that also writes the
-    # down product's int8 x is labelled gate_up_q.
-    if "gate_up_q" in k:
-        k["gate_up"] = k["gate_up_q"]
+    k = decode_kernels(prof)
     if "gate_up" not in k:
         continue
     dim, ff, L = SH[shape]
@@ -141,8 +147,7 @@ if synth:
             prof = json.loads(pth.read_text())
         except Exception:
             continue
-        k = {x["kernel"]: x["us"] for x in prof["kernels_decode"]["by_kernel"]}
-        k.setdefault("gate_up", k.get("gate_up_q", 0.0))
+        k = decode_kernels(prof)
         by = 2 * ff * dim * L * BPW[t]
         gbs = by / k["gate_up"] / 1e3
         print(f"| {t} | {by/1e6:,.0f} MB | {k['gate_up']:,.0f} | {gbs:,.0f} | {100*gbs/hbm:.0f}% |")

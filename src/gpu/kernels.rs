@@ -1435,9 +1435,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 }
 
 /// What a matvec pipeline is specialised for: formats, entry, rows per
-/// workgroup, workgroup size, unit decoder (of the first format), folded
-/// norm, vec4 x, path (f32, integer, wide integer).
-/// formats, entry, rows, threads (a team's), decoder, fold, vec4 x, path,
+/// workgroup (a team's), workgroup size (a team's), unit decoder (of the
+/// first format), folded norm, vec4 x, path (f32, integer, wide integer),
 /// teams (1 but for `glu_q`).
 type MatvecKey = (Fmts, Mv, u32, u32, &'static str, bool, bool, MvPath, u32);
 

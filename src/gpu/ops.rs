@@ -335,14 +335,13 @@ pub fn matvec_ops(
             && k.glu_q_shape.valid()
             && a.split.div_ceil(32) <= h.blocks
     });
-    let teams = if glu_q.is_some() {
-        k.glu_q_shape.teams()
-    } else {
-        1
+    let teams = match glu_q {
+        Some(_) => {
+            r = k.glu_q_shape.rows;
+            k.glu_q_shape.teams()
+        }
+        None => 1,
     };
-    if glu_q.is_some() {
-        r = k.glu_q_shape.rows;
-    }
     let pipeline = if glu_q.is_some() {
         k.matvec_glu_q(gpu, fmts, a.mv, k.glu_q_shape, m.cols, path)?
     } else if int_tile {

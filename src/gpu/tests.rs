@@ -3371,26 +3371,45 @@ fn wide_int_gate_up_mixed_matches_integer_twin() {
             );
             g.run(&[&ops], n as u32, &[]);
             let got = read_f32(&g, &y, n * ff);
-            let (gq, gd) = read_int_x(&g, &ix, n);
-            let (grp_len, terms) = if wide { (16, cols / 32) } else { (4, cols / 8) };
-            for t in 0..n {
-                for r in 0..ff {
-                    let twin = |(ty, row): &(GgmlType, Vec<u8>)| {
-                        let (v, mag) = int_twin(*ty, row, &gq[t], &gd[t], grp_len);
-                        (v, twin_bound(terms, mag))
-                    };
-                    let (gt, eg) = twin(&w[r]);
-                    let (up, eu) = twin(&w[ff + r]);
-                    let silu = gt / (1.0 + (-gt).exp());
-                    let want = silu * up;
-                    let tol = 1.1 * eg * (up.abs() + eu) + eu * silu.abs() + 1e-6 * want.abs();
-                    let o = got[t * ff + r] as f64;
-                    assert!(
-                        (o - want).abs() <= tol,
-                        "{tys:?} wide {wide} {path:?} token {t} row {r}: {o} vs {want} (tol {tol:e})"
-                    );
-                }
-            }
+            let what = format!("{tys:?} wide {wide} {path:?}");
+            check_gate_up_twin(&g, &ix, &got, &w, [ff, n, cols], wide, &what);
+        }
+    }
+}
+
+/// A fused silu gate/up product's outputs `got` ([tokens][ff]) against
+/// `int_twin` on the int8 x its quantize pass left in `ix`: rows `w` (ff
+/// gate rows, then ff up rows, `cols` long), the wide path's 16-element x
+/// groups or the per-unit path's 4; bound: each member's `twin_bound`
+/// carried through silu(gate) * up (silu's slope is under 1.1), plus 1e-6
+/// relative for the f32 activation.
+fn check_gate_up_twin(
+    g: &Gpu,
+    ix: &IntX,
+    got: &[f32],
+    w: &[(GgmlType, Vec<u8>)],
+    [ff, n, cols]: [usize; 3],
+    wide: bool,
+    what: &str,
+) {
+    let (gq, gd) = read_int_x(g, ix, n);
+    let (grp_len, terms) = if wide { (16, cols / 32) } else { (4, cols / 8) };
+    for t in 0..n {
+        for r in 0..ff {
+            let twin = |(ty, row): &(GgmlType, Vec<u8>)| {
+                let (v, mag) = int_twin(*ty, row, &gq[t], &gd[t], grp_len);
+                (v, twin_bound(terms, mag))
+            };
+            let (gt, eg) = twin(&w[r]);
+            let (up, eu) = twin(&w[ff + r]);
+            let silu = gt / (1.0 + (-gt).exp());
+            let want = silu * up;
+            let tol = 1.1 * eg * (up.abs() + eu) + eu * silu.abs() + 1e-6 * want.abs();
+            let o = got[t * ff + r] as f64;
+            assert!(
+                (o - want).abs() <= tol,
+                "{what} token {t} row {r}: {o} vs {want} (tol {tol:e})"
+            );
         }
     }
 }
@@ -3475,26 +3494,7 @@ fn glu_q_matches_integer_twin_and_quantize_pass() {
             );
             g.run(&[&ops], n as u32, &[]);
             let got = read_f32(&g, &y, n * ff);
-            let (gq, gd) = read_int_x(&g, &ix, n);
-            let (grp_len, terms) = if wide { (16, cols / 32) } else { (4, cols / 8) };
-            for t in 0..n {
-                for r in 0..ff {
-                    let twin = |(ty, row): &(GgmlType, Vec<u8>)| {
-                        let (v, mag) = int_twin(*ty, row, &gq[t], &gd[t], grp_len);
-                        (v, twin_bound(terms, mag))
-                    };
-                    let (gt, eg) = twin(&w[r]);
-                    let (up, eu) = twin(&w[ff + r]);
-                    let silu = gt / (1.0 + (-gt).exp());
-                    let want = silu * up;
-                    let tol = 1.1 * eg * (up.abs() + eu) + eu * silu.abs() + 1e-6 * want.abs();
-                    let o = got[t * ff + r] as f64;
-                    assert!(
-                        (o - want).abs() <= tol,
-                        "{what} token {t} row {r}: {o} vs {want} (tol {tol:e})"
-                    );
-                }
-            }
+            check_gate_up_twin(&g, &ix, &got, &w, [ff, n, cols], wide, &what);
             // The quantize pass over the same outputs (no norm).
             let ones = g.upload_f32("ones", &vec![1.0; ff]);
             let want = quantize_x_gpu(&g, &k, &y, &ones, [ff, n], false, false, eps);
