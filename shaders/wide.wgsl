@@ -319,7 +319,13 @@ fn wide_idot_q8_0(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f3
 // reads 2.1 TB/s on the H100, with them 1.3-1.4, a third of the gap in
 // bank conflicts; a two-half table that skips the byte regrouping, and
 // mux-tree decoding without a table, measured slower (BENCHMARKS.md,
-// 2026-11-28). Filled by each workgroup that uses it (iq4_lut_fill); a
+// 2026-11-28). So did, on the H200 (2026-11-29e): x regrouped once for
+// all rows instead of the bytes per row (fewer operations: even), a
+// second table shifted a byte (even), copies of the table by thread so
+// that a subgroup's lookups never share a bank (4 to 32 copies, 4 to 32
+// KiB: 17-72% slower, the fill and the memory outweigh the conflicts),
+// and the 16 nibble values in 32 copies (no conflicts, 8 lookups a word:
+// 12% slower). Filled by each workgroup that uses it (iq4_lut_fill); a
 // workgroup variable that an entry point does not use takes no memory
 // there.
 var<workgroup> IQ4L: array<u32, 256>;

@@ -292,6 +292,16 @@ pub fn wide_vec(ty: GgmlType) -> bool {
     matches!(ty, GgmlType::Q4_K | GgmlType::Q5_K)
 }
 
+/// Whether `glu_q` takes a gate/up group of formats `f`: not where gate
+/// and up are both Q8_0. There glu_q's team shape ran slower than the
+/// plain gate/up product and the quantize pass together on the H200:
+/// synthetic 8B Q8_0 tg64 266.4 against 276.6 (two rounds), the
+/// real-layout 8B Q8_0 tg128 271.7 against 280.7; the 1B even
+/// (BENCHMARKS.md, 2026-11-29e).
+pub fn glu_q_takes(f: Fmts) -> bool {
+    !(f[0] == GgmlType::Q8_0 && f[1] == GgmlType::Q8_0)
+}
+
 /// matvec.wgsl's `glu_q` shape: `rows` gate/up rows (rows / 2 outputs)
 /// per team of `threads` threads, and as many teams a workgroup as make
 /// its outputs one 32-element block of the down product's int8 x.

@@ -331,6 +331,7 @@ pub fn matvec_ops(
         int && fused
             && matches!(a.mv, Mv::Silu | Mv::Gelu)
             && k.glu_q
+            && kernels::glu_q_takes(fmts)
             && a.split >= k.glu_q_min
             && k.glu_q_shape.valid()
             && a.split.div_ceil(32) <= h.blocks

@@ -4410,7 +4410,8 @@ fn int_prefill_lists_use_the_int_tile() {
 /// product has no quantize pass of its own, one dispatch fewer than with
 /// `glu_q` off; the down product then reads `Kernels::int_h`, which the
 /// bit-exact `glu_q_matches_integer_twin_and_quantize_pass` and the oracle
-/// tests' decode steps check. Below `glu_q_min` outputs, the pass stays.
+/// tests' decode steps check. Below `glu_q_min` outputs, and for Q8_0
+/// gate/up (`kernels::glu_q_takes`), the pass stays.
 #[test]
 fn decode_list_uses_glu_q() {
     let Some(g) = gpu() else { return };
@@ -4419,8 +4420,8 @@ fn decode_list_uses_glu_q() {
         return;
     }
     let count = |ops: &[Op], label: &str| ops.iter().filter(|o| o.label == label).count();
-    let list = |tune: GpuTuning| {
-        let b = one_layer(&g, 128, GgmlType::Q8_0, tune);
+    let list = |ty: GgmlType, tune: GpuTuning| {
+        let b = one_layer(&g, 128, ty, tune);
         let l = b.layer_list(1, b.keys(1, 10)).to_vec();
         (
             count(&l, "gate_up_q"),
@@ -4429,20 +4430,29 @@ fn decode_list_uses_glu_q() {
             l.len(),
         )
     };
-    let (q_on, g_on, x_on, n_on) = list(tuning());
-    let (q_off, g_off, x_off, n_off) = list(GpuTuning {
-        glu_q: false,
-        ..tuning()
-    });
-    let (q_min, _, x_min, _) = list(GpuTuning {
-        glu_q_min: usize::MAX,
-        ..tuning()
-    });
+    let q4 = GgmlType::Q4_0;
+    let (q_on, g_on, x_on, n_on) = list(q4, tuning());
+    let (q_off, g_off, x_off, n_off) = list(
+        q4,
+        GpuTuning {
+            glu_q: false,
+            ..tuning()
+        },
+    );
+    let (q_min, _, x_min, _) = list(
+        q4,
+        GpuTuning {
+            glu_q_min: usize::MAX,
+            ..tuning()
+        },
+    );
     assert_eq!((q_on, g_on), (1, 0), "glu_q on");
     assert_eq!((q_off, g_off), (0, 1), "glu_q off");
     assert_eq!(x_off, x_on + 1, "the down product's quantize pass");
     assert_eq!(n_off, n_on + 1);
     assert_eq!((q_min, x_min), (0, x_off), "below glu_q_min");
+    assert_eq!(list(GgmlType::Q8_0, tuning()).0, 0, "Q8_0 gate/up");
+    assert_eq!(list(GgmlType::Q8_0, tuning()).1, 1, "Q8_0 gate/up");
 }
 
 /// The workgroup variables' bytes of `module` as naga lays them out.
