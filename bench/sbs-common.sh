@@ -13,7 +13,7 @@
 #   sbs_prebuilt                      # skip the ~250 s llama.cpp build
 #   sbs_next NEXT.sh; sbs_after EXTRA.sh   # optional
 #   exec bash .sbs/device.sh SECONDS
-# with SHAPES and QUANTS exported for the files that fit the call (the
+# (sbs_go does all of that in one call), with SHAPES and QUANTS exported for the files that fit the call (the
 # 8B quantizing takes 24-186 s a file: IQ4_XS the longest).
 
 # sbs_unpack NAME..: .sbs/NAME.gz -> .sbs/NAME, executable.
@@ -57,7 +57,8 @@ sbs_tests() {
 # quantizes (the GPU is idle then), and the benches wait for it.
 sbs_next() {
   local next=$(basename "$1")
-  chmod u+w .sbs/pipeline.sh; cp "$1" .sbs/
+  # NEXT may use this file's sbs_tg from /tmp/sbs.
+  chmod u+w .sbs/pipeline.sh; cp "$1" "${BASH_SOURCE[0]}" .sbs/
   sed -i "/^wait\$/a (bash \$W/$next > \$R/next.log 2>\&1; touch \$R/next.done) \&" .sbs/pipeline.sh
   sed -i '/^python3 \$W\/bpt.py/i while [ ! -f $R/next.done ]; do sleep 2; done; log "next script done"' .sbs/pipeline.sh
 }
@@ -90,4 +91,31 @@ sbs_prebuilt() {
 sbs_llama_src() {
   [ -f .sbs/llama.tgz ] && tar xzf .sbs/llama.tgz -C .sbs
   return 0
+}
+
+# sbs_go SECONDS NEXT EXTRA BINARY..: a whole side-by-side call, the
+# steps above in order (2026-11-29e on): on a machine still held from a
+# call before, poll its run; else .sbs/BINARY.. unpacked, the Vulkan
+# loader, a diag bench of .sbs/webgguf, the prebuilt llama.cpp, NEXT and
+# EXTRA patched in, and device.sh started (with SHAPES and QUANTS from
+# the environment).
+sbs_go() {
+  local secs=$1 next=$2 extra=$3; shift 3
+  if [ -d /tmp/sbs ]; then exec bash /tmp/sbs/poll.sh "$secs"; fi
+  sbs_llama_src
+  sbs_unpack "$@"
+  sbs_vulkan
+  sbs_diag webgguf
+  sbs_prebuilt
+  sbs_patch "$next" "$extra"
+  exec bash .sbs/device.sh "$secs"
+}
+
+# sbs_tg BINARY MODEL: decode tok/s of BINARY on synthetic MODEL (tg64
+# median of 3 after one prompt token), or "fail"; the caller's prefix
+# assignments (WEBGGUF_GPU_*) reach the binary; TG_TIMEOUT (default 100 s)
+# bounds the run.
+sbs_tg() {
+  local v=$(timeout "${TG_TIMEOUT:-100}" "$1" bench --backend gpu --synthetic "$2" -p 1 -n 64 -r 3 --json 2>/dev/null | grep '^{' | tail -1 | python3 -c 'import json,sys; print("%.1f" % json.load(sys.stdin)["tg_median_tok_s"])' 2>/dev/null)
+  echo "${v:-fail}"
 }

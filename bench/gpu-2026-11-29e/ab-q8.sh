@@ -13,8 +13,8 @@ for rd in 1 2; do
   for m in llama-3.1-8b:Q8_0 llama-3.2-1b:Q8_0; do
     for g in 1 0; do
       [ $rd = 2 ] && g=$((1 - g))
-      v=$(WEBGGUF_GPU_GLU_Q=$g timeout 60 .sbs/webgguf bench --backend gpu --synthetic $m -p 1 -n 64 -r 3 --json 2>/dev/null | grep '^{' | tail -1 | python3 -c 'import json,sys; print("%.1f" % json.load(sys.stdin)["tg_median_tok_s"])' 2>/dev/null)
-      echo "$rd $m glu_q=$g ${v:-fail}" | tee -a $OUT/ab.txt
+      v=$(WEBGGUF_GPU_GLU_Q=$g TG_TIMEOUT=60 sbs_tg .sbs/webgguf $m)
+      echo "$rd $m glu_q=$g $v" | tee -a $OUT/ab.txt
     done
   done
 done

@@ -7,18 +7,11 @@
 # on TinyLlama (below glu_q_min, to decide it) and on the 8B IQ4_XS,
 # synthetic, interleaved; after the benches, extra19.sh: glu_q off on
 # each file, and the profiles.
-#   bash bench/gpu-next/go19.sh SECONDS
+#   bash bench/gpu-2026-11-29e/go19.sh SECONDS
 # On a machine still held from a call before, first:
 #   rm -rf /tmp/sbs /tmp/res /tmp/models /dev/shm/models /tmp/build.rc /tmp/build.log
 set -u
 export SHAPES='llama-3.1-8b' QUANTS='Q8_0 Q6_K Q5_K_M'
 H=$(cd "$(dirname "$0")" && pwd)
-if [ -d /tmp/sbs ]; then exec bash /tmp/sbs/poll.sh "${1:-470}"; fi
 . "$H"/../sbs-common.sh
-sbs_llama_src
-sbs_unpack webgguf
-sbs_vulkan
-sbs_diag webgguf
-sbs_prebuilt
-sbs_patch "$H"/next19.sh "$H"/extra19.sh
-exec bash .sbs/device.sh "${1:-470}"
+sbs_go "${1:-470}" "$H"/next19.sh "$H"/extra19.sh webgguf

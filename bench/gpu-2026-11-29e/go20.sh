@@ -6,16 +6,9 @@
 # idle), next20.sh: every layout and main's binary on synthetic 8B IQ4_XS
 # and IQ4_NL, interleaved; then the side by side (default layout), and
 # extra20.sh: every layout on the real file, and profiles.
-#   bash bench/gpu-next/go20.sh SECONDS
+#   bash bench/gpu-2026-11-29e/go20.sh SECONDS
 set -u
 export SHAPES='llama-3.1-8b' QUANTS='IQ4_XS'
 H=$(cd "$(dirname "$0")" && pwd)
-if [ -d /tmp/sbs ]; then exec bash /tmp/sbs/poll.sh "${1:-470}"; fi
 . "$H"/../sbs-common.sh
-sbs_llama_src
-sbs_unpack webgguf webgguf-base
-sbs_vulkan
-sbs_diag webgguf
-sbs_prebuilt
-sbs_patch "$H"/next20.sh "$H"/extra20.sh
-exec bash .sbs/device.sh "${1:-470}"
+sbs_go "${1:-470}" "$H"/next20.sh "$H"/extra20.sh webgguf webgguf-base

@@ -6,16 +6,9 @@
 # next21.sh: both ways on synthetic files, three rounds; then the side by
 # side, and extra21.sh: both ways on the real file, greedy ids compared,
 # and profiles.
-#   bash bench/gpu-next/go21.sh SECONDS
+#   bash bench/gpu-2026-11-29e/go21.sh SECONDS
 set -u
 export SHAPES='llama-3.1-8b' QUANTS='IQ4_XS'
 H=$(cd "$(dirname "$0")" && pwd)
-if [ -d /tmp/sbs ]; then exec bash /tmp/sbs/poll.sh "${1:-470}"; fi
 . "$H"/../sbs-common.sh
-sbs_llama_src
-sbs_unpack webgguf
-sbs_vulkan
-sbs_diag webgguf
-sbs_prebuilt
-sbs_patch "$H"/next21.sh "$H"/extra21.sh
-exec bash .sbs/device.sh "${1:-470}"
+sbs_go "${1:-470}" "$H"/next21.sh "$H"/extra21.sh webgguf

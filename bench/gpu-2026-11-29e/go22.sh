@@ -6,16 +6,9 @@
 # idle), next22.sh: the layouts on synthetic 8B IQ4_XS and IQ4_NL; then
 # the side by side, and extra22.sh: the layouts on the real file, and
 # profiles.
-#   bash bench/gpu-next/go22.sh SECONDS
+#   bash bench/gpu-2026-11-29e/go22.sh SECONDS
 set -u
 export SHAPES='llama-3.1-8b' QUANTS='IQ4_XS'
 H=$(cd "$(dirname "$0")" && pwd)
-if [ -d /tmp/sbs ]; then exec bash /tmp/sbs/poll.sh "${1:-470}"; fi
 . "$H"/../sbs-common.sh
-sbs_llama_src
-sbs_unpack webgguf
-sbs_vulkan
-sbs_diag webgguf
-sbs_prebuilt
-sbs_patch "$H"/next22.sh "$H"/extra22.sh
-exec bash .sbs/device.sh "${1:-470}"
+sbs_go "${1:-470}" "$H"/next22.sh "$H"/extra22.sh webgguf
