@@ -13,8 +13,9 @@
 #   sbs_prebuilt                      # skip the ~250 s llama.cpp build
 #   sbs_next NEXT.sh; sbs_after EXTRA.sh   # optional
 #   exec bash .sbs/device.sh SECONDS
-# (sbs_go does all of that in one call), with SHAPES and QUANTS exported for the files that fit the call (the
-# 8B quantizing takes 24-186 s a file: IQ4_XS the longest).
+# (sbs_go does all of that in one call), with SHAPES and QUANTS exported
+# for the files that fit the call (the 8B quantizing takes 24-186 s a
+# file: IQ4_XS the longest).
 
 # sbs_unpack NAME..: .sbs/NAME.gz -> .sbs/NAME, executable.
 sbs_unpack() {
