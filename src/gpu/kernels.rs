@@ -293,13 +293,16 @@ pub fn wide_vec(ty: GgmlType) -> bool {
 }
 
 /// Whether `glu_q` takes a gate/up group of formats `f`: not where gate
-/// and up are both Q8_0. There glu_q's team shape ran slower than the
-/// plain gate/up product and the quantize pass together on the H200:
+/// and up are both Q8_0 or Q3_K. There glu_q's team shape ran slower than
+/// the plain gate/up product and the quantize pass together on the H200:
 /// synthetic 8B Q8_0 tg64 266.4 against 276.6 (two rounds), the
-/// real-layout 8B Q8_0 tg128 271.7 against 280.7; the 1B even
-/// (BENCHMARKS.md, 2026-11-29e).
+/// real-layout 8B Q8_0 tg128 271.7 against 280.7, the 1B even
+/// (BENCHMARKS.md, 2026-11-29e); synthetic 8B Q3_K 258.8-259.1 against
+/// 278.9-279.3, its gate/up 1,729 us against 1,316 timed alone
+/// (2026-11-29f). Every other integer format measured gained from it.
 pub fn glu_q_takes(f: Fmts) -> bool {
-    !(f[0] == GgmlType::Q8_0 && f[1] == GgmlType::Q8_0)
+    let slower = |t| matches!(t, GgmlType::Q8_0 | GgmlType::Q3_K);
+    !(slower(f[0]) && slower(f[1]))
 }
 
 /// matvec.wgsl's `glu_q` shape: `rows` gate/up rows (rows / 2 outputs)

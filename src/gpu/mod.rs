@@ -251,7 +251,7 @@ pub struct GpuTuning {
     /// product writes its outputs as the down product's int8 x too
     /// (matvec.wgsl's `glu_q`: whole 32-element blocks a workgroup),
     /// instead of a quantize_x pass between the two: one dispatch fewer a
-    /// layer (not where gate and up are Q8_0: `kernels::glu_q_takes`).
+    /// layer (not where gate and up are Q8_0 or Q3_K: `kernels::glu_q_takes`).
     pub glu_q: bool,
     /// `glu_q`'s rows and threads a team (`kernels::GluQShape`; a shape it
     /// does not take turns `glu_q` off).

@@ -4215,7 +4215,8 @@ fn one_layer(g: &Gpu, dim: usize, ty: GgmlType, tuning: GpuTuning) -> GpuBackend
         n_layers: 1,
         n_heads: 2,
         n_kv_heads: 1,
-        ffn_dim: 64,
+        // The K-quants' rows are whole 256-element blocks.
+        ffn_dim: 64usize.next_multiple_of(ty.block_len()),
         vocab: 300,
         context: 256,
         ..crate::synthetic::SMOLLM2_135M
@@ -4410,8 +4411,9 @@ fn int_prefill_lists_use_the_int_tile() {
 /// product has no quantize pass of its own, one dispatch fewer than with
 /// `glu_q` off; the down product then reads `Kernels::int_h`, which the
 /// bit-exact `glu_q_matches_integer_twin_and_quantize_pass` and the oracle
-/// tests' decode steps check. Below `glu_q_min` outputs, and for Q8_0
-/// gate/up (`kernels::glu_q_takes`), the pass stays.
+/// tests' decode steps check. Below `glu_q_min` outputs, and for Q8_0 and
+/// Q3_K gate/up (`kernels::glu_q_takes`; Q2_K, a K-quant of the same
+/// 256-element blocks, keeps glu_q), the pass stays.
 #[test]
 fn decode_list_uses_glu_q() {
     let Some(g) = gpu() else { return };
@@ -4421,7 +4423,7 @@ fn decode_list_uses_glu_q() {
     }
     let count = |ops: &[Op], label: &str| ops.iter().filter(|o| o.label == label).count();
     let list = |ty: GgmlType, tune: GpuTuning| {
-        let b = one_layer(&g, 128, ty, tune);
+        let b = one_layer(&g, 128usize.next_multiple_of(ty.block_len()), ty, tune);
         let l = b.layer_list(1, b.keys(1, 10)).to_vec();
         (
             count(&l, "gate_up_q"),
@@ -4453,6 +4455,10 @@ fn decode_list_uses_glu_q() {
     assert_eq!((q_min, x_min), (0, x_off), "below glu_q_min");
     let (q8, g8, _, _) = list(GgmlType::Q8_0, tuning());
     assert_eq!((q8, g8), (0, 1), "Q8_0 gate/up");
+    let (q3, g3, _, _) = list(GgmlType::Q3_K, tuning());
+    assert_eq!((q3, g3), (0, 1), "Q3_K gate/up");
+    let (q2, g2, _, _) = list(GgmlType::Q2_K, tuning());
+    assert_eq!((q2, g2), (1, 0), "Q2_K gate/up");
 }
 
 /// The workgroup variables' bytes of `module` as naga lays them out.
