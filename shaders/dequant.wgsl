@@ -118,8 +118,9 @@ fn w_q2_k(rb: u32, k: u32) -> f32 {
     return dl * f32(q) - ml;
 }
 
+// Q3_K's blocks are padded to 112 bytes on the GPU (`upload::block_pad`).
 fn w_q3_k(rb: u32, k: u32) -> f32 {
-    let blk = rb + (k / 256u) * 110u;
+    let blk = rb + (k / 256u) * 112u;
     let e = k % 256u;
     let g = e / 16u;
     let sb = blk + 96u;

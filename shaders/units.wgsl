@@ -21,8 +21,9 @@
 //   Blocks of 144 (Q4_K), 176 (Q5_K), 84 (Q2_K), 136 (IQ4_XS) and 24
 //   (Q5_1) bytes are read as whole words: rows of whole blocks start on
 //   4-byte boundaries (the host pads mixed groups to keep it so). Q6_K
-//   (210), Q3_K (110) and Q5_0 (22) blocks start on even bytes only and
-//   are read through rd_w2.
+//   (210) and Q5_0 (22) blocks start on even bytes only and are read
+//   through rd_w2, as Q3_K's are (110 bytes, padded to 112 on the GPU:
+//   `upload::block_pad`).
 // Bindings: none of its own (reads `W` like dequant.wgsl, which must be
 //   included too). Dispatch: none (a library). The host appends aliases
 //   `unit_cols` and `unit_dot` (or `unit_w`) for the matrix's format.
@@ -267,14 +268,14 @@ fn unit_dot_q2_k(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {
     return dm.x * (f32(sa & 15u) * dot(qa, xa) + f32(sb & 15u) * dot(qb, xb)) - dm.y * (f32(sa >> 4u) * hsum(xa) + f32(sb >> 4u) * hsum(xb));
 }
 
-// Q3_K: 110-byte blocks (32 bytes hmask, 64 bytes of 2-bit quants laid
+// Q3_K: 110-byte blocks, 112 on the GPU (32 bytes hmask, 64 bytes of 2-bit quants laid
 // out as Q2_K's, 12 bytes of 6-bit scales, f16 d), value d * (scale - 32)
 // * (q - 4 * (1 - hbit)); the high bit of element 128h + 32i + l is bit
 // 4h + i of hmask byte l. Scale g (per 16 elements) keeps its low 4 bits
 // in byte g (g < 8) or the high nibble of byte g - 8, its top 2 bits in
 // bits 2 (g / 4) of byte 8 + g % 4. Grouping `k64`, as Q2_K.
 fn unit_dot_q3_k(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {
-    let blk = rb + (u >> 5u) * 110u;
+    let blk = rb + (u >> 5u) * 112u;
     let j = u & 31u;
     let hf = j >> 4u;
     let cp = (j >> 3u) & 1u;
@@ -470,7 +471,7 @@ fn unit_w_q2_k(rb: u32, u: u32) -> mat2x4<f32> {
 }
 
 fn unit_r_q3_k(rb: u32, u: u32) -> UnitQ {
-    let blk = rb + (u >> 5u) * 110u;
+    let blk = rb + (u >> 5u) * 112u;
     let j = u & 31u;
     let hf = j >> 4u;
     let i = (j >> 2u) & 3u;

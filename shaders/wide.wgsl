@@ -28,8 +28,9 @@
 //     fixed offset off the unsigned quants' sums with them; the host
 //     passes 0 to the others). The result equals the sum of
 //     the four unit_idot_<fmt> calls up to f32 rounding.
-// Loads: Q4_K (144-byte blocks) and Q5_K (176) are 16-byte multiples, so
-//   rows of whole blocks keep every block 16-byte aligned (the host pads
+// Loads: Q4_K (144-byte blocks), Q5_K (176) and Q3_K (112 on the GPU)
+//   are 16-byte multiples, so rows of whole blocks keep every block
+//   16-byte aligned (the host pads
 //   mixed groups' members to 16 bytes): their header and quants are read
 //   through `wq4(i)` (16-byte word i of W), which the host defines as a
 //   vec4<u32> alias binding of W where the storage-buffer limit allows, 4
@@ -38,8 +39,9 @@
 //   (rd4), and a whole Q4_0 / Q8_0 block, scale included, as 5 / 9 words.
 //   IQ4_XS (136) is 8-byte aligned: 4 word loads. IQ4_NL (18) is read as
 //   Q4_0, Q5_0 (22) as Q4_0 with its fifth bits in between. Q4_1 (20),
-//   Q5_1 (24) and Q2_K (84) are word-aligned: word loads. Q3_K (110) is
-//   read with rd32 and 16-bit reads.
+//   Q5_1 (24) and Q2_K (84) are word-aligned: word loads. Q3_K's blocks
+//   are padded to 112 bytes on the GPU (`upload::block_pad`) and read
+//   through `wq4` as Q4_K's.
 // Every format here has 32- or 256-element blocks, so a row (whole blocks)
 // is whole wide units: there is no tail. Q2_K and Q3_K use the `b32`
 // grouping too: a wide unit of theirs is one 32-element x block, two
@@ -58,23 +60,6 @@ fn rd4(b: u32) -> vec4<u32> {
     let i = b >> 2u;
     let lo = vec4<u32>(W[i], W[i + 1u], W[i + 2u], W[i + 3u]);
     return select(fun16(lo, vec4<u32>(lo.yzw, W[i + 4u])), lo, (b & 2u) == 0u);
-}
-
-// 32 bytes at the even byte offset b: rd4's two halves from 9 words (rd4
-// twice reads 10). Q3_K reads its hmask and quants so: the ninth word
-// lies inside the block.
-struct Rd32 {
-    a: vec4<u32>,
-    c: vec4<u32>,
-}
-
-fn rd32(b: u32) -> Rd32 {
-    let i = b >> 2u;
-    let a = vec4<u32>(W[i], W[i + 1u], W[i + 2u], W[i + 3u]);
-    let c = vec4<u32>(W[i + 4u], W[i + 5u], W[i + 6u], W[i + 7u]);
-    let e = W[i + 8u];
-    let even = (b & 2u) == 0u;
-    return Rd32(select(fun16(a, vec4<u32>(a.yzw, c.x)), a, even), select(fun16(c, vec4<u32>(c.yzw, e)), c, even));
 }
 
 // Each word of a taken from its upper half and the lower half of the
@@ -262,35 +247,38 @@ fn wide_idot_q2_k(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f3
     return da * (dm.x * f32(s.x * idot16(qa, xa) + s.y * idot16(qc, xc)) - dm.y * f32(s.z * sa + s.w * sc));
 }
 
-// Q3_K (110-byte blocks: 32 bytes hmask, 64 of 2-bit quants as Q2_K's,
-// 12 of 6-bit scales, f16 d; units.wgsl's unit_dot_q3_k has the layout):
-// wide unit u = v % 8 is elements 32u .. + 31 of block v / 8: quant bytes
-// 32h .. + 31 (h = u / 4) shifted by 2 (u % 4), high bits bit u of hmask
-// bytes 0 .. 31, scale groups 2u and 2u + 1, whose low nibbles are one
-// byte pair (bytes 96 + 2 (u % 4), nibble u / 4) and high bits another
-// (bytes 104 + 2 (u % 2), bits 2 (u / 2)). It reads 21 words where it
-// read 25 (32 bytes as 9 words, rd32; the scale pairs as one word each),
-// with the quants summed unsigned (0 .. 7) and the offset of 4 taken off
-// the sums as Q4_0's: together 10% off its 8B gate/up on the H100
-// (BENCHMARKS.md, 2026-11-27f). What holds it near 1.1 TB/s is not known:
-// 16-byte reads of padded Q6_K blocks measured slower, not faster.
+// Q3_K (blocks of 110 bytes padded to 112 on the GPU, `upload::block_pad`:
+// 32 bytes hmask, 64 of 2-bit quants as Q2_K's, 12 of 6-bit scales, f16
+// d, 2 of padding; units.wgsl's unit_dot_q3_k has the layout), read as 7
+// 16-byte words a block (`wq4`): wide unit u = v % 8 is elements 32u ..
+// + 31 of block v / 8: quant words 2 + 2h, 3 + 2h (h = u / 4) shifted by
+// 2 (u % 4), high bits bit u of hmask words 0 and 1, scale groups 2u and
+// 2u + 1 in word 6, whose low nibbles are one byte pair (bytes 96 + 2 (u
+// % 4), nibble u / 4) and high bits another (bytes 104 + 2 (u % 2), bits
+// 2 (u / 2)); d is the low half of word 6's last u32. The quants are
+// summed unsigned (0 .. 7) and the offset of 4 taken off the sums as
+// Q4_0's. Why the padding: read from unpadded blocks (2-byte aligned: 9
+// words shifted per 32 bytes, 16-bit scale reads) the 8B gate/up read
+// 0.95 TB/s on the H200; 16-byte loads in their place (the same bytes,
+// wrong values) took its time from 1,706 to 1,177 us (BENCHMARKS.md,
+// 2026-11-29f).
 fn wide_idot_q3_k(rb: u32, v: u32, xa: vec4<u32>, xc: vec4<u32>, da: f32, dc: f32, sa: i32, sc: i32) -> f32 {
-    let blk = rb + (v >> 3u) * 110u;
+    let b4 = (rb >> 4u) + (v >> 3u) * 7u;
     let u = v & 7u;
-    let q = rd32(blk + 32u + 32u * (u >> 2u));
-    let h = rd32(blk);
+    let qw = b4 + 2u + 2u * (u >> 2u);
     let sh = vec4<u32>(2u * (u & 3u));
     let hs = vec4<u32>(u);
     let m3 = vec4<u32>(0x03030303u);
     let m1 = vec4<u32>(0x01010101u);
     let two = vec4<u32>(2u);
-    let qa = ((q.a >> sh) & m3) | (((h.a >> hs) & m1) << two);
-    let qc = ((q.c >> sh) & m3) | (((h.c >> hs) & m1) << two);
-    let lo = rd_u16(blk + 96u + 2u * (u & 3u)) >> (4u * (u >> 2u));
-    let hi = rd_u16(blk + 104u + 2u * (u & 1u)) >> (2u * (u >> 1u));
+    let qa = ((wq4(qw) >> sh) & m3) | (((wq4(b4) >> hs) & m1) << two);
+    let qc = ((wq4(qw + 1u) >> sh) & m3) | (((wq4(b4 + 1u) >> hs) & m1) << two);
+    let sw = wq4(b4 + 6u);
+    let lo = (select(sw.x, sw.y, (u & 2u) != 0u) >> (16u * (u & 1u) + 4u * (u >> 2u))) & 0xffffu;
+    let hi = (sw.z >> (16u * (u & 1u) + 2u * (u >> 1u))) & 0xffffu;
     let s_a = i32((lo & 15u) | ((hi & 3u) << 4u)) - 32;
     let s_c = i32(((lo >> 8u) & 15u) | (((hi >> 8u) & 3u) << 4u)) - 32;
-    return rd_f16(blk + 108u) * da * f32(s_a * (idot16(qa, xa) - 4 * sa) + s_c * (idot16(qc, xc) - 4 * sc));
+    return unpack2x16float(sw.w).x * da * f32(s_a * (idot16(qa, xa) - 4 * sa) + s_c * (idot16(qc, xc) - 4 * sc));
 }
 
 // Q8_0: wide unit v is block v (34 bytes: f16 d, 32 int8), read whole as

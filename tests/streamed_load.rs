@@ -52,13 +52,29 @@ const ODD: Shape = Shape {
     window: 0,
 };
 
+/// Q3_K, whose 110-byte blocks the GPU holds padded to 112
+/// (`gpu::upload::block_pad`): its streamed reads are whole blocks, each
+/// padded as it arrives, and fused members start past padded ones.
+const K256: Shape = Shape {
+    name: "k256",
+    dim: 256,
+    ffn_dim: 512,
+    ..ODD
+};
+
 #[test]
 fn a_streamed_gpu_load_equals_the_in_memory_one() {
     let Some(gpu) = common::gpu() else { return };
-    let mut files = vec![(
-        "synthetic odd-sized Q4_0".to_string(),
-        synthetic::build(&ODD, GgmlType::Q4_0, 9).unwrap(),
-    )];
+    let mut files = vec![
+        (
+            "synthetic odd-sized Q4_0".to_string(),
+            synthetic::build(&ODD, GgmlType::Q4_0, 9).unwrap(),
+        ),
+        (
+            "synthetic Q3_K".to_string(),
+            synthetic::build(&K256, GgmlType::Q3_K, 9).unwrap(),
+        ),
+    ];
     if let Some(shared) = common::shared() {
         for f in [
             "stories260K.Q8_0.gguf",

@@ -12,6 +12,7 @@ use std::task::{Context, Poll, Waker};
 use wgpu::util::DeviceExt;
 
 use super::kernels::{self, Op};
+use super::upload::BlockPad;
 use crate::error::{Error, Result};
 use crate::memory::{GpuLimits, GpuMemory, MemKind};
 
@@ -95,8 +96,9 @@ pub const STEP_BYTES: u64 = 16;
 #[derive(Default)]
 pub struct Deferred {
     pub bufs: Vec<wgpu::Buffer>,
-    /// (index into `bufs`, byte offset in it, file offset, length).
-    pub writes: Vec<(usize, u64, u64, u64)>,
+    /// (index into `bufs`, byte offset in it, file offset, length, the
+    /// format's block padding on the GPU where it has one).
+    pub writes: Vec<(usize, u64, u64, u64, Option<BlockPad>)>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -298,17 +300,25 @@ impl Gpu {
         }
     }
 
-    /// Record that `buf` gets `pieces` (offset in it, file offset, length)
-    /// from the source later (a tracking handle only).
-    pub fn defer(&self, buf: &wgpu::Buffer, pieces: &[(u64, u64, u64)]) -> Result<()> {
+    /// Record that `buf` gets `pieces` (offset in it, file offset, length
+    /// in the file, block padding) from the source later (a tracking
+    /// handle only).
+    pub fn defer(
+        &self,
+        buf: &wgpu::Buffer,
+        pieces: &[(u64, u64, u64, Option<BlockPad>)],
+    ) -> Result<()> {
         let d = self.deferred.as_ref().ok_or_else(|| {
             Error::InvalidArgument("a weight plan is uploaded through a backend's handle".into())
         })?;
         let mut d = lock(d);
         let i = d.bufs.len();
         d.bufs.push(buf.clone());
-        d.writes
-            .extend(pieces.iter().map(|&(dst, src, len)| (i, dst, src, len)));
+        d.writes.extend(
+            pieces
+                .iter()
+                .map(|&(dst, src, len, pad)| (i, dst, src, len, pad)),
+        );
         Ok(())
     }
 

@@ -287,9 +287,10 @@ fn wide_sums(dec: &str) -> bool {
 }
 
 /// Whether `ty`'s wide decoder reads its blocks through `wq4` (16-byte
-/// words: Q4_K's and Q5_K's blocks are 16-byte multiples).
+/// words: Q4_K's and Q5_K's blocks are 16-byte multiples, and Q3_K's on
+/// the GPU, `upload::block_pad`).
 pub fn wide_vec(ty: GgmlType) -> bool {
-    matches!(ty, GgmlType::Q4_K | GgmlType::Q5_K)
+    matches!(ty, GgmlType::Q4_K | GgmlType::Q5_K | GgmlType::Q3_K)
 }
 
 /// Whether `glu_q` takes a gate/up group of formats `f`: not where gate

@@ -29,14 +29,17 @@ pub async fn write_deferred(
     let Deferred { bufs, mut writes } = d;
     writes.sort_by_key(|w| w.2);
     let total: u64 = writes.iter().map(|w| w.3).sum();
-    // (buffer, offset in it, file offset, length) of each read.
+    // (buffer, offset in it, file offset, length, padding) of each read. A
+    // padded format's reads are whole blocks, each padded as it arrives.
     let chunk = (chunk.max(4) & !3) as u64;
     let mut reads = Vec::new();
-    for &(b, dst, at, len) in &writes {
+    for &(b, dst, at, len, pad) in &writes {
+        let step = pad.map_or(chunk, |p| (chunk / p.from).max(1) * p.from);
         let mut off = 0;
         while off < len {
-            let n = chunk.min(len - off);
-            reads.push((b, dst + off, at + off, n));
+            let n = step.min(len - off);
+            let to = pad.map_or(off, |p| p.gpu_len(off));
+            reads.push((b, dst + to, at + off, n, pad));
             off += n;
         }
     }
@@ -52,12 +55,12 @@ pub async fn write_deferred(
     let mut next = reads.iter();
     loop {
         while pending.len() < ahead.max(1) {
-            let Some(&(b, dst, at, n)) = next.next() else {
+            let Some(&(b, dst, at, n, pad)) = next.next() else {
                 break;
             };
-            pending.push_back((b, dst, at, n, src.read(at, n as usize)));
+            pending.push_back((b, dst, at, n, pad, src.read(at, n as usize)));
         }
-        let Some((b, dst, at, n, read)) = pending.pop_front() else {
+        let Some((b, dst, at, n, pad, read)) = pending.pop_front() else {
             break;
         };
         let bytes = read.await?;
@@ -67,7 +70,10 @@ pub async fn write_deferred(
                 bytes.len()
             )));
         }
-        words.put(gpu, &bufs, b, dst, &bytes);
+        match pad {
+            Some(p) => words.put(gpu, &bufs, b, dst, &p.apply(&bytes)),
+            None => words.put(gpu, &bufs, b, dst, &bytes),
+        }
         done += n;
         since_flush += n;
         if since_flush >= FLUSH_EVERY {

@@ -2705,7 +2705,8 @@ fn matmul_int_matches_integer_twin_and_f64() {
             for (r, wr) in w.iter().enumerate().skip(r0) {
                 let j = t * out + r - r0;
                 let (o, y0) = (got[j] as f64, init[j] as f64);
-                let row = &data[r * m.row_bytes..(r + 1) * m.row_bytes];
+                let rb = ty.row_bytes(cols).unwrap();
+                let row = &data[r * rb..(r + 1) * rb];
                 let (val, mag) = int_twin(ty, row, &gq[t], &gd[t], 16);
                 let want = val + y0;
                 assert!(
@@ -3195,7 +3196,8 @@ fn wide_int_matvec_matches_integer_twin() {
                 }
                 let want_path = if wide {
                     MvPath::Wide {
-                        wq: matches!(ty, GgmlType::Q4_K | GgmlType::Q5_K) && case % 3 != 1,
+                        wq: matches!(ty, GgmlType::Q4_K | GgmlType::Q5_K | GgmlType::Q3_K)
+                            && case % 3 != 1,
                     }
                 } else {
                     MvPath::Int
@@ -3339,7 +3341,7 @@ fn wide_int_gate_up_mixed_matches_integer_twin() {
             let want_path = match wide {
                 false => MvPath::Int,
                 true => MvPath::Wide {
-                    wq: tys.iter().any(|t| matches!(t, Q4_K | Q5_K)),
+                    wq: tys.iter().any(|t| matches!(t, Q4_K | Q5_K | Q3_K)),
                 },
             };
             assert_eq!(path, want_path, "{tys:?}");
@@ -3550,7 +3552,7 @@ fn wide_int_qkv_mixed_matches_integer_twin() {
             if sb != 0 {
                 k.storage_buffers = sb;
             }
-            let reads_w = tys.iter().any(|t| !matches!(t, Q4_K | Q5_K));
+            let reads_w = tys.iter().any(|t| !matches!(t, Q4_K | Q5_K | Q3_K));
             let want_path = match wide {
                 false => MvPath::Int,
                 true => MvPath::Wide {

@@ -40,6 +40,55 @@ pub struct Sec {
     pub row_bytes: usize,
 }
 
+/// A format whose blocks the GPU holds padded: each `from`-byte block of
+/// the file followed by `to - from` zero bytes. Q3_K's 110-byte blocks
+/// take 112 (`block_pad`), so that every block starts on a 16-byte
+/// boundary and the wide decoder reads its high bits, quants and scales
+/// as 16-byte words: with 2- and 4-byte loads its 8B gate/up read 0.95
+/// TB/s on the H200 (BENCHMARKS.md, 2026-11-29f). 2 bytes a block add
+/// 1.8% to its bytes; Q6_K's padding to 224 (6.7%) measured slower
+/// (2026-11-27f), and no other format needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockPad {
+    pub from: u64,
+    pub to: u64,
+}
+
+impl BlockPad {
+    /// Bytes on the GPU of `len` bytes of whole blocks in the file.
+    pub fn gpu_len(self, len: u64) -> u64 {
+        len / self.from * self.to
+    }
+
+    /// `bytes` (whole blocks, as in the file) as the GPU holds them.
+    pub fn apply(self, bytes: &[u8]) -> Vec<u8> {
+        let (from, to) = (self.from as usize, self.to as usize);
+        let mut out = vec![0u8; bytes.len() / from * to];
+        for (o, b) in out.chunks_exact_mut(to).zip(bytes.chunks_exact(from)) {
+            o[..from].copy_from_slice(b);
+        }
+        out
+    }
+}
+
+/// `ty`'s block padding on the GPU (`BlockPad`), where it has one.
+pub fn block_pad(ty: GgmlType) -> Option<BlockPad> {
+    (ty == GgmlType::Q3_K).then_some(BlockPad { from: 110, to: 112 })
+}
+
+/// Bytes on the GPU of `len` bytes of `ty` (whole blocks) in the file.
+pub fn gpu_len(ty: GgmlType, len: usize) -> usize {
+    block_pad(ty).map_or(len, |p| p.gpu_len(len as u64) as usize)
+}
+
+/// `bytes` of `ty` as the GPU holds them: padded (`block_pad`) or as is.
+fn gpu_bytes(ty: GgmlType, bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    match block_pad(ty) {
+        Some(p) => std::borrow::Cow::Owned(p.apply(bytes)),
+        None => std::borrow::Cow::Borrowed(bytes),
+    }
+}
+
 impl GpuMatrix {
     /// Upload `bytes` (`rows` rows of `row_bytes`) in parts of at most `limit` bytes.
     pub fn upload(
@@ -66,14 +115,17 @@ impl GpuMatrix {
         limit: u64,
     ) -> Result<GpuMatrix> {
         let (row_bytes, spans) = split_rows(label, ty, rows, cols, bytes.len(), limit)?;
+        // split_rows checked the length: whole rows of whole blocks.
+        let file_row = bytes.len() / rows.max(1);
         let mut parts = Vec::new();
         for (r, n) in spans {
-            let (a, b) = (r * row_bytes, (r + n) * row_bytes);
+            let (a, b) = (r * file_row, (r + n) * file_row);
             let buf = match bytes {
-                Bytes::Here(data) => gpu.upload(label, &data[a..b]),
+                Bytes::Here(data) => gpu.upload(label, &gpu_bytes(ty, &data[a..b])),
                 Bytes::File { offset, .. } => {
-                    let buf = gpu.storage(label, (b - a) as u64)?;
-                    gpu.defer(&buf, &[(0, offset + a as u64, (b - a) as u64)])?;
+                    let buf = gpu.storage(label, (n * row_bytes) as u64)?;
+                    let piece = (0, offset + a as u64, (b - a) as u64, block_pad(ty));
+                    gpu.defer(&buf, &[piece])?;
                     buf
                 }
             };
@@ -119,9 +171,10 @@ impl GpuMatrix {
     }
 }
 
-/// How `GpuMatrix` splits a matrix of `len` bytes (`rows` rows of `cols`
-/// in format `ty`) across buffers of at most `limit` bytes: its row size
-/// and each part's (first row, rows). The memory plan uses it too.
+/// How `GpuMatrix` splits a matrix of `len` bytes in the file (`rows`
+/// rows of `cols` in format `ty`) across buffers of at most `limit` bytes:
+/// its row size on the GPU (`block_pad`) and each part's (first row,
+/// rows). The memory plan uses it too.
 pub fn split_rows(
     label: &str,
     ty: GgmlType,
@@ -142,6 +195,7 @@ pub fn split_rows(
         .ok_or_else(|| {
             Error::ShapeMismatch(format!("{label}: {len} bytes for {rows}x{cols} {ty}"))
         })?;
+    let row_bytes = gpu_len(ty, row_bytes);
     let per = ((limit & !3) / row_bytes.max(1) as u64) as usize;
     if per == 0 {
         return Err(Error::DeviceLimit(format!(
@@ -182,10 +236,11 @@ pub fn concat_bytes(members: &[&Matrix], limit: u64, fuse: bool) -> Option<usize
 /// multiples) as vec4<u32> (a uniform group's rows follow each other as
 /// in one matrix).
 fn member_bytes(m: &Matrix, same_ty: bool) -> usize {
+    let size = gpu_len(m.ty, m.size());
     if same_ty {
-        m.size()
+        size
     } else {
-        m.size().next_multiple_of(16)
+        size.next_multiple_of(16)
     }
 }
 
@@ -264,7 +319,7 @@ impl MatGroup {
             // adjacent views; separate tensors are not joined in RAM either).
             let mut segs = Vec::new();
             let mut mixed = Vec::new();
-            let mut pieces: Vec<&[u8]> = Vec::new();
+            let mut held = Vec::new();
             const ZEROS: [u8; 15] = [0; 15];
             let (mut row, mut byte) = (0, 0);
             for (_, m) in members {
@@ -273,26 +328,30 @@ impl MatGroup {
                     ty: m.ty,
                     rows: row..row + m.rows,
                     byte0: byte,
-                    row_bytes: m.row_bytes,
+                    row_bytes: gpu_len(m.ty, m.row_bytes),
                 });
                 let size = member_bytes(m, same_ty);
                 if resident {
-                    pieces.push(m.bytes(data));
-                    pieces.push(&ZEROS[..size - m.size()]);
+                    held.push(gpu_bytes(m.ty, m.bytes(data)));
                 }
                 row += m.rows;
                 byte += size;
             }
             let buf = if resident {
+                let mut pieces: Vec<&[u8]> = Vec::new();
+                for (b, (_, m)) in held.iter().zip(members) {
+                    pieces.push(b);
+                    pieces.push(&ZEROS[..member_bytes(m, same_ty) - b.len()]);
+                }
                 gpu.upload_pieces(label, &pieces)?
             } else {
                 // Streamed: each member is written at its offset as its
                 // bytes arrive (the padding stays as created, zero).
                 let buf = gpu.storage(label, total as u64)?;
-                let writes: Vec<(u64, u64, u64)> = members
+                let writes: Vec<_> = members
                     .iter()
                     .zip(&mixed)
-                    .map(|((_, m), s)| (s.byte0 as u64, m.offset, m.size() as u64))
+                    .map(|((_, m), s)| (s.byte0 as u64, m.offset, m.size() as u64, block_pad(m.ty)))
                     .collect();
                 gpu.defer(&buf, &writes)?;
                 buf
@@ -301,7 +360,7 @@ impl MatGroup {
                 ty: first.ty,
                 rows: row,
                 cols: first.cols,
-                row_bytes: first.row_bytes,
+                row_bytes: gpu_len(first.ty, first.row_bytes),
                 parts: vec![Part {
                     buf,
                     row_off: 0,
