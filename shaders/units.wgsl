@@ -22,8 +22,9 @@
 //   (Q5_1) bytes are read as whole words: rows of whole blocks start on
 //   4-byte boundaries (the host pads mixed groups to keep it so). Q6_K
 //   (210) and Q5_0 (22) blocks start on even bytes only and are read
-//   through rd_w2, as Q3_K's are (110 bytes, padded to 112 on the GPU:
-//   `upload::block_pad`).
+//   through rd_w2. Q3_K's (110 bytes) are padded to 112 on the GPU
+//   (`upload::block_pad`), so they start on 16-byte boundaries and are
+//   read as whole words.
 // Bindings: none of its own (reads `W` like dequant.wgsl, which must be
 //   included too). Dispatch: none (a library). The host appends aliases
 //   `unit_cols` and `unit_dot` (or `unit_w`) for the matrix's format.
@@ -280,14 +281,14 @@ fn unit_dot_q3_k(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {
     let hf = j >> 4u;
     let cp = (j >> 3u) & 1u;
     let w = j & 7u;
-    let q = rd_w2(blk + 32u + 32u * hf + 4u * w) >> (4u * cp);
-    let hm = rd_w2(blk + 4u * w) >> (4u * hf + 2u * cp);
+    let q = W[(blk >> 2u) + 8u + 8u * hf + w] >> (4u * cp);
+    let hm = W[(blk >> 2u) + w] >> (4u * hf + 2u * cp);
     let qa = (q & 0x03030303u) | ((hm & 0x01010101u) << 2u);
     let qb = ((q >> 2u) & 0x03030303u) | ((hm & 0x02020202u) << 1u);
     // Scales 8h + 4cp + w / 4 and 2 further: bytes w / 4 and + 2 of the
     // four scales 8h + 4cp .. + 3, decoded a word at a time.
-    let lw = rd_w2(blk + 96u + 4u * cp) >> (4u * hf);
-    let hw = rd_w2(blk + 104u) >> (2u * (2u * hf + cp));
+    let lw = W[(blk >> 2u) + 24u + cp] >> (4u * hf);
+    let hw = W[(blk >> 2u) + 26u] >> (2u * (2u * hf + cp));
     let sv = ((lw & 0x0f0f0f0fu) | ((hw & 0x03030303u) << 4u)) >> (8u * (w >> 2u));
     let sa = f32(i32(sv & 63u) - 32);
     let sb = f32(i32((sv >> 16u) & 63u) - 32);
@@ -476,10 +477,11 @@ fn unit_r_q3_k(rb: u32, u: u32) -> UnitQ {
     let hf = j >> 4u;
     let i = (j >> 2u) & 3u;
     let l = 8u * (j & 3u);
-    let qb = blk + 32u + 32u * hf + l;
+    let bw = blk >> 2u;
+    let qw = bw + 8u + 8u * hf + (l >> 2u);
     let hs = 4u * hf + i;
-    let q0 = ((rd_w2(qb) >> (2u * i)) & 0x03030303u) | (((rd_w2(blk + l) >> hs) & 0x01010101u) << 2u);
-    let q1 = ((rd_w2(qb + 4u) >> (2u * i)) & 0x03030303u) | (((rd_w2(blk + l + 4u) >> hs) & 0x01010101u) << 2u);
+    let q0 = ((W[qw] >> (2u * i)) & 0x03030303u) | (((W[bw + (l >> 2u)] >> hs) & 0x01010101u) << 2u);
+    let q1 = ((W[qw + 1u] >> (2u * i)) & 0x03030303u) | (((W[bw + (l >> 2u) + 1u] >> hs) & 0x01010101u) << 2u);
     let g = j >> 1u;
     let low = (rd_u8(blk + 96u + (g & 7u)) >> (4u * (g >> 3u))) & 15u;
     let high = (rd_u8(blk + 104u + (g & 3u)) >> (2u * (g >> 2u))) & 3u;
