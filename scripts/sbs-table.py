@@ -54,7 +54,7 @@ print("| file | llama.cpp CUDA pp512 / tg128 | webgguf pp512 / tg128 | ratio pp 
       + "".join(f" webgguf tg128, {x} |" for x in extra))
 print("| --- | ---: | ---: | ---: | ---: |" + " ---: |" * len(extra))
 for shape in ["llama-3.2-1b", "llama-3.1-8b"]:
-    for q in ["Q4_K_M", "Q5_K_M", "Q6_K", "IQ4_XS", "Q4_0", "Q8_0", "F16"]:
+    for q in ["Q4_K_M", "Q5_K_M", "Q6_K", "IQ4_XS", "Q4_0", "Q8_0", "F16", "Q3_K_M", "Q2_K"]:
         name = f"{shape}-{q}"
         a, b = lb(name), wg(name)
         if not a or not b:
@@ -110,7 +110,8 @@ def decode_kernels(prof):
     return k
 
 
-GU = {"Q4_K_M": "Q4_K", "Q5_K_M": "Q5_K", "Q6_K": "Q6_K", "IQ4_XS": "IQ4_XS", "Q4_0": "Q4_0", "Q8_0": "Q8_0", "F16": "F16"}
+GU = {"Q4_K_M": "Q4_K", "Q5_K_M": "Q5_K", "Q6_K": "Q6_K", "IQ4_XS": "IQ4_XS", "Q4_0": "Q4_0", "Q8_0": "Q8_0", "F16": "F16",
+      "Q3_K_M": "Q3_K", "Q2_K": "Q2_K"}
 print("\nPer-kernel decode bandwidth (`gpu-profile`, one token, timestamps): fused gate/up, "
       "2 × ffn × dim per layer, all layers:\n")
 print("| file | gate/up format | bytes | µs | GB/s | % of HBM | whole step GB/s |")
