@@ -23,6 +23,8 @@ fn files() -> Vec<PathBuf> {
     if let Some(shared) = common::shared() {
         for f in [
             "synth256.Q6_K.gguf",
+            // Q3_K's blocks take 112 bytes on the GPU, not the file's 110.
+            "synth256.Q3_K_S.gguf",
             "synthqwen3.Q4_K_S.gguf",
             "stories260K.F32.gguf",
             "synthgemma3.Q8_0.gguf",

@@ -447,10 +447,18 @@ impl Gpu {
     }
 
     /// A storage buffer holding `pieces` one after another (zero-padded to
-    /// a multiple of 4 bytes), each copied straight into the mapped buffer:
-    /// fused weights are never concatenated in memory first.
-    pub fn upload_pieces(&self, label: &str, pieces: &[&[u8]]) -> Result<wgpu::Buffer> {
-        let total: usize = pieces.iter().map(|p| p.len()).sum();
+    /// a multiple of 4 bytes), each copied straight into the mapped buffer,
+    /// block by block where it has a `BlockPad` (the padding stays zero):
+    /// fused or padded weights are never copied in memory first.
+    pub fn upload_pieces(
+        &self,
+        label: &str,
+        pieces: &[(&[u8], Option<BlockPad>)],
+    ) -> Result<wgpu::Buffer> {
+        let len = |(p, pad): &(&[u8], Option<BlockPad>)| {
+            pad.map_or(p.len(), |d| d.gpu_len(p.len() as u64) as usize)
+        };
+        let total: usize = pieces.iter().map(len).sum();
         let buf = self.buffer(&wgpu::BufferDescriptor {
             label: Some(label),
             size: padded(total as u64),
@@ -463,9 +471,18 @@ impl Gpu {
                 .get_mapped_range_mut()
                 .map_err(|e| Error::Gpu(format!("mapping {label} for the upload failed: {e}")))?;
             let mut at = 0;
-            for p in pieces {
-                view.slice(at..at + p.len()).copy_from_slice(p);
-                at += p.len();
+            for piece in pieces {
+                match piece {
+                    (p, None) => view.slice(at..at + p.len()).copy_from_slice(p),
+                    (p, Some(d)) => {
+                        let (from, to) = (d.from as usize, d.to as usize);
+                        for (i, blk) in p.chunks_exact(from).enumerate() {
+                            view.slice(at + i * to..at + i * to + from)
+                                .copy_from_slice(blk);
+                        }
+                    }
+                }
+                at += len(piece);
             }
         }
         buf.unmap();

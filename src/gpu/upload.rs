@@ -81,14 +81,6 @@ pub fn gpu_len(ty: GgmlType, len: usize) -> usize {
     block_pad(ty).map_or(len, |p| p.gpu_len(len as u64) as usize)
 }
 
-/// `bytes` of `ty` as the GPU holds them: padded (`block_pad`) or as is.
-fn gpu_bytes(ty: GgmlType, bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
-    match block_pad(ty) {
-        Some(p) => std::borrow::Cow::Owned(p.apply(bytes)),
-        None => std::borrow::Cow::Borrowed(bytes),
-    }
-}
-
 impl GpuMatrix {
     /// Upload `bytes` (`rows` rows of `row_bytes`) in parts of at most `limit` bytes.
     pub fn upload(
@@ -121,7 +113,10 @@ impl GpuMatrix {
         for (r, n) in spans {
             let (a, b) = (r * file_row, (r + n) * file_row);
             let buf = match bytes {
-                Bytes::Here(data) => gpu.upload(label, &gpu_bytes(ty, &data[a..b])),
+                Bytes::Here(data) => match block_pad(ty) {
+                    Some(pad) => gpu.upload_pieces(label, &[(&data[a..b], Some(pad))])?,
+                    None => gpu.upload(label, &data[a..b]),
+                },
                 Bytes::File { offset, .. } => {
                     let buf = gpu.storage(label, (n * row_bytes) as u64)?;
                     let piece = (0, offset + a as u64, (b - a) as u64, block_pad(ty));
@@ -319,7 +314,6 @@ impl MatGroup {
             // adjacent views; separate tensors are not joined in RAM either).
             let mut segs = Vec::new();
             let mut mixed = Vec::new();
-            let mut held = Vec::new();
             const ZEROS: [u8; 15] = [0; 15];
             let (mut row, mut byte) = (0, 0);
             for (_, m) in members {
@@ -331,17 +325,15 @@ impl MatGroup {
                     row_bytes: gpu_len(m.ty, m.row_bytes),
                 });
                 let size = member_bytes(m, same_ty);
-                if resident {
-                    held.push(gpu_bytes(m.ty, m.bytes(data)));
-                }
                 row += m.rows;
                 byte += size;
             }
             let buf = if resident {
-                let mut pieces: Vec<&[u8]> = Vec::new();
-                for (b, (_, m)) in held.iter().zip(members) {
-                    pieces.push(b);
-                    pieces.push(&ZEROS[..member_bytes(m, same_ty) - b.len()]);
+                let mut pieces = Vec::new();
+                for (_, m) in members {
+                    let gap = member_bytes(m, same_ty) - gpu_len(m.ty, m.size());
+                    pieces.push((m.bytes(data), block_pad(m.ty)));
+                    pieces.push((&ZEROS[..gap], None));
                 }
                 gpu.upload_pieces(label, &pieces)?
             } else {
