@@ -2801,7 +2801,15 @@ impl Kernels {
         // gained 2.5% (Q3_K) and 5-13% (Q2_K) (ab.log). The same change for
         // Q4_K, Q5_K, Q6_K and Q4_0, which gpu-profile's per-kernel times
         // also favoured, gained nothing in-stream (ab2.log).
-        let book = f.iter().any(|&t| has_code_book(t));
+        // Q3_K's padded decoder (16-byte loads, 2026-11-29f) follows the
+        // code-book formats' rule: 64 threads wherever 128 would not each
+        // take a whole number, at least two, of wide units. On the H200,
+        // synthetic 8B Q3_K tg64 353.0-353.8 with 64 threads everywhere
+        // against 342.4-342.9 (its Wo and down products, 4,096 and 14,336
+        // columns, are the ones that change); the 1B (down product 8,192
+        // columns, two units a thread) lost 8% with 64 threads everywhere
+        // and keeps 128 there (BENCHMARKS.md, 2026-11-29f, shape-q3.txt).
+        let whole_units = f.iter().any(|&t| has_code_book(t) || t == GgmlType::Q3_K);
         // Whether the default thread count gives each thread a whole
         // number, at least two, of wide units.
         let (units, t) = (cols / 32, self.matvec_threads(cols) as usize);
@@ -2814,7 +2822,11 @@ impl Kernels {
         };
         let wg = match (self.matvec_wg, teams) {
             (_, Some(t)) => t.threads,
-            (0, None) if wide && (cols < 4096 || (book && !even) || (narrow && cols < 8192)) => 64,
+            (0, None)
+                if wide && (cols < 4096 || (whole_units && !even) || (narrow && cols < 8192)) =>
+            {
+                64
+            }
             _ => self.matvec_threads(cols),
         };
         let nteams = teams.map_or(1, |t| t.teams());
