@@ -22,7 +22,8 @@ pub struct GpuMatrix {
     pub ty: GgmlType,
     pub rows: usize,
     pub cols: usize,
-    /// Bytes per row (of the first member, where `mixed`).
+    /// Bytes per row on the GPU (of the first member, where `mixed`): the
+    /// file's, except for a padded format's (`block_pad`).
     pub row_bytes: usize,
     pub parts: Vec<Part>,
     /// A fused group whose members differ in format (one part): each
