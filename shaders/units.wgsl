@@ -281,14 +281,15 @@ fn unit_dot_q3_k(rb: u32, u: u32, xa: vec4<f32>, xb: vec4<f32>) -> f32 {
     let hf = j >> 4u;
     let cp = (j >> 3u) & 1u;
     let w = j & 7u;
-    let q = W[(blk >> 2u) + 8u + 8u * hf + w] >> (4u * cp);
-    let hm = W[(blk >> 2u) + w] >> (4u * hf + 2u * cp);
+    let bw = blk >> 2u;
+    let q = W[bw + 8u + 8u * hf + w] >> (4u * cp);
+    let hm = W[bw + w] >> (4u * hf + 2u * cp);
     let qa = (q & 0x03030303u) | ((hm & 0x01010101u) << 2u);
     let qb = ((q >> 2u) & 0x03030303u) | ((hm & 0x02020202u) << 1u);
     // Scales 8h + 4cp + w / 4 and 2 further: bytes w / 4 and + 2 of the
     // four scales 8h + 4cp .. + 3, decoded a word at a time.
-    let lw = W[(blk >> 2u) + 24u + cp] >> (4u * hf);
-    let hw = W[(blk >> 2u) + 26u] >> (2u * (2u * hf + cp));
+    let lw = W[bw + 24u + cp] >> (4u * hf);
+    let hw = W[bw + 26u] >> (2u * (2u * hf + cp));
     let sv = ((lw & 0x0f0f0f0fu) | ((hw & 0x03030303u) << 4u)) >> (8u * (w >> 2u));
     let sa = f32(i32(sv & 63u) - 32);
     let sb = f32(i32((sv >> 16u) & 63u) - 32);

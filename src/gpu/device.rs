@@ -455,9 +455,8 @@ impl Gpu {
         label: &str,
         pieces: &[(&[u8], Option<BlockPad>)],
     ) -> Result<wgpu::Buffer> {
-        let len = |(p, pad): &(&[u8], Option<BlockPad>)| {
-            pad.map_or(p.len(), |d| d.gpu_len(p.len() as u64) as usize)
-        };
+        let len =
+            |&(p, pad): &(&[u8], Option<BlockPad>)| BlockPad::len_of(pad, p.len() as u64) as usize;
         let total: usize = pieces.iter().map(len).sum();
         let buf = self.buffer(&wgpu::BufferDescriptor {
             label: Some(label),
@@ -475,10 +474,8 @@ impl Gpu {
                 match piece {
                     (p, None) => view.slice(at..at + p.len()).copy_from_slice(p),
                     (p, Some(d)) => {
-                        let (from, to) = (d.from as usize, d.to as usize);
-                        for (i, blk) in p.chunks_exact(from).enumerate() {
-                            view.slice(at + i * to..at + i * to + from)
-                                .copy_from_slice(blk);
+                        for (o, blk) in d.placed(p) {
+                            view.slice(at + o..at + o + blk.len()).copy_from_slice(blk);
                         }
                     }
                 }

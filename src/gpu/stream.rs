@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use super::device::{Deferred, Gpu};
+use super::upload::BlockPad;
 use crate::error::{Error, Result};
 use crate::source::Source;
 
@@ -38,8 +39,7 @@ pub async fn write_deferred(
         let mut off = 0;
         while off < len {
             let n = step.min(len - off);
-            let to = pad.map_or(off, |p| p.gpu_len(off));
-            reads.push((b, dst + to, at + off, n, pad));
+            reads.push((b, dst + BlockPad::len_of(pad, off), at + off, n, pad));
             off += n;
         }
     }

@@ -3196,8 +3196,7 @@ fn wide_int_matvec_matches_integer_twin() {
                 }
                 let want_path = if wide {
                     MvPath::Wide {
-                        wq: matches!(ty, GgmlType::Q4_K | GgmlType::Q5_K | GgmlType::Q3_K)
-                            && case % 3 != 1,
+                        wq: kernels::wide_vec(ty) && case % 3 != 1,
                     }
                 } else {
                     MvPath::Int
@@ -3341,7 +3340,7 @@ fn wide_int_gate_up_mixed_matches_integer_twin() {
             let want_path = match wide {
                 false => MvPath::Int,
                 true => MvPath::Wide {
-                    wq: tys.iter().any(|t| matches!(t, Q4_K | Q5_K | Q3_K)),
+                    wq: tys.iter().any(|&t| kernels::wide_vec(t)),
                 },
             };
             assert_eq!(path, want_path, "{tys:?}");
@@ -3552,7 +3551,7 @@ fn wide_int_qkv_mixed_matches_integer_twin() {
             if sb != 0 {
                 k.storage_buffers = sb;
             }
-            let reads_w = tys.iter().any(|t| !matches!(t, Q4_K | Q5_K | Q3_K));
+            let reads_w = tys.iter().any(|&t| !kernels::wide_vec(t));
             let want_path = match wide {
                 false => MvPath::Int,
                 true => MvPath::Wide {

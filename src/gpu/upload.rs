@@ -61,25 +61,48 @@ impl BlockPad {
         len / self.from * self.to
     }
 
+    /// Bytes on the GPU of `len` bytes in the file padded by `pad`, or
+    /// unpadded.
+    pub fn len_of(pad: Option<BlockPad>, len: u64) -> u64 {
+        pad.map_or(len, |p| p.gpu_len(len))
+    }
+
+    /// Each block of `bytes` (whole blocks, as in the file) with its
+    /// offset on the GPU: the one definition of the padded layout, which
+    /// `apply` and `Gpu::upload_pieces` write.
+    pub fn placed(self, bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+        let (from, to) = (self.from as usize, self.to as usize);
+        bytes
+            .chunks_exact(from)
+            .enumerate()
+            .map(move |(i, b)| (i * to, b))
+    }
+
     /// `bytes` (whole blocks, as in the file) as the GPU holds them.
     pub fn apply(self, bytes: &[u8]) -> Vec<u8> {
-        let (from, to) = (self.from as usize, self.to as usize);
-        let mut out = vec![0u8; bytes.len() / from * to];
-        for (o, b) in out.chunks_exact_mut(to).zip(bytes.chunks_exact(from)) {
-            o[..from].copy_from_slice(b);
+        let mut out = vec![0u8; self.gpu_len(bytes.len() as u64) as usize];
+        for (at, b) in self.placed(bytes) {
+            out[at..at + b.len()].copy_from_slice(b);
         }
         out
     }
 }
 
-/// `ty`'s block padding on the GPU (`BlockPad`), where it has one.
+/// `ty`'s block padding on the GPU (`BlockPad`), where it has one: Q3_K's
+/// blocks rounded up to a 16-byte multiple.
 pub fn block_pad(ty: GgmlType) -> Option<BlockPad> {
-    (ty == GgmlType::Q3_K).then_some(BlockPad { from: 110, to: 112 })
+    (ty == GgmlType::Q3_K).then(|| {
+        let from = ty.block_bytes() as u64;
+        BlockPad {
+            from,
+            to: from.next_multiple_of(16),
+        }
+    })
 }
 
 /// Bytes on the GPU of `len` bytes of `ty` (whole blocks) in the file.
 pub fn gpu_len(ty: GgmlType, len: usize) -> usize {
-    block_pad(ty).map_or(len, |p| p.gpu_len(len as u64) as usize)
+    BlockPad::len_of(block_pad(ty), len as u64) as usize
 }
 
 impl GpuMatrix {
