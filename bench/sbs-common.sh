@@ -112,6 +112,17 @@ sbs_go() {
   exec bash .sbs/device.sh "$secs"
 }
 
+# sbs_short NAME..: the start of a short call (no llama.cpp): .sbs/NAME..
+# unpacked, the Vulkan loader, OUT defaulted to /tmp, and one small bench
+# of the first binary so that the driver's first-use costs fall outside
+# the measurements.
+sbs_short() {
+  sbs_unpack "$@"
+  sbs_vulkan
+  OUT=${OUT:-/tmp}
+  timeout 60 .sbs/$1 bench --backend gpu --synthetic llama-3.2-1b:Q4_K -p 16 -n 16 -r 1 > /dev/null 2>&1
+}
+
 # sbs_tg BINARY MODEL: decode tok/s of BINARY on synthetic MODEL (tg64
 # median of 3 after one prompt token), or "fail"; the caller's prefix
 # assignments (WEBGGUF_GPU_*) reach the binary; TG_TIMEOUT (default 100 s)

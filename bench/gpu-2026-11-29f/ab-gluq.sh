@@ -10,10 +10,7 @@
 #   bash bench/gpu-2026-11-29f/ab-gluq.sh
 set -u
 . bench/sbs-common.sh
-sbs_unpack webgguf
-sbs_vulkan
-OUT=${OUT:-/tmp}
-timeout 60 .sbs/webgguf bench --backend gpu --synthetic llama-3.2-1b:Q4_K -p 16 -n 16 -r 1 > /dev/null 2>&1  # warm-up
+sbs_short webgguf
 for rd in 1 2; do
   for t in Q3_K Q2_K Q5_K Q6_K Q4_1 Q5_0 Q5_1 IQ4_NL Q4_K; do
     gs="1 0"; [ $rd = 2 ] && gs="0 1"

@@ -7,10 +7,7 @@
 #   bash bench/gpu-2026-11-29f/ab-q3wg.sh
 set -u
 . bench/sbs-common.sh
-sbs_unpack webgguf webgguf-base
-sbs_vulkan
-OUT=${OUT:-/tmp}
-timeout 60 .sbs/webgguf bench --backend gpu --synthetic llama-3.2-1b:Q4_K -p 16 -n 16 -r 1 > /dev/null 2>&1  # warm-up
+sbs_short webgguf webgguf-base
 for rd in 1 2; do
   for m in llama-3.1-8b:Q3_K llama-3.2-1b:Q3_K; do
     bs="webgguf webgguf-base"; [ $rd = 2 ] && bs="webgguf-base webgguf"

@@ -15,9 +15,7 @@
 #   bash bench/gpu-2026-11-29f/k23v.sh
 set -u
 . bench/sbs-common.sh
-sbs_unpack webgguf-k23v
-sbs_vulkan
-OUT=${OUT:-/tmp}
+sbs_short webgguf-k23v
 prof() {  # TYPE VARIANT ROUND
   WEBGGUF_K23V=$2 timeout 120 .sbs/webgguf-k23v gpu-profile --synthetic llama-3.1-8b:$1 -n 4 > /tmp/p.json 2>/tmp/p.err || { echo "$3 $1 v$2 failed: $(tail -2 /tmp/p.err)"; return; }
   python3 - "$1" "$2" "$3" <<'PY'
@@ -32,7 +30,6 @@ print('%s %-4s v%s gate/up %7.1f us %5.0f GB/s | %s | pass %7.1f' % (rd, t, v, g
       ' '.join('%s=%.0f' % kv for kv in sorted(k.items())), d['steps']['median_us'].get('gpu_pass') or 0), flush=True)
 PY
 }
-timeout 60 .sbs/webgguf-k23v bench --backend gpu --synthetic llama-3.2-1b:Q4_K -p 16 -n 16 -r 1 > /dev/null 2>&1  # warm-up
 for rd in 1 2; do
   vs="0 1 2 3 4"; [ $rd = 2 ] && vs="4 3 2 1 0"
   for t in Q3_K Q2_K; do

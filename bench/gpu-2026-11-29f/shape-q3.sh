@@ -9,10 +9,7 @@
 #   bash bench/gpu-2026-11-29f/shape-q3.sh
 set -u
 . bench/sbs-common.sh
-sbs_unpack webgguf
-sbs_vulkan
-OUT=${OUT:-/tmp}
-timeout 60 .sbs/webgguf bench --backend gpu --synthetic llama-3.2-1b:Q4_K -p 16 -n 16 -r 1 > /dev/null 2>&1  # warm-up
+sbs_short webgguf
 V="r0,0,0 r2,0,0 r8,0,0 r0,4,0 r0,0,1 r0,0,4 w64 w128 w256"
 for rd in 1 2; do
   vs=$V; [ $rd = 2 ] && vs=$(echo $V | tr ' ' '\n' | tac | tr '\n' ' ')
