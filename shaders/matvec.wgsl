@@ -25,15 +25,17 @@
 //   HD; int8_block.wgsl: the bits quantize_x.wgsl would write from Y).
 //   Why: that saves the down product's quantize pass, one dependent
 //   dispatch a layer, ~6 us of an H200 decode step each (synthetic 8B
-//   Q4_K tg64 +7.3%; BENCHMARKS.md, 2026-11-29d).
+//   Q4_K tg64 +7.3%; BENCHMARKS.md, 2026-11-29d). With OWN_X (the wide
+//   path) it also quantizes its own x from X and G (own_x.wgsl), which
+//   saves its own quantize pass.
 // Bindings: matrix.wgsl's (G: any buffer without NORM); 17 HQ, 18 HD.
 // Dispatch: (nx, ceil(groups / nx), tokens) workgroups of WG threads,
 //   groups = ceil(rows / R), group = wid.x + wid.y * nx; (nx, ny, 1) with
 //   LAST. `glu_q`: the same over ceil(groups / TEAMS) workgroups of
 //   TEAMS * WG threads. The host prepends `const R`, `RN` (R + 1: the
 //   rows and the sum of squares), `WG` (64, 128 or 256; `glu_q`: a
-//   team's), `TEAMS` (1 but for `glu_q`), `RW` (RN * WG), `FOLD` and
-//   `INT_X`, and appends int8_block.wgsl, matrix.wgsl, dequant.wgsl,
+//   team's), `TEAMS` (1 but for `glu_q`), `RW` (RN * WG), `FOLD`,
+//   `INT_X` and `OWN_X` (`glu_q` only), and appends int8_block.wgsl, matrix.wgsl, dequant.wgsl,
 //   units.wgsl, the generated `dot_rows` and `w_sec`, one of the two
 //   `reduce` functions, f16.wgsl,
 //   rope_pair.wgsl, the gated activation `act(gate, up)`, and `xv4(i)` /
@@ -181,7 +183,9 @@ ROW_STARTS
     // The group's section, for a mixed q/k/v group (whose sections are
     // whole groups: the host makes R divide split and kvd).
     let sec = w_sec(phys(g * R, rows));
-    reduce(lid, dot_rows(lid, src_token(z), pr.xb, pr.scale, (P.flags & F_NORM) != 0u, rb, sec));
+    // With OWN_X the int8 x is the workgroup's own (one token, at 0).
+    let tx = select(src_token(z), 0u, OWN_X);
+    reduce(lid, dot_rows(lid, tx, pr.xb, pr.scale, (P.flags & F_NORM) != 0u, rb, sec));
     return row_scale(pr.scale);
 }
 
@@ -280,6 +284,9 @@ fn glu_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
     let w = wid.x + wid.y * P.nx;
     let g = w * TEAMS + team;
     let t = dst_token(wid.z);
+    if OWN_X {
+        own_x(lid, src_token(wid.z) * P.cols);
+    }
     let sc = group_rows(g, tl, wid.z, ROWS_GLU);
     let L = g * R + 2u * tl;
     if tl < R / 2u {

@@ -31,6 +31,7 @@ const ELEMENTWISE: &str = include_str!("../../shaders/elementwise.wgsl");
 const ARGMAX: &str = include_str!("../../shaders/argmax.wgsl");
 const SAMPLE: &str = include_str!("../../shaders/sample.wgsl");
 const QUANTIZE_X: &str = include_str!("../../shaders/quantize_x.wgsl");
+const OWN_X: &str = include_str!("../../shaders/own_x.wgsl");
 const PACK_F16: &str = include_str!("../../shaders/pack_f16.wgsl");
 const SPLIT: &str = include_str!("../../shaders/split.wgsl");
 const FEW: &str = include_str!("../../shaders/few.wgsl");
@@ -343,6 +344,33 @@ impl GluQShape {
             && self.threads.is_power_of_two()
             && self.teams() * self.threads <= 256
     }
+}
+
+/// Whether `glu_q` in `shape` over formats `f` may quantize its own x
+/// (own_x.wgsl) from rows of `cols`: 256 threads a workgroup (its sum of
+/// squares runs in quantize_x.wgsl's order), rows of whole 32-element
+/// blocks, and its workgroup arrays within WebGPU's guaranteed 16 KiB:
+/// matvec.wgsl's sums (`red`) and outputs (`hq`), the code book where a
+/// member has one (wide.wgsl's IQ4L), and the int8 row with its scales.
+pub fn own_x_fits(shape: GluQShape, f: Fmts, cols: usize) -> bool {
+    let (rows, threads, teams) = (
+        shape.rows as usize,
+        shape.threads as usize,
+        shape.teams() as usize,
+    );
+    let red = 4 * (rows + 1) * threads * teams;
+    let hq = 4 * (teams * rows / 2).max(1);
+    let book = if f.iter().any(|&t| has_code_book(t)) {
+        1024
+    } else {
+        0
+    };
+    let x = cols + cols / 8 + 64;
+    threads * teams == 256
+        && cols.is_multiple_of(32)
+        && cols > 0
+        && (rows + 1) * threads * teams >= cols / 16
+        && red + hq + book + x <= 16384
 }
 
 impl std::fmt::Display for GluQShape {
@@ -1452,7 +1480,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 /// workgroup (a team's), workgroup size (a team's), unit decoder (of the
 /// first format), folded norm, vec4 x, path (f32, integer, wide integer),
 /// teams (1 but for `glu_q`).
-type MatvecKey = (Fmts, Mv, u32, u32, &'static str, bool, bool, MvPath, u32);
+type MatvecKey = (
+    Fmts,
+    Mv,
+    u32,
+    u32,
+    &'static str,
+    bool,
+    bool,
+    MvPath,
+    u32,
+    bool,
+);
 
 /// A pipeline built on its first use (see the getters on `Kernels`).
 type Lazy = OnceCell<Rc<wgpu::ComputePipeline>>;
@@ -1502,6 +1541,8 @@ pub struct Kernels {
     pub half_x: Option<super::ops::HalfX>,
     /// `GpuTuning::half_x_min`.
     pub half_x_min: usize,
+    /// `GpuTuning::glu_own_x`.
+    pub glu_own_x: usize,
     quantize_x: Lazy,
     pack_f16: Lazy,
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
@@ -2467,6 +2508,7 @@ impl Kernels {
             glu_q_min: tuning.glu_q_min,
             half_x: None,
             half_x_min: tuning.half_x_min,
+            glu_own_x: tuning.glu_own_x,
             quantize_x: Lazy::new(),
             pack_f16: Lazy::new(),
             embed: HashMap::new(),
@@ -2733,11 +2775,13 @@ impl Kernels {
         cols: usize,
         path: MvPath,
     ) -> Result<Rc<wgpu::ComputePipeline>> {
-        self.matvec_teams(gpu, f, mv, rows, cols, path, None)
+        self.matvec_teams(gpu, f, mv, rows, cols, path, None, false)
     }
 
     /// matvec.wgsl's `glu_q` for a gate/up product on the integer path:
-    /// `shape`'s rows per team and threads a team (`GluQShape`).
+    /// `shape`'s rows per team and threads a team (`GluQShape`); with
+    /// `own_x` (the wide path, where `own_x_fits`) it quantizes its own x.
+    #[allow(clippy::too_many_arguments)]
     pub fn matvec_glu_q(
         &mut self,
         gpu: &Gpu,
@@ -2746,11 +2790,17 @@ impl Kernels {
         shape: GluQShape,
         cols: usize,
         path: MvPath,
+        own_x: bool,
     ) -> Result<Rc<wgpu::ComputePipeline>> {
         if !matches!(mv, Mv::Silu | Mv::Gelu) || !path.int() || !shape.valid() {
             return Err(Error::Gpu(format!("no glu_q kernel for {mv:?} {shape:?}")));
         }
-        self.matvec_teams(gpu, f, mv, shape.rows, cols, path, Some(shape))
+        if own_x && !(matches!(path, MvPath::Wide { .. }) && own_x_fits(shape, f, cols)) {
+            return Err(Error::Gpu(format!(
+                "no glu_q kernel quantizing its own x for {f:?} {shape:?} rows of {cols}"
+            )));
+        }
+        self.matvec_teams(gpu, f, mv, shape.rows, cols, path, Some(shape), own_x)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -2763,6 +2813,7 @@ impl Kernels {
         cols: usize,
         path: MvPath,
         teams: Option<GluQShape>,
+        own_x: bool,
     ) -> Result<Rc<wgpu::ComputePipeline>> {
         let int = path.int();
         let ty = f[0];
@@ -2839,11 +2890,13 @@ impl Kernels {
                 "no wide integer matrix kernel for {f:?}"
             )));
         }
-        // The integer path reads no f32 x (bindings 11, 12 unused).
-        let vx = self.matvec_vx(cols, mv) && !int;
+        // The integer path reads no f32 x (bindings 11, 12 unused), but
+        // where it quantizes its own (through 11 and 12: rows a multiple
+        // of 32).
+        let vx = (self.matvec_vx(cols, mv) && !int) || own_x;
         Ok(self
             .matvec
-            .entry((f, mv, rows, wg, dec, fold, vx, path, nteams))
+            .entry((f, mv, rows, wg, dec, fold, vx, path, nteams, own_x))
             .or_insert_with(|| {
                 let mut src = String::new();
                 if sg && cfg!(target_arch = "wasm32") {
@@ -2852,7 +2905,8 @@ impl Kernels {
                 src.push_str(&format!(
                     "const R: u32 = {rows}u;\nconst RN: u32 = {}u;\nconst WG: u32 = {wg}u;\n\
                      const TEAMS: u32 = {nteams}u;\n\
-                     const RW: u32 = {}u;\nconst FOLD: bool = {fold};\nconst INT_X: bool = {int};\n",
+                     const RW: u32 = {}u;\nconst FOLD: bool = {fold};\nconst INT_X: bool = {int};\n\
+                     const OWN_X: bool = {own_x};\n",
                     rows + 1,
                     (rows + 1) * wg
                 ));
@@ -2878,18 +2932,31 @@ impl Kernels {
                 src.push_str(MATRIX);
                 src.push_str(&compose(&fill_line(&body, "ROW_STARTS", &starts), ty));
                 src.push_str(UNITS);
-                src.push_str(
-                    &fill_line(if sg { REDUCE_SUBGROUP } else { REDUCE }, "ACC_ROWS", &acc_rows),
-                );
+                src.push_str(&fill_line(
+                    if sg { REDUCE_SUBGROUP } else { REDUCE },
+                    "ACC_ROWS",
+                    &acc_rows,
+                ));
                 src.push_str(&dot_rows_src(rows, f, cols, mv, path));
                 match path {
                     MvPath::F32 => src.push_str(X_LOAD),
                     MvPath::Int => src.push_str(INT_X_SRC),
                     MvPath::Wide { wq } => {
-                        src.push_str(INT_X_WIDE_SRC);
+                        if own_x {
+                            let nb = cols / 32;
+                            src.push_str(&format!(
+                                "const XQW: u32 = {}u;\nconst XDB: u32 = {nb}u;\n{OWN_X}",
+                                2 * nb
+                            ));
+                        } else {
+                            src.push_str(INT_X_WIDE_SRC);
+                        }
                         src.push_str(WIDE);
                         src.push_str(if wq { WQ_VEC4 } else { WQ_SCALAR });
                     }
+                }
+                if !own_x {
+                    src.push_str("fn own_x(lid: u32, xb: u32) {\n}\n");
                 }
                 src.push_str(w_sec_src(f, mv));
                 src.push_str(if vx { X_VEC4 } else { X_SCALAR });

@@ -259,6 +259,12 @@ pub struct GpuTuning {
     /// `glu_q` only for products of at least this many outputs (the FFN
     /// width). See `GLU_Q_MIN`.
     pub glu_q_min: usize,
+    /// A `glu_q` gate/up product on the wide path whose rows are at most
+    /// this long quantizes its own x (matvec.wgsl's OWN_X, own_x.wgsl:
+    /// every workgroup from x and the FFN norm's gains) instead of a
+    /// quantize_x pass before it, where the row fits its workgroup memory
+    /// (`kernels::own_x_fits`); 0 for never. See `GLU_OWN_X`.
+    pub glu_own_x: usize,
 }
 
 /// `GpuTuning::glu_q_min`'s default: glu_q runs one workgroup for 32
@@ -268,6 +274,19 @@ pub struct GpuTuning {
 /// 14,336 +5-7% but IQ4_XS even); below that not measured, so the quantize
 /// pass stays there (SmolLM2's products take the f32 path anyway).
 pub const GLU_Q_MIN: usize = 8192;
+
+/// `GpuTuning::glu_own_x`'s default: on the H200 (BENCHMARKS.md,
+/// 2026-11-29g, synthetic, tg64, two rounds in opposite orders) gate/up
+/// quantizing its own x against the quantize pass ran llama-3.2-1b (2,048
+/// columns) 2.2% faster on Q4_K and 2.8% on IQ4_XS, and the real-layout
+/// 1B files 1.6% (Q4_K_M) to 5.3% (Q4_0) faster in tg128; but
+/// llama-3.1-8b (4,096) ran 7% slower on Q4_K and Q4_0 and 1.4% on
+/// IQ4_XS: timed alone its gate/up took 13.6 us a layer more on Q4_K (962
+/// -> 1,398 us a step), more than the pass it saves (~6 us). Each of its
+/// 448 workgroups reads 32 KiB of x and gains and waits through four
+/// barriers before its first weight; the 1B's 256 workgroups fit the GPU
+/// at once. Widths between the two not measured.
+pub const GLU_OWN_X: usize = 2048;
 
 /// `GpuTuning::split_wgs`'s default, measured on the H100 (BENCHMARKS.md,
 /// 2026-11-26b, synthetic shapes, tg32 after 64 .. 4096 keys, splits of
@@ -388,6 +407,7 @@ impl Default for GpuTuning {
             glu_q: true,
             glu_q_shape: kernels::GluQShape::DEFAULT,
             glu_q_min: GLU_Q_MIN,
+            glu_own_x: GLU_OWN_X,
         }
     }
 }

@@ -336,6 +336,14 @@ pub fn matvec_ops(
             && k.glu_q_shape.valid()
             && a.split.div_ceil(32) <= h.blocks
     });
+    // glu_q may quantize its own x (the FFN norm folded), which saves the
+    // quantize pass before it (`Kernels::glu_own_x`).
+    let own_x = glu_q.is_some()
+        && m.cols <= k.glu_own_x
+        && a.norm.is_some()
+        && !a.last
+        && matches!(path, kernels::MvPath::Wide { .. })
+        && kernels::own_x_fits(k.glu_q_shape, fmts, m.cols);
     let teams = match glu_q {
         Some(_) => {
             r = k.glu_q_shape.rows;
@@ -344,7 +352,7 @@ pub fn matvec_ops(
         None => 1,
     };
     let pipeline = if glu_q.is_some() {
-        k.matvec_glu_q(gpu, fmts, a.mv, k.glu_q_shape, m.cols, path)?
+        k.matvec_glu_q(gpu, fmts, a.mv, k.glu_q_shape, m.cols, path, own_x)?
     } else if int_tile {
         k.matmul_int(gpu, fmts, a.mv)?
     } else if tiled {
@@ -454,7 +462,13 @@ pub fn matvec_ops(
                 entries.extend([(11, a.x), (12, g)]);
             }
         }
-        let ix = a.int_x.or(k.int_x.as_ref()).filter(|_| int || int_tile);
+        let ix = a
+            .int_x
+            .or(k.int_x.as_ref())
+            .filter(|_| (int || int_tile) && !own_x);
+        if own_x {
+            entries.extend([(11, a.x), (12, g)]);
+        }
         if let Some(h) = glu_q {
             entries.extend([(17, &h.q), (18, &h.d)]);
         }

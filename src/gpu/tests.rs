@@ -3510,6 +3510,140 @@ fn glu_q_matches_integer_twin_and_quantize_pass() {
     }
 }
 
+/// glu_q quantizing its own x (matvec.wgsl's OWN_X, own_x.wgsl) against
+/// glu_q after the quantize pass, on the wide path: uniform, mixed and
+/// code-book groups, 37 and 70 outputs (the last workgroup's teams past
+/// the rows), 2 tokens, with and without subgroup sums. own_x.wgsl does
+/// the pass's arithmetic in the pass's order, so the outputs (NaN-poisoned
+/// first) and the int8 x written for the down product must equal the
+/// pass's bit for bit; the outputs are also checked against the integer
+/// twin on the pass's int8 x, as `glu_q_matches_integer_twin_and_quantize_pass`
+/// checks them. The ops: one "gate_up_q" dispatch with OWN_X, the pass and
+/// it without; a team shape of fewer than 256 threads and rows longer than
+/// `glu_own_x` keep the pass, and 8,192 columns with the code book do not
+/// fit 16 KiB of workgroup memory beside 8x32's sums.
+#[test]
+fn glu_q_own_x_matches_quantize_pass() {
+    let Some(g) = gpu() else { return };
+    if !Kernels::new(&g, &tuning()).int_dot {
+        eprintln!("SKIPPED: no dot4I8Packed on this device");
+        return;
+    }
+    let mut rng = Rng::new(61);
+    let (n, eps) = (2usize, 1e-5f32);
+    use GgmlType::*;
+    for tys in [
+        [Q4_K, Q4_K],
+        [IQ4_XS, IQ4_XS],
+        [Q5_K, IQ4_XS],
+        [Q6_K, Q4_K],
+        [Q4_0, Q5_0],
+        [Q2_K, Q2_K],
+    ] {
+        for (ff, subgroups) in [(37usize, true), (70, false)] {
+            let what = format!("{tys:?} ff {ff} subgroups {subgroups}");
+            let cols = if tys[0].block_len() == 32 { 2144 } else { 2304 };
+            let (grp, w) = group_rows_bytes(&g, &mut rng, &tys, &[ff, ff], cols);
+            let m = grp.fused().unwrap();
+            let x = randn(&mut rng, n * cols);
+            let gains = randn(&mut rng, cols);
+            let (xb, gb) = (g.upload_f32("x", &x), g.upload_f32("g", &gains));
+            let s = step(&g, 0, n as u32);
+            // [own x, pass]: outputs, the down product's int8 x, the ops.
+            let mut runs = Vec::new();
+            for own in [usize::MAX, 0] {
+                let mut k = Kernels::new(
+                    &g,
+                    &GpuTuning {
+                        subgroups,
+                        glu_own_x: own,
+                        ..tuning()
+                    },
+                );
+                let ix = IntX::new(&g, cols, n).unwrap();
+                poison_int_x(&g, &ix);
+                let ih = IntX::new(&g, ff, n).unwrap();
+                poison_int_x(&g, &ih);
+                let y = poisoned(&g, n * ff);
+                let a = MatvecArgs {
+                    mv: Mv::Silu,
+                    norm: Some((&gb, eps)),
+                    split: ff,
+                    int_out: Some(&ih),
+                    ..MatvecArgs::plain(&xb, &y, &s, ff, false)
+                };
+                k.int_x = Some(ix.clone());
+                let ops = matvec_ops(&g, &mut k, m, 0..2 * ff, &a).unwrap();
+                let labels: Vec<&str> = ops.iter().map(|o| o.label).collect();
+                g.run(&[&ops], n as u32, &[]);
+                runs.push((read_f32(&g, &y, n * ff), read_int_x(&g, &ih, n), ix, labels));
+            }
+            let (own, pass) = (&runs[0], &runs[1]);
+            let fits = kernels::own_x_fits(GluQShape::DEFAULT, [tys[0], tys[1], tys[1]], cols);
+            let want: &[&str] = if fits {
+                &["gate_up_q"]
+            } else {
+                &["quantize_x", "gate_up_q"]
+            };
+            assert_eq!(own.3, want, "{what}");
+            assert_eq!(pass.3, ["quantize_x", "gate_up_q"], "{what}");
+            let bits = |v: &[f32]| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&own.0), bits(&pass.0), "{what}: outputs");
+            for t in 0..n {
+                assert_eq!(own.1 .0[t], pass.1 .0[t], "{what} token {t}: int8 values");
+                assert_eq!(
+                    bits(&own.1 .1[t]),
+                    bits(&pass.1 .1[t]),
+                    "{what} token {t}: scales"
+                );
+            }
+            check_gate_up_twin(&g, &pass.2, &own.0, &w, [ff, n, cols], true, &what);
+        }
+    }
+    // Where OWN_X is not taken.
+    let tys = [Q4_K, Q4_K];
+    let (ff, cols) = (37usize, 2304usize);
+    let (grp, _) = group_rows_bytes(&g, &mut rng, &tys, &[ff, ff], cols);
+    let m = grp.fused().unwrap();
+    let (xb, gb) = (
+        g.upload_f32("x", &randn(&mut rng, cols)),
+        g.upload_f32("g", &randn(&mut rng, cols)),
+    );
+    let s = step(&g, 0, 1);
+    let y = poisoned(&g, ff);
+    let ih = IntX::new(&g, ff, 1).unwrap();
+    let a = MatvecArgs {
+        mv: Mv::Silu,
+        norm: Some((&gb, eps)),
+        split: ff,
+        int_out: Some(&ih),
+        ..MatvecArgs::plain(&xb, &y, &s, ff, false)
+    };
+    // 4 teams of 32 threads.
+    let narrow = GluQShape {
+        rows: 16,
+        threads: 32,
+    };
+    for (own, shape, why) in [
+        (usize::MAX, narrow, "256 threads"),
+        (cols - 32, GluQShape::DEFAULT, "glu_own_x"),
+    ] {
+        let mut k = Kernels::new(
+            &g,
+            &GpuTuning {
+                glu_own_x: own,
+                glu_q_shape: shape,
+                ..tuning()
+            },
+        );
+        k.int_x = Some(IntX::new(&g, cols, 1).unwrap());
+        let ops = matvec_ops(&g, &mut k, m, 0..2 * ff, &a).unwrap();
+        let labels: Vec<&str> = ops.iter().map(|o| o.label).collect();
+        assert_eq!(labels, ["quantize_x", "gate_up_q"], "{why}");
+    }
+    assert!(!kernels::own_x_fits(GluQShape::DEFAULT, [IQ4_XS; 3], 8192));
+}
+
 /// Fused q/k/v of mixed groups (and a uniform Q4_K one) through the wide
 /// and per-unit integer paths vs `int_twin`, with rope off (rope_dim 0)
 /// and no bias, so that q is the rows' products and the k and v cache
@@ -4414,7 +4548,9 @@ fn int_prefill_lists_use_the_int_tile() {
 /// bit-exact `glu_q_matches_integer_twin_and_quantize_pass` and the oracle
 /// tests' decode steps check. Below `glu_q_min` outputs, and for Q8_0 and
 /// Q3_K gate/up (`kernels::glu_q_takes`; Q2_K, a K-quant of the same
-/// 256-element blocks, keeps glu_q), the pass stays.
+/// 256-element blocks, keeps glu_q), the pass stays. Where glu_q quantizes
+/// its own x (`glu_own_x`, rows up to 2,048 by default) the pass before
+/// gate/up goes as well.
 #[test]
 fn decode_list_uses_glu_q() {
     let Some(g) = gpu() else { return };
@@ -4434,21 +4570,29 @@ fn decode_list_uses_glu_q() {
         )
     };
     let q4 = GgmlType::Q4_0;
-    let (q_on, g_on, x_on, n_on) = list(q4, tuning());
+    // glu_q with the quantize pass before it (own x off).
+    let base = GpuTuning {
+        glu_own_x: 0,
+        ..tuning()
+    };
+    let (q_on, g_on, x_on, n_on) = list(q4, base);
     let (q_off, g_off, x_off, n_off) = list(
         q4,
         GpuTuning {
             glu_q: false,
-            ..tuning()
+            ..base
         },
     );
     let (q_min, _, x_min, _) = list(
         q4,
         GpuTuning {
             glu_q_min: usize::MAX,
-            ..tuning()
+            ..base
         },
     );
+    // With its own x (the default at 128 columns), gate/up's pass goes too.
+    let (q_own, _, x_own, n_own) = list(q4, tuning());
+    assert_eq!((q_own, x_own, n_own), (1, x_on - 1, n_on - 1), "own x");
     assert_eq!((q_on, g_on), (1, 0), "glu_q on");
     assert_eq!((q_off, g_off), (0, 1), "glu_q off");
     assert_eq!(x_off, x_on + 1, "the down product's quantize pass");

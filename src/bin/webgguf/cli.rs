@@ -73,6 +73,7 @@ common options:
 environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
   WEBGGUF_GPU_{FUSE,TILED,FEW,SPLIT,FLASH,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE,INT_PREFILL,GLU_Q}=0,
   WEBGGUF_GPU_GLU_Q_SHAPE=RxT, WEBGGUF_GPU_GLU_Q_MIN=N,
+  WEBGGUF_GPU_OWN_X=N,
   WEBGGUF_GPU_{DEEP_KEYS,DEEP_FAR_KEYS,DEEP_FAR_CHUNKS,SPLIT_WGS,SPLIT_MAX,MV_WG}=N,
   WEBGGUF_GPU_MV_ROWS=Q,G,M,
   WEBGGUF_GPU_ATTENTION=simple, WEBGGUF_GPU_TILE=large, WEBGGUF_GPU_LOOP_BOUND=1 (see README.md)
@@ -139,7 +140,9 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   instead of the gate/up product writing its int8 x (`glu_q`);
 ///   `WEBGGUF_GPU_GLU_Q_SHAPE=RxT`: R rows a team of T threads (default
 ///   8x32); `WEBGGUF_GPU_GLU_Q_MIN=N`: only for FFNs of N or more outputs
-///   (default 8192).
+///   (default 8192); `WEBGGUF_GPU_OWN_X=N`: that product quantizes its own
+///   x where its rows are at most N long (`glu_own_x`, default 2048, 0
+///   never).
 /// - `WEBGGUF_GPU_SPLIT_WGS=N`: decode splits as short as one chunk while
 ///   they keep at most N workgroups busy (default 320; 0: 64 keys always);
 ///   `WEBGGUF_GPU_SPLIT_MAX=K`: past that, splits up to K keys (default 64).
@@ -257,6 +260,7 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
                         .then_some(gpu::GluQShape { rows, threads })
                 })
                 .unwrap_or(d.tuning.glu_q_shape),
+            glu_own_x: num("WEBGGUF_GPU_OWN_X", d.tuning.glu_own_x),
         },
         ..d
     }

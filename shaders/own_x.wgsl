@@ -1,0 +1,101 @@
+// matvec.wgsl's `glu_q` with OWN_X: the workgroup quantizes its own x
+// instead of reading what a quantize_x.wgsl pass left: token t's row of X
+// with the FFN norm (rmsnorm(x) * G, flag NORM) cut into 32-element int8
+// blocks in workgroup memory, XQ4 (16-byte words) and XD (scales), laid out
+// as quantize_x.wgsl lays out one token (the wide decoders read them with
+// qb = db = 0). The arithmetic is quantize_x.wgsl's: the sum of squares in
+// its order (chunks of 8 NT elements, each of the NT = 256 threads summing
+// 8 elements of every chunk, two chunks a step, then two levels of 16),
+// each element (x * scale) * g, each block's largest magnitude and
+// int8_block.wgsl's rounding, so that the int8 x is the pass's.
+// Why: the pass is one dependent dispatch a layer (~6 us of an H200
+// decode step); every workgroup redoing it reads x and the gains (16 KiB
+// each at 4096 columns) from the cache instead. Only the wide path, only
+// where the whole row fits in workgroup memory beside the product's own
+// arrays (`kernels::own_x_fits`), and x's row a multiple of 32 long.
+// The host prepends XQW (the row's 16-byte words, 2 per block) and XDB
+// (its blocks), and uses X and G through the vec4 readers xv4 and gv4
+// (bindings 11 and 12).
+
+var<workgroup> XQ4: array<vec4<u32>, XQW>;
+var<workgroup> XD: array<f32, XDB>;
+var<workgroup> ored16: array<f32, 16>;
+
+const NT: u32 = WG * TEAMS;
+const_assert NT == 256u;
+// `red` holds the threads' sums, then two magnitudes a block.
+const_assert RW * TEAMS >= NT && RW * TEAMS >= 2u * XDB;
+
+// Never called: the integer path's x is XQ4 and XD.
+fn xload(xb: u32, k: u32) -> f32 {
+    return 0.0;
+}
+
+// x[k0 .. k0 + 7] of the row at xb (k0 a multiple of 8; 0 past the row's
+// end, which is a multiple of 32, so a group is all in or all out).
+fn own_x8(xb: u32, k0: u32) -> mat2x4<f32> {
+    let k = min(k0, P.cols - 8u);
+    let z = vec4<f32>();
+    let inside = k0 < P.cols;
+    return mat2x4<f32>(select(z, xv4(xb + k), inside), select(z, xv4(xb + k + 4u), inside));
+}
+
+fn own_sq8(v: mat2x4<f32>) -> f32 {
+    return dot(v[0], v[0]) + dot(v[1], v[1]);
+}
+
+// The norm scale and the int8 blocks of the row at xb, by all NT threads
+// (lid: the index in the workgroup); every thread returns after the last
+// barrier, the blocks in place.
+fn own_x(lid: u32, xb: u32) {
+    let nb = P.cols / 32u;
+    let nch = (nb * 32u + 8u * NT - 1u) / (8u * NT);
+    var ss = 0.0;
+    for (var j = 0u; j < nch; j += 2u) {
+        let p = own_x8(xb, 8u * (j * NT + lid));
+        let q = own_x8(xb, 8u * ((j + 1u) * NT + lid));
+        ss += own_sq8(p) + own_sq8(q);
+    }
+    red[lid] = ss;
+    workgroupBarrier();
+    if lid < 16u {
+        var s = 0.0;
+        for (var i = 0u; i < 16u; i++) {
+            s += red[16u * lid + i];
+        }
+        ored16[lid] = s;
+    }
+    workgroupBarrier();
+    var total = 0.0;
+    for (var i = 0u; i < 16u; i++) {
+        total += ored16[i];
+    }
+    let scale = 1.0 / sqrt(total / f32(P.cols) + P.eps);
+    // Thread h takes elements 16 h .. 16 h + 15, half of block h / 2; the
+    // halves' magnitudes meet in red (after the barrier above, nobody
+    // reads its sums any more).
+    for (var h = lid; h < 2u * nb; h += NT) {
+        let k = 16u * h;
+        let a = own_x8(xb, k);
+        let b = own_x8(xb, k + 8u);
+        let va = mat2x4<f32>((a[0] * scale) * gv4(k), (a[1] * scale) * gv4(k + 4u));
+        let vb = mat2x4<f32>((b[0] * scale) * gv4(k + 8u), (b[1] * scale) * gv4(k + 12u));
+        let m = max(max(abs(va[0]), abs(va[1])), max(abs(vb[0]), abs(vb[1])));
+        red[h] = max(max(m.x, m.y), max(m.z, m.w));
+    }
+    workgroupBarrier();
+    for (var h = lid; h < 2u * nb; h += NT) {
+        let k = 16u * h;
+        let a = own_x8(xb, k);
+        let b = own_x8(xb, k + 8u);
+        let va = mat2x4<f32>((a[0] * scale) * gv4(k), (a[1] * scale) * gv4(k + 4u));
+        let vb = mat2x4<f32>((b[0] * scale) * gv4(k + 8u), (b[1] * scale) * gv4(k + 12u));
+        let amax = max(red[h & ~1u], red[h | 1u]);
+        let id = q8_inv(amax);
+        XQ4[h] = vec4<u32>(q8_pack(va[0], id), q8_pack(va[1], id), q8_pack(vb[0], id), q8_pack(vb[1], id));
+        if (h & 1u) == 0u {
+            XD[h >> 1u] = q8_scale(amax);
+        }
+    }
+    workgroupBarrier();
+}
