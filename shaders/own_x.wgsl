@@ -73,26 +73,28 @@ fn own_x(lid: u32, xb: u32) {
     let scale = 1.0 / sqrt(total / f32(P.cols) + P.eps);
     // Thread h takes elements 16 h .. 16 h + 15, half of block h / 2; the
     // halves' magnitudes meet in red (after the barrier above, nobody
-    // reads its sums any more).
+    // reads its sums any more). One vec4 at a time, loaded again for the
+    // packing (from the cache): on the H200 that ran the 1B 1.8% faster
+    // than holding a thread's 16 values across the barrier (BENCHMARKS.md,
+    // 2026-11-29g).
     for (var h = lid; h < 2u * nb; h += NT) {
         let k = 16u * h;
-        let a = own_x8(xb, k);
-        let b = own_x8(xb, k + 8u);
-        let va = mat2x4<f32>((a[0] * scale) * gv4(k), (a[1] * scale) * gv4(k + 4u));
-        let vb = mat2x4<f32>((b[0] * scale) * gv4(k + 8u), (b[1] * scale) * gv4(k + 12u));
-        let m = max(max(abs(va[0]), abs(va[1])), max(abs(vb[0]), abs(vb[1])));
+        var m = abs((xv4(xb + k) * scale) * gv4(k));
+        m = max(m, abs((xv4(xb + k + 4u) * scale) * gv4(k + 4u)));
+        m = max(m, abs((xv4(xb + k + 8u) * scale) * gv4(k + 8u)));
+        m = max(m, abs((xv4(xb + k + 12u) * scale) * gv4(k + 12u)));
         red[h] = max(max(m.x, m.y), max(m.z, m.w));
     }
     workgroupBarrier();
     for (var h = lid; h < 2u * nb; h += NT) {
         let k = 16u * h;
-        let a = own_x8(xb, k);
-        let b = own_x8(xb, k + 8u);
-        let va = mat2x4<f32>((a[0] * scale) * gv4(k), (a[1] * scale) * gv4(k + 4u));
-        let vb = mat2x4<f32>((b[0] * scale) * gv4(k + 8u), (b[1] * scale) * gv4(k + 12u));
         let amax = max(red[h & ~1u], red[h | 1u]);
         let id = q8_inv(amax);
-        XQ4[h] = vec4<u32>(q8_pack(va[0], id), q8_pack(va[1], id), q8_pack(vb[0], id), q8_pack(vb[1], id));
+        let w0 = q8_pack((xv4(xb + k) * scale) * gv4(k), id);
+        let w1 = q8_pack((xv4(xb + k + 4u) * scale) * gv4(k + 4u), id);
+        let w2 = q8_pack((xv4(xb + k + 8u) * scale) * gv4(k + 8u), id);
+        let w3 = q8_pack((xv4(xb + k + 12u) * scale) * gv4(k + 12u), id);
+        XQ4[h] = vec4<u32>(w0, w1, w2, w3);
         if (h & 1u) == 0u {
             XD[h >> 1u] = q8_scale(amax);
         }
