@@ -278,14 +278,17 @@ pub const GLU_Q_MIN: usize = 8192;
 /// `GpuTuning::glu_own_x`'s default: on the H200 (BENCHMARKS.md,
 /// 2026-11-29g, synthetic, tg64, two rounds in opposite orders) gate/up
 /// quantizing its own x against the quantize pass ran llama-3.2-1b (2,048
-/// columns) 2.2% faster on Q4_K and 2.8% on IQ4_XS, and the real-layout
-/// 1B files 1.6% (Q4_K_M) to 5.3% (Q4_0) faster in tg128; but
+/// columns) 2.2% faster on Q4_K and 2.8% on IQ4_XS (3.9% on Q4_K with
+/// own_x.wgsl's lean loops), and the real-layout 1B files 3.2% (Q6_K) to
+/// 6.3% (Q4_0) faster in tg128; but
 /// llama-3.1-8b (4,096) ran 7% slower on Q4_K and Q4_0 and 1.4% on
 /// IQ4_XS: timed alone its gate/up took 13.6 us a layer more on Q4_K (962
 /// -> 1,398 us a step), more than the pass it saves (~6 us). Each of its
 /// 448 workgroups reads 32 KiB of x and gains and waits through four
-/// barriers before its first weight; the 1B's 256 workgroups fit the GPU
-/// at once. Widths between the two not measured.
+/// barriers before its first weight (not its registers: a variant without
+/// that prologue, at the same 80 registers, ran as fast as the pass); the
+/// 1B's 256 workgroups fit the GPU at once. Widths between the two not
+/// measured.
 pub const GLU_OWN_X: usize = 2048;
 
 /// `GpuTuning::split_wgs`'s default, measured on the H100 (BENCHMARKS.md,
