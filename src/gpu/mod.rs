@@ -271,9 +271,13 @@ pub struct GpuTuning {
 /// outputs, so a narrow FFN gets few workgroups (TinyLlama's 5,632: 176,
 /// for an H200's 132 SMs). Measured on the H200 from 8,192 outputs
 /// (BENCHMARKS.md, 2026-11-29d: llama-3.2-1b +0.4-2.4%, llama-3.1-8b's
-/// 14,336 +5-7% but IQ4_XS even); below that not measured, so the quantize
-/// pass stays there (SmolLM2's products take the f32 path anyway).
-pub const GLU_Q_MIN: usize = 8192;
+/// 14,336 +5-7% but IQ4_XS even) and, with gate/up quantizing its own x
+/// too (`glu_own_x`), at TinyLlama's 5,632 (2026-11-29g, synthetic, tg64,
+/// two rounds in opposite orders: Q4_0 +7.7%, Q4_K +3.8%, IQ4_XS +6.3%;
+/// glu_q alone there had read within the noise, 2026-11-29e). Below that
+/// not measured, so the quantize passes stay there (SmolLM2's products
+/// take the f32 path anyway).
+pub const GLU_Q_MIN: usize = 5632;
 
 /// `GpuTuning::glu_own_x`'s default: on the H200 (BENCHMARKS.md,
 /// 2026-11-29g, synthetic, tg64, two rounds in opposite orders) gate/up

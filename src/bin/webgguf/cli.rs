@@ -140,7 +140,7 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   instead of the gate/up product writing its int8 x (`glu_q`);
 ///   `WEBGGUF_GPU_GLU_Q_SHAPE=RxT`: R rows a team of T threads (default
 ///   8x32); `WEBGGUF_GPU_GLU_Q_MIN=N`: only for FFNs of N or more outputs
-///   (default 8192); `WEBGGUF_GPU_OWN_X=N`: that product quantizes its own
+///   (default 5632); `WEBGGUF_GPU_OWN_X=N`: that product quantizes its own
 ///   x where its rows are at most N long (`glu_own_x`, default 2048, 0
 ///   never).
 /// - `WEBGGUF_GPU_SPLIT_WGS=N`: decode splits as short as one chunk while
