@@ -365,7 +365,8 @@ pub fn own_x_fits(shape: GluQShape, f: Fmts, cols: usize) -> bool {
     } else {
         0
     };
-    let x = cols + cols / 8 + 64;
+    // XQ4, XD and ored16, and 64 bytes for any alignment between arrays.
+    let x = cols + cols / 8 + 64 + 64;
     threads * teams == 256
         && cols.is_multiple_of(32)
         && cols > 0
@@ -1479,7 +1480,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 /// What a matvec pipeline is specialised for: formats, entry, rows per
 /// workgroup (a team's), workgroup size (a team's), unit decoder (of the
 /// first format), folded norm, vec4 x, path (f32, integer, wide integer),
-/// teams (1 but for `glu_q`).
+/// teams (1 but for `glu_q`), own x (`glu_q` only).
 type MatvecKey = (
     Fmts,
     Mv,
