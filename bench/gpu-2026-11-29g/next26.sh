@@ -1,0 +1,2 @@
+# Nothing to run while llama.cpp quantizes (go26.sh).
+true
