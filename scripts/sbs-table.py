@@ -53,7 +53,7 @@ print(f"{'Medians' if MEDIAN else 'Means'} of each engine's repetitions, tokens/
 print("| file | llama.cpp CUDA pp512 / tg128 | webgguf pp512 / tg128 | ratio pp / tg | webgguf decode GB/s (% of HBM) |"
       + "".join(f" webgguf tg128, {x} |" for x in extra))
 print("| --- | ---: | ---: | ---: | ---: |" + " ---: |" * len(extra))
-for shape in ["llama-3.2-1b", "llama-3.1-8b"]:
+for shape in ["tinyllama-1.1b", "llama-3.2-1b", "llama-3.1-8b"]:
     for q in ["Q4_K_M", "Q5_K_M", "Q6_K", "IQ4_XS", "Q4_0", "Q8_0", "F16", "Q3_K_M", "Q2_K"]:
         name = f"{shape}-{q}"
         a, b = lb(name), wg(name)
