@@ -1,4 +1,4 @@
-# Sourced by the kit's pipeline.sh (go24.sh patches it in) after its
+# Sourced by the kit's pipeline.sh (go24.sh and go25.sh patch it in) after its
 # benches: our bench on the glu_q files with the quantize pass before
 # gate/up (WEBGGUF_GPU_OWN_X=0), then again with the default, in that
 # order, so that each file has both within seconds.

@@ -3415,6 +3415,75 @@ fn check_gate_up_twin(
     }
 }
 
+/// A gate/up test's input: `tokens` rows of random x (`cols` long) and
+/// random norm gains, uploaded, with the step of those tokens.
+struct GluQX {
+    x: wgpu::Buffer,
+    gains: wgpu::Buffer,
+    step: wgpu::Buffer,
+    tokens: usize,
+    cols: usize,
+}
+
+impl GluQX {
+    fn new(g: &Gpu, rng: &mut Rng, tokens: usize, cols: usize) -> GluQX {
+        GluQX {
+            x: g.upload_f32("x", &randn(rng, tokens * cols)),
+            gains: g.upload_f32("g", &randn(rng, cols)),
+            step: step(g, 0, tokens as u32),
+            tokens,
+            cols,
+        }
+    }
+}
+
+/// One run of a fused silu gate/up product that may take `glu_q`.
+struct GluQRun {
+    ops: Vec<Op>,
+    /// Its outputs ([tokens][ff]: `y` read back), NaN-poisoned first.
+    y: wgpu::Buffer,
+    got: Vec<f32>,
+    /// The int8 x the product read, as its quantize pass left it (NaN-
+    /// poisoned first: a product that quantizes its own x leaves it so).
+    ix: IntX,
+    /// The int8 x it wrote for the down product, NaN-poisoned first.
+    ih: IntX,
+}
+
+/// `m` (`ff` gate rows, then `ff` up rows) over `xg` with the norm (eps)
+/// through `k`, whose `int_x` it sets to its own `ix`.
+fn run_glu_q(g: &Gpu, k: &mut Kernels, m: &GpuMatrix, xg: &GluQX, eps: f32, ff: usize) -> GluQRun {
+    let n = xg.tokens;
+    let y = poisoned(g, n * ff);
+    let ix = IntX::new(g, xg.cols, n).unwrap();
+    poison_int_x(g, &ix);
+    let ih = IntX::new(g, ff, n).unwrap();
+    poison_int_x(g, &ih);
+    let a = MatvecArgs {
+        mv: Mv::Silu,
+        norm: Some((&xg.gains, eps)),
+        split: ff,
+        int_out: Some(&ih),
+        ..MatvecArgs::plain(&xg.x, &y, &xg.step, ff, false)
+    };
+    k.int_x = Some(ix.clone());
+    let ops = matvec_ops(g, k, m, 0..2 * ff, &a).unwrap();
+    g.run(&[&ops], n as u32, &[]);
+    let got = read_f32(g, &y, n * ff);
+    GluQRun {
+        ops,
+        y,
+        got,
+        ix,
+        ih,
+    }
+}
+
+/// The ops' labels, in order.
+fn labels(ops: &[Op]) -> Vec<&'static str> {
+    ops.iter().map(|o| o.label).collect()
+}
+
 /// matvec.wgsl's `glu_q` (the gate/up product writing the down product's
 /// int8 x) through the wide and per-unit integer paths, on mixed groups,
 /// code-book ones included, in every team shape the tuning takes a sample
@@ -3467,39 +3536,21 @@ fn glu_q_matches_integer_twin_and_quantize_pass() {
             let cols = if tys[0].block_len() == 32 { 2144 } else { 2304 };
             let (grp, w) = group_rows_bytes(&g, &mut rng, &tys, &[ff, ff], cols);
             let m = grp.fused().unwrap();
-            let x = randn(&mut rng, n * cols);
-            let gains = randn(&mut rng, cols);
-            let (xb, gb) = (g.upload_f32("x", &x), g.upload_f32("g", &gains));
-            let s = step(&g, 0, n as u32);
-            let y = poisoned(&g, n * ff);
-            let ix = IntX::new(&g, cols, n).unwrap();
-            let ih = IntX::new(&g, ff, n).unwrap();
-            poison_int_x(&g, &ih);
-            let a = MatvecArgs {
-                mv: Mv::Silu,
-                norm: Some((&gb, eps)),
-                split: ff,
-                int_out: Some(&ih),
-                ..MatvecArgs::plain(&xb, &y, &s, ff, false)
-            };
-            k.int_x = Some(ix.clone());
-            let ops = matvec_ops(&g, &mut k, m, 0..2 * ff, &a).unwrap();
-            let labels: Vec<&str> = ops.iter().map(|o| o.label).collect();
-            assert_eq!(labels, ["quantize_x", "gate_up_q"], "{what}");
+            let xg = GluQX::new(&g, &mut rng, n, cols);
+            let r = run_glu_q(&g, &mut k, m, &xg, eps, ff);
+            assert_eq!(labels(&r.ops), ["quantize_x", "gate_up_q"], "{what}");
             let pairs = shape.teams() * shape.rows / 2;
             assert_eq!(pairs, 32, "{what}");
             assert_eq!(
-                ops[1].shape.groups(n as u32)[0],
+                r.ops[1].shape.groups(n as u32)[0],
                 ff.div_ceil(32) as u32,
                 "{what}: one workgroup a block"
             );
-            g.run(&[&ops], n as u32, &[]);
-            let got = read_f32(&g, &y, n * ff);
-            check_gate_up_twin(&g, &ix, &got, &w, [ff, n, cols], wide, &what);
+            check_gate_up_twin(&g, &r.ix, &r.got, &w, [ff, n, cols], wide, &what);
             // The quantize pass over the same outputs (no norm).
             let ones = g.upload_f32("ones", &vec![1.0; ff]);
-            let want = quantize_x_gpu(&g, &k, &y, &ones, [ff, n], false, false, eps);
-            let (hq, hd) = read_int_x(&g, &ih, n);
+            let want = quantize_x_gpu(&g, &k, &r.y, &ones, [ff, n], false, false, eps);
+            let (hq, hd) = read_int_x(&g, &r.ih, n);
             let (wq, wd) = read_int_x(&g, &want, n);
             for t in 0..n {
                 assert_eq!(hq[t], wq[t], "{what} token {t}: int8 values");
@@ -3545,13 +3596,9 @@ fn glu_q_own_x_matches_quantize_pass() {
             let cols = if tys[0].block_len() == 32 { 2144 } else { 2304 };
             let (grp, w) = group_rows_bytes(&g, &mut rng, &tys, &[ff, ff], cols);
             let m = grp.fused().unwrap();
-            let x = randn(&mut rng, n * cols);
-            let gains = randn(&mut rng, cols);
-            let (xb, gb) = (g.upload_f32("x", &x), g.upload_f32("g", &gains));
-            let s = step(&g, 0, n as u32);
-            // [own x, pass]: outputs, the down product's int8 x, the ops.
-            let mut runs = Vec::new();
-            for own in [usize::MAX, 0] {
+            let xg = GluQX::new(&g, &mut rng, n, cols);
+            // With its own x, and with the pass.
+            let [own, pass] = [usize::MAX, 0].map(|own| {
                 let mut k = Kernels::new(
                     &g,
                     &GpuTuning {
@@ -3560,44 +3607,25 @@ fn glu_q_own_x_matches_quantize_pass() {
                         ..tuning()
                     },
                 );
-                let ix = IntX::new(&g, cols, n).unwrap();
-                poison_int_x(&g, &ix);
-                let ih = IntX::new(&g, ff, n).unwrap();
-                poison_int_x(&g, &ih);
-                let y = poisoned(&g, n * ff);
-                let a = MatvecArgs {
-                    mv: Mv::Silu,
-                    norm: Some((&gb, eps)),
-                    split: ff,
-                    int_out: Some(&ih),
-                    ..MatvecArgs::plain(&xb, &y, &s, ff, false)
-                };
-                k.int_x = Some(ix.clone());
-                let ops = matvec_ops(&g, &mut k, m, 0..2 * ff, &a).unwrap();
-                let labels: Vec<&str> = ops.iter().map(|o| o.label).collect();
-                g.run(&[&ops], n as u32, &[]);
-                runs.push((read_f32(&g, &y, n * ff), read_int_x(&g, &ih, n), ix, labels));
-            }
-            let (own, pass) = (&runs[0], &runs[1]);
+                run_glu_q(&g, &mut k, m, &xg, eps, ff)
+            });
             let fits = kernels::own_x_fits(GluQShape::DEFAULT, [tys[0], tys[1], tys[1]], cols);
             let want: &[&str] = if fits {
                 &["gate_up_q"]
             } else {
                 &["quantize_x", "gate_up_q"]
             };
-            assert_eq!(own.3, want, "{what}");
-            assert_eq!(pass.3, ["quantize_x", "gate_up_q"], "{what}");
+            assert_eq!(labels(&own.ops), want, "{what}");
+            assert_eq!(labels(&pass.ops), ["quantize_x", "gate_up_q"], "{what}");
             let bits = |v: &[f32]| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&own.0), bits(&pass.0), "{what}: outputs");
+            assert_eq!(bits(&own.got), bits(&pass.got), "{what}: outputs");
+            let (oq, od) = read_int_x(&g, &own.ih, n);
+            let (pq, pd) = read_int_x(&g, &pass.ih, n);
             for t in 0..n {
-                assert_eq!(own.1 .0[t], pass.1 .0[t], "{what} token {t}: int8 values");
-                assert_eq!(
-                    bits(&own.1 .1[t]),
-                    bits(&pass.1 .1[t]),
-                    "{what} token {t}: scales"
-                );
+                assert_eq!(oq[t], pq[t], "{what} token {t}: int8 values");
+                assert_eq!(bits(&od[t]), bits(&pd[t]), "{what} token {t}: scales");
             }
-            check_gate_up_twin(&g, &pass.2, &own.0, &w, [ff, n, cols], true, &what);
+            check_gate_up_twin(&g, &pass.ix, &own.got, &w, [ff, n, cols], true, &what);
         }
     }
     // Where OWN_X is not taken.
@@ -3605,20 +3633,7 @@ fn glu_q_own_x_matches_quantize_pass() {
     let (ff, cols) = (37usize, 2304usize);
     let (grp, _) = group_rows_bytes(&g, &mut rng, &tys, &[ff, ff], cols);
     let m = grp.fused().unwrap();
-    let (xb, gb) = (
-        g.upload_f32("x", &randn(&mut rng, cols)),
-        g.upload_f32("g", &randn(&mut rng, cols)),
-    );
-    let s = step(&g, 0, 1);
-    let y = poisoned(&g, ff);
-    let ih = IntX::new(&g, ff, 1).unwrap();
-    let a = MatvecArgs {
-        mv: Mv::Silu,
-        norm: Some((&gb, eps)),
-        split: ff,
-        int_out: Some(&ih),
-        ..MatvecArgs::plain(&xb, &y, &s, ff, false)
-    };
+    let xg = GluQX::new(&g, &mut rng, 1, cols);
     // 4 teams of 32 threads.
     let narrow = GluQShape {
         rows: 16,
@@ -3636,10 +3651,8 @@ fn glu_q_own_x_matches_quantize_pass() {
                 ..tuning()
             },
         );
-        k.int_x = Some(IntX::new(&g, cols, 1).unwrap());
-        let ops = matvec_ops(&g, &mut k, m, 0..2 * ff, &a).unwrap();
-        let labels: Vec<&str> = ops.iter().map(|o| o.label).collect();
-        assert_eq!(labels, ["quantize_x", "gate_up_q"], "{why}");
+        let r = run_glu_q(&g, &mut k, m, &xg, eps, ff);
+        assert_eq!(labels(&r.ops), ["quantize_x", "gate_up_q"], "{why}");
     }
     assert!(!kernels::own_x_fits(GluQShape::DEFAULT, [IQ4_XS; 3], 8192));
 }
