@@ -3,9 +3,8 @@
 // with the FFN norm (rmsnorm(x) * G, flag NORM) cut into 32-element int8
 // blocks in workgroup memory, XQ4 (16-byte words) and XD (scales), laid out
 // as quantize_x.wgsl lays out one token (the wide decoders read them with
-// qb = db = 0). The arithmetic is quantize_x.wgsl's: the sum of squares in
-// its order (chunks of 8 NT elements, each of the NT = 256 threads summing
-// 8 elements of every chunk, two chunks a step, then two levels of 16),
+// qb = db = 0). The arithmetic is quantize_x.wgsl's: the norm's scale
+// from row_norm.wgsl (which the pass calls too: one order of the sums),
 // each element (x * scale) * g, each block's largest magnitude and
 // int8_block.wgsl's rounding, so that the int8 x is the pass's.
 // Why: the pass is one dependent dispatch a layer (~6 us of an H200
@@ -14,12 +13,11 @@
 // where the whole row fits in workgroup memory beside the product's own
 // arrays (`kernels::own_x_fits`), and x's row a multiple of 32 long.
 // The host prepends XQW (the row's 16-byte words, 2 per block) and XDB
-// (its blocks), and uses X and G through the vec4 readers xv4 and gv4
-// (bindings 11 and 12).
+// (its blocks) and appends row_norm.wgsl, and uses X and G through the
+// vec4 readers xv4 and gv4 (bindings 11 and 12).
 
 var<workgroup> XQ4: array<vec4<u32>, XQW>;
 var<workgroup> XD: array<f32, XDB>;
-var<workgroup> ored16: array<f32, 16>;
 
 const NT: u32 = WG * TEAMS;
 const_assert NT == 256u;
@@ -40,8 +38,19 @@ fn own_x8(xb: u32, k0: u32) -> mat2x4<f32> {
     return mat2x4<f32>(select(z, xv4(xb + k), inside), select(z, xv4(xb + k + 4u), inside));
 }
 
-fn own_sq8(v: mat2x4<f32>) -> f32 {
-    return dot(v[0], v[0]) + dot(v[1], v[1]);
+// row_norm.wgsl's hooks (matvec.wgsl's `red` holds the threads' sums).
+const NQ: u32 = NT;
+
+fn nq_x8(xb: u32, k0: u32) -> mat2x4<f32> {
+    return own_x8(xb, k0);
+}
+
+fn nq_put(i: u32, v: f32) {
+    red[i] = v;
+}
+
+fn nq_get(i: u32) -> f32 {
+    return red[i];
 }
 
 // The norm scale and the int8 blocks of the row at xb, by all NT threads
@@ -49,31 +58,10 @@ fn own_sq8(v: mat2x4<f32>) -> f32 {
 // barrier, the blocks in place.
 fn own_x(lid: u32, xb: u32) {
     let nb = P.cols / 32u;
-    let nch = (nb * 32u + 8u * NT - 1u) / (8u * NT);
-    var ss = 0.0;
-    for (var j = 0u; j < nch; j += 2u) {
-        let p = own_x8(xb, 8u * (j * NT + lid));
-        let q = own_x8(xb, 8u * ((j + 1u) * NT + lid));
-        ss += own_sq8(p) + own_sq8(q);
-    }
-    red[lid] = ss;
-    workgroupBarrier();
-    if lid < 16u {
-        var s = 0.0;
-        for (var i = 0u; i < 16u; i++) {
-            s += red[16u * lid + i];
-        }
-        ored16[lid] = s;
-    }
-    workgroupBarrier();
-    var total = 0.0;
-    for (var i = 0u; i < 16u; i++) {
-        total += ored16[i];
-    }
-    let scale = 1.0 / sqrt(total / f32(P.cols) + P.eps);
+    let scale = row_norm(lid, xb, 0xffffffffu).scale;
     // Thread h takes elements 16 h .. 16 h + 15, half of block h / 2; the
-    // halves' magnitudes meet in red (after the barrier above, nobody
-    // reads its sums any more). One vec4 at a time, loaded again for the
+    // halves' magnitudes meet in red (after row_norm's last barrier,
+    // nobody reads its sums any more). One vec4 at a time, loaded again for the
     // packing (from the cache): on the H200 that ran the 1B 1.8% faster
     // than holding a thread's 16 values across the barrier (BENCHMARKS.md,
     // 2026-11-29g).

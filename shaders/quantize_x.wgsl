@@ -10,6 +10,7 @@
 // The matvec (units.wgsl's unit_idot_<fmt>, dot4I8Packed) then multiplies
 // int8 weights by these in 32-bit integers and scales each 4-element sum
 // by the weight's and the x block's scales in f32. The host appends
+// row_norm.wgsl (the norm's sums, shared with own_x.wgsl) and
 // int8_block.wgsl (the block arithmetic, shared with attention.wgsl).
 // Bindings: the matvec's own: 1 X (f32, [tokens][cols]), 3 P (its Params:
 //   only the fields up to eps are declared here, in matrix.wgsl's order),
@@ -55,9 +56,8 @@ const WG: u32 = 256u;
 @group(0) @binding(13) var<storage, read_write> XQ: array<u32>;
 @group(0) @binding(14) var<storage, read_write> XD: array<f32>;
 
-// Per-thread partial sums of squares, then the 16 partial sums of 16.
+// Per-thread partial sums of squares (row_norm.wgsl's).
 var<workgroup> red: array<f32, WG>;
-var<workgroup> red16: array<f32, 16>;
 // Each thread's largest magnitude, for its block's amax.
 var<workgroup> mags: array<f32, WG>;
 
@@ -74,8 +74,19 @@ fn xload8(xb: u32, k0: u32) -> mat2x4<f32> {
     );
 }
 
-fn sq8(v: mat2x4<f32>) -> f32 {
-    return dot(v[0], v[0]) + dot(v[1], v[1]);
+// row_norm.wgsl's hooks.
+const NQ: u32 = WG;
+
+fn nq_x8(xb: u32, k0: u32) -> mat2x4<f32> {
+    return xload8(xb, k0);
+}
+
+fn nq_put(i: u32, v: f32) {
+    red[i] = v;
+}
+
+fn nq_get(i: u32) -> f32 {
+    return red[i];
 }
 
 @compute @workgroup_size(WG)
@@ -98,40 +109,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             vec4<f32>(G[ga.x], G[ga.y], G[ga.z], G[ga.w]),
             vec4<f32>(G[gb.x], G[gb.y], G[gb.z], G[gb.w]),
         );
-        // Every workgroup sums the squares of the whole row, in the
-        // quantizing layout (chunk j of the row is what workgroup j
-        // quantizes), two chunks (16 loads) in flight per thread: one
-        // round trip for rows up to 4096. Each thread keeps its own
-        // chunk's values, so x is read once.
-        let nch = (nb * 32u + 8u * WG - 1u) / (8u * WG);
-        var ss = 0.0;
-        for (var j = 0u; j < nch; j += 2u) {
-            let p = xload8(xb, 8u * (j * WG + lid));
-            let q = xload8(xb, 8u * ((j + 1u) * WG + lid));
-            ss += sq8(p) + sq8(q);
-            if j == wid.x {
-                v = p;
-            }
-            if j + 1u == wid.x {
-                v = q;
-            }
-        }
-        // Two levels of 16 (two barriers) rather than a tree of eight.
-        red[lid] = ss;
-        workgroupBarrier();
-        if lid < 16u {
-            var s = 0.0;
-            for (var i = 0u; i < 16u; i++) {
-                s += red[16u * lid + i];
-            }
-            red16[lid] = s;
-        }
-        workgroupBarrier();
-        var total = 0.0;
-        for (var i = 0u; i < 16u; i++) {
-            total += red16[i];
-        }
-        let scale = 1.0 / sqrt(total / f32(P.cols) + P.eps);
+        // Every workgroup sums the squares of the whole row (row_norm.wgsl),
+        // in the quantizing layout (chunk j of the row is what workgroup j
+        // quantizes): each thread keeps its own chunk's values, so x is
+        // read once.
+        let rn = row_norm(lid, xb, wid.x);
+        let scale = rn.scale;
+        v = rn.v;
         v = mat2x4<f32>((v[0] * scale) * g[0], (v[1] * scale) * g[1]);
     } else {
         v = xload8(xb, k0);

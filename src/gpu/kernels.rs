@@ -32,6 +32,7 @@ const ARGMAX: &str = include_str!("../../shaders/argmax.wgsl");
 const SAMPLE: &str = include_str!("../../shaders/sample.wgsl");
 const QUANTIZE_X: &str = include_str!("../../shaders/quantize_x.wgsl");
 const OWN_X: &str = include_str!("../../shaders/own_x.wgsl");
+const ROW_NORM: &str = include_str!("../../shaders/row_norm.wgsl");
 const PACK_F16: &str = include_str!("../../shaders/pack_f16.wgsl");
 const SPLIT: &str = include_str!("../../shaders/split.wgsl");
 const FEW: &str = include_str!("../../shaders/few.wgsl");
@@ -365,7 +366,8 @@ pub fn own_x_fits(shape: GluQShape, f: Fmts, cols: usize) -> bool {
     } else {
         0
     };
-    // XQ4, XD and ored16, and 64 bytes for any alignment between arrays.
+    // XQ4, XD and row_norm.wgsl's NQ16, and 64 bytes for any alignment
+    // between arrays.
     let x = cols + cols / 8 + 64 + 64;
     threads * teams == 256
         && cols.is_multiple_of(32)
@@ -2588,7 +2590,7 @@ impl Kernels {
             pipeline(
                 gpu,
                 "quantize_x",
-                &format!("{QUANTIZE_X}\n{INT8_BLOCK}"),
+                &format!("{QUANTIZE_X}\n{ROW_NORM}\n{INT8_BLOCK}"),
                 "main",
             )
         })
@@ -2946,7 +2948,7 @@ impl Kernels {
                         if own_x {
                             let nb = cols / 32;
                             src.push_str(&format!(
-                                "const XQW: u32 = {}u;\nconst XDB: u32 = {nb}u;\n{OWN_X}",
+                                "const XQW: u32 = {}u;\nconst XDB: u32 = {nb}u;\n{OWN_X}\n{ROW_NORM}",
                                 2 * nb
                             ));
                         } else {
