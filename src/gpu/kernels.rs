@@ -359,6 +359,21 @@ pub fn own_x_fits(shape: GluQShape, f: Fmts, cols: usize) -> bool {
         shape.threads as usize,
         shape.teams() as usize,
     );
+    threads * teams == 256
+        && cols.is_multiple_of(32)
+        && cols > 0
+        && (rows + 1) * threads * teams >= cols / 16
+        && own_x_bytes(shape, f, cols) <= 16384
+}
+
+/// The workgroup memory of `glu_q` with its own x (`own_x_fits`): its
+/// arrays' bytes, and 64 for any alignment between them.
+pub fn own_x_bytes(shape: GluQShape, f: Fmts, cols: usize) -> usize {
+    let (rows, threads, teams) = (
+        shape.rows as usize,
+        shape.threads as usize,
+        shape.teams() as usize,
+    );
     let red = 4 * (rows + 1) * threads * teams;
     let hq = 4 * (teams * rows / 2).max(1);
     let book = if f.iter().any(|&t| has_code_book(t)) {
@@ -366,14 +381,9 @@ pub fn own_x_fits(shape: GluQShape, f: Fmts, cols: usize) -> bool {
     } else {
         0
     };
-    // XQ4, XD and row_norm.wgsl's NQ16, and 64 bytes for any alignment
-    // between arrays.
-    let x = cols + cols / 8 + 64 + 64;
-    threads * teams == 256
-        && cols.is_multiple_of(32)
-        && cols > 0
-        && (rows + 1) * threads * teams >= cols / 16
-        && red + hq + book + x <= 16384
+    // XQ4, XD and row_norm.wgsl's NQ16.
+    let x = cols + cols / 8 + 64;
+    red + hq + book + x + 64
 }
 
 impl std::fmt::Display for GluQShape {
@@ -1482,7 +1492,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 /// What a matvec pipeline is specialised for: formats, entry, rows per
 /// workgroup (a team's), workgroup size (a team's), unit decoder (of the
 /// first format), folded norm, vec4 x, path (f32, integer, wide integer),
-/// teams (1 but for `glu_q`), own x (`glu_q` only).
+/// teams (1 but for `glu_q`), own x's row length (`glu_q` only: its
+/// workgroup arrays are sized by it; 0 without).
 type MatvecKey = (
     Fmts,
     Mv,
@@ -1493,7 +1504,7 @@ type MatvecKey = (
     bool,
     MvPath,
     u32,
-    bool,
+    usize,
 );
 
 /// A pipeline built on its first use (see the getters on `Kernels`).
@@ -2899,7 +2910,7 @@ impl Kernels {
         let vx = (self.matvec_vx(cols, mv) && !int) || own_x;
         Ok(self
             .matvec
-            .entry((f, mv, rows, wg, dec, fold, vx, path, nteams, own_x))
+            .entry((f, mv, rows, wg, dec, fold, vx, path, nteams, if own_x { cols } else { 0 }))
             .or_insert_with(|| {
                 let mut src = String::new();
                 if sg && cfg!(target_arch = "wasm32") {

@@ -3657,6 +3657,88 @@ fn glu_q_own_x_matches_quantize_pass() {
     assert!(!kernels::own_x_fits(GluQShape::DEFAULT, [IQ4_XS; 3], 8192));
 }
 
+/// `kernels::own_x_fits` against the kernels it admits: glu_q with its own
+/// x, compiled for uniform, mixed and code-book groups at 256, 2,048 and
+/// 4,096 columns and at the widest that fits (found here: 6,144 without
+/// the code book, 5,120 with it), has workgroup variables, as naga lays
+/// them out, within `kernels::own_x_bytes` and so within WebGPU's
+/// guaranteed 16 KiB (which lavapipe, allowing more, would not hold it to).
+#[test]
+fn own_x_workgroup_memory_fits_webgpu() {
+    let Some(g) = gpu() else { return };
+    let mut k = Kernels::new(&g, &tuning());
+    if !k.int_dot {
+        eprintln!("SKIPPED: no dot4I8Packed on this device");
+        return;
+    }
+    let (g, list) = g.recording_shaders();
+    use GgmlType::*;
+    let shape = GluQShape::DEFAULT;
+    for tys in [
+        [Q4_K, Q4_K, Q4_K],
+        [IQ4_XS, IQ4_XS, IQ4_XS],
+        [Q6_K, Q4_K, Q4_K],
+        [Q4_0, Q4_0, Q4_0],
+        [Q5_K, IQ4_XS, IQ4_XS],
+    ] {
+        let step = tys[0].block_len().max(32);
+        let widest = (1..)
+            .map(|i| i * step)
+            .take_while(|&c| kernels::own_x_fits(shape, tys, c))
+            .last()
+            .unwrap_or(0);
+        let book = tys.iter().any(|&t| kernels::has_code_book(t));
+        assert_eq!(widest, if book { 5120 } else { 6144 }, "{tys:?}");
+        for cols in [256, 2048, 4096, widest] {
+            let what = format!("{tys:?} cols {cols}");
+            let path = k.int_path(tys, Mv::Silu, true);
+            k.matvec_glu_q(&g, tys, Mv::Silu, shape, cols, path, true)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let src = lock_shaders(&list).pop().map(|r| r.source).unwrap();
+            let shared = entry_workgroup_bytes(&src, "glu_q", &what);
+            let bound = kernels::own_x_bytes(shape, tys, cols);
+            assert!(
+                shared <= bound && bound <= 16384,
+                "{what}: {shared} bytes, bound {bound}"
+            );
+        }
+    }
+}
+
+/// The workgroup variables' bytes that entry point `entry` of `src` uses,
+/// as naga lays them out (a variable it does not use takes no memory in
+/// its pipeline).
+fn entry_workgroup_bytes(src: &str, entry: &str, what: &str) -> usize {
+    use wgpu::naga;
+    let module = compile_wgsl(src, what);
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::all(),
+    )
+    .validate(&module)
+    .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(src)));
+    let ep = module
+        .entry_points
+        .iter()
+        .position(|e| e.name == entry)
+        .unwrap_or_else(|| panic!("{what}: no entry point {entry}"));
+    let uses = info.get_entry_point(ep);
+    let mut layouter = naga::proc::Layouter::default();
+    layouter.update(module.to_ctx()).unwrap();
+    module
+        .global_variables
+        .iter()
+        .filter(|&(h, v)| v.space == naga::AddressSpace::WorkGroup && !uses[h].is_empty())
+        .map(|(_, v)| layouter[v.ty].size as usize)
+        .sum()
+}
+
+fn lock_shaders(
+    list: &std::sync::Arc<std::sync::Mutex<Vec<ShaderRecord>>>,
+) -> std::sync::MutexGuard<'_, Vec<ShaderRecord>> {
+    list.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Fused q/k/v of mixed groups (and a uniform Q4_K one) through the wide
 /// and per-unit integer paths vs `int_twin`, with rope off (rope_dim 0)
 /// and no bias, so that q is the rows' products and the k and v cache
