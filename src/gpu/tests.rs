@@ -2626,6 +2626,17 @@ fn tile_q_types() -> impl Iterator<Item = GgmlType> {
     INT_TYPES.into_iter()
 }
 
+/// The test device, where its WGSL has dot4I8Packed (the integer path's
+/// kernels); else none, said as SKIPPED.
+fn int_gpu() -> Option<Gpu> {
+    let g = gpu()?;
+    if !Kernels::new(&g, &tuning()).int_dot {
+        eprintln!("SKIPPED: no dot4I8Packed on this device");
+        return None;
+    }
+    Some(g)
+}
+
 /// The integer prefill tile (matmul_int.wgsl) for every format with an
 /// int8 tile decoder on the small tile, and Q4_K (Q4_K_M's main format) on
 /// the large one too where the adapter has its workgroup memory: 150 rows
@@ -2646,12 +2657,8 @@ fn tile_q_types() -> impl Iterator<Item = GgmlType> {
 ///    own bound, 2e-5 * sum |w x| + 1e-6 |y|.
 #[test]
 fn matmul_int_matches_integer_twin_and_f64() {
-    let Some(g) = gpu() else { return };
+    let Some(g) = int_gpu() else { return };
     let mut k = Kernels::new(&g, &tuning());
-    if !k.int_dot {
-        eprintln!("SKIPPED: no dot4I8Packed on this device");
-        return;
-    }
     k.int_prefill = true;
     let mut rng = Rng::new(59);
     let large = g.limits.max_compute_workgroup_storage_size >= 24 << 10;
@@ -3014,12 +3021,8 @@ const INT_TYPES: [GgmlType; 12] = [
 /// the K-quants; 37 rows, 3 tokens, with and without the folded norm.
 #[test]
 fn int_matvec_matches_integer_twin() {
-    let Some(g) = gpu() else { return };
+    let Some(g) = int_gpu() else { return };
     let mut k = Kernels::new(&g, &tuning());
-    if !k.int_dot {
-        eprintln!("SKIPPED: no dot4I8Packed on this device");
-        return;
-    }
     let mut rng = Rng::new(43);
     let eps = 1e-5f32;
     let cases = INT_TYPES.iter().flat_map(|&ty| match ty.block_len() {
@@ -3162,11 +3165,7 @@ fn check_int_block(ty: GgmlType, row: &[u8], cols: usize) {
 /// cols / 32 wide or cols / 8 per unit).
 #[test]
 fn wide_int_matvec_matches_integer_twin() {
-    let Some(g) = gpu() else { return };
-    if !Kernels::new(&g, &tuning()).int_dot {
-        eprintln!("SKIPPED: no dot4I8Packed on this device");
-        return;
-    }
+    let Some(g) = int_gpu() else { return };
     let mut rng = Rng::new(47);
     let eps = 1e-5f32;
     let (rows, n) = (37usize, 3usize);
@@ -3308,11 +3307,7 @@ fn group_rows_bytes(
 /// 1e-6 |silu(G) U| (the GPU's f32 exp and division, a few ulp).
 #[test]
 fn wide_int_gate_up_mixed_matches_integer_twin() {
-    let Some(g) = gpu() else { return };
-    if !Kernels::new(&g, &tuning()).int_dot {
-        eprintln!("SKIPPED: no dot4I8Packed on this device");
-        return;
-    }
+    let Some(g) = int_gpu() else { return };
     let mut rng = Rng::new(53);
     let (ff, n, eps) = (37usize, 2usize, 1e-5f32);
     use GgmlType::*;
@@ -3499,11 +3494,7 @@ fn labels(ops: &[Op]) -> Vec<&'static str> {
 /// x's quantize pass and the one "gate_up_q" dispatch.
 #[test]
 fn glu_q_matches_integer_twin_and_quantize_pass() {
-    let Some(g) = gpu() else { return };
-    if !Kernels::new(&g, &tuning()).int_dot {
-        eprintln!("SKIPPED: no dot4I8Packed on this device");
-        return;
-    }
+    let Some(g) = int_gpu() else { return };
     let mut rng = Rng::new(59);
     let (n, eps) = (2usize, 1e-5f32);
     use GgmlType::*;
@@ -3575,11 +3566,7 @@ fn glu_q_matches_integer_twin_and_quantize_pass() {
 /// fit 16 KiB of workgroup memory beside 8x32's sums.
 #[test]
 fn glu_q_own_x_matches_quantize_pass() {
-    let Some(g) = gpu() else { return };
-    if !Kernels::new(&g, &tuning()).int_dot {
-        eprintln!("SKIPPED: no dot4I8Packed on this device");
-        return;
-    }
+    let Some(g) = int_gpu() else { return };
     let mut rng = Rng::new(61);
     let (n, eps) = (2usize, 1e-5f32);
     use GgmlType::*;
@@ -3665,12 +3652,8 @@ fn glu_q_own_x_matches_quantize_pass() {
 /// guaranteed 16 KiB (which lavapipe, allowing more, would not hold it to).
 #[test]
 fn own_x_workgroup_memory_fits_webgpu() {
-    let Some(g) = gpu() else { return };
+    let Some(g) = int_gpu() else { return };
     let mut k = Kernels::new(&g, &tuning());
-    if !k.int_dot {
-        eprintln!("SKIPPED: no dot4I8Packed on this device");
-        return;
-    }
     let (g, list) = g.recording_shaders();
     use GgmlType::*;
     let shape = GluQShape::DEFAULT;
@@ -3753,11 +3736,7 @@ fn lock_shaders(
 /// one f16 rounding, 2^-11 relative (2^-25 absolute in f16's subnormals).
 #[test]
 fn wide_int_qkv_mixed_matches_integer_twin() {
-    let Some(g) = gpu() else { return };
-    if !Kernels::new(&g, &tuning()).int_dot {
-        eprintln!("SKIPPED: no dot4I8Packed on this device");
-        return;
-    }
+    let Some(g) = int_gpu() else { return };
     let mut rng = Rng::new(59);
     let (hd, qd, kvd, n, pos, ctx, cols, eps) = (
         8usize, 40usize, 16usize, 2usize, 3usize, 6usize, 768usize, 1e-5f32,
@@ -4614,11 +4593,7 @@ fn layer_lists_follow_the_keys() {
 /// and the oracle tests' to check).
 #[test]
 fn int_prefill_lists_use_the_int_tile() {
-    let Some(g) = gpu() else { return };
-    if !Kernels::new(&g, &tuning()).int_dot {
-        eprintln!("SKIPPED: no dot4I8Packed on this device");
-        return;
-    }
+    let Some(g) = int_gpu() else { return };
     let tune = GpuTuning {
         int_prefill: true,
         int_dot: false,
@@ -4648,11 +4623,7 @@ fn int_prefill_lists_use_the_int_tile() {
 /// gate/up goes as well.
 #[test]
 fn decode_list_uses_glu_q() {
-    let Some(g) = gpu() else { return };
-    if !Kernels::new(&g, &tuning()).int_dot {
-        eprintln!("SKIPPED: no dot4I8Packed on this device");
-        return;
-    }
+    let Some(g) = int_gpu() else { return };
     let count = |ops: &[Op], label: &str| ops.iter().filter(|o| o.label == label).count();
     let list = |ty: GgmlType, tune: GpuTuning| {
         let b = one_layer(&g, 128usize.next_multiple_of(ty.block_len()), ty, tune);
