@@ -29,20 +29,16 @@ fn xload(xb: u32, k: u32) -> f32 {
     return 0.0;
 }
 
+// row_norm.wgsl's hooks (matvec.wgsl's `red` holds the threads' sums).
+const NQ: u32 = NT;
+
 // x[k0 .. k0 + 7] of the row at xb (k0 a multiple of 8; 0 past the row's
 // end, which is a multiple of 32, so a group is all in or all out).
-fn own_x8(xb: u32, k0: u32) -> mat2x4<f32> {
+fn nq_x8(xb: u32, k0: u32) -> mat2x4<f32> {
     let k = min(k0, P.cols - 8u);
     let z = vec4<f32>();
     let inside = k0 < P.cols;
     return mat2x4<f32>(select(z, xv4(xb + k), inside), select(z, xv4(xb + k + 4u), inside));
-}
-
-// row_norm.wgsl's hooks (matvec.wgsl's `red` holds the threads' sums).
-const NQ: u32 = NT;
-
-fn nq_x8(xb: u32, k0: u32) -> mat2x4<f32> {
-    return own_x8(xb, k0);
 }
 
 fn nq_put(i: u32, v: f32) {
@@ -53,6 +49,12 @@ fn nq_get(i: u32) -> f32 {
     return red[i];
 }
 
+// Elements k .. k + 3 of the row at xb normed: (x * scale) * g, as
+// quantize_x.wgsl computes each.
+fn own_v4(xb: u32, k: u32, scale: f32) -> vec4<f32> {
+    return (xv4(xb + k) * scale) * gv4(k);
+}
+
 // The norm scale and the int8 blocks of the row at xb, by all NT threads
 // (lid: the index in the workgroup); every thread returns after the last
 // barrier, the blocks in place.
@@ -61,16 +63,16 @@ fn own_x(lid: u32, xb: u32) {
     let scale = row_norm(lid, xb, 0xffffffffu).scale;
     // Thread h takes elements 16 h .. 16 h + 15, half of block h / 2; the
     // halves' magnitudes meet in red (after row_norm's last barrier,
-    // nobody reads its sums any more). One vec4 at a time, loaded again for the
-    // packing (from the cache): on the H200 that ran the 1B 1.8% faster
-    // than holding a thread's 16 values across the barrier (BENCHMARKS.md,
-    // 2026-11-29g).
+    // nobody reads its sums any more). One vec4 at a time, loaded again
+    // for the packing (from the cache): on the H200 that ran the 1B 1.8%
+    // faster than holding a thread's 16 values across the barrier
+    // (BENCHMARKS.md, 2026-11-29g).
     for (var h = lid; h < 2u * nb; h += NT) {
         let k = 16u * h;
-        var m = abs((xv4(xb + k) * scale) * gv4(k));
-        m = max(m, abs((xv4(xb + k + 4u) * scale) * gv4(k + 4u)));
-        m = max(m, abs((xv4(xb + k + 8u) * scale) * gv4(k + 8u)));
-        m = max(m, abs((xv4(xb + k + 12u) * scale) * gv4(k + 12u)));
+        var m = abs(own_v4(xb, k, scale));
+        m = max(m, abs(own_v4(xb, k + 4u, scale)));
+        m = max(m, abs(own_v4(xb, k + 8u, scale)));
+        m = max(m, abs(own_v4(xb, k + 12u, scale)));
         red[h] = max(max(m.x, m.y), max(m.z, m.w));
     }
     workgroupBarrier();
@@ -78,11 +80,12 @@ fn own_x(lid: u32, xb: u32) {
         let k = 16u * h;
         let amax = max(red[h & ~1u], red[h | 1u]);
         let id = q8_inv(amax);
-        let w0 = q8_pack((xv4(xb + k) * scale) * gv4(k), id);
-        let w1 = q8_pack((xv4(xb + k + 4u) * scale) * gv4(k + 4u), id);
-        let w2 = q8_pack((xv4(xb + k + 8u) * scale) * gv4(k + 8u), id);
-        let w3 = q8_pack((xv4(xb + k + 12u) * scale) * gv4(k + 12u), id);
-        XQ4[h] = vec4<u32>(w0, w1, w2, w3);
+        XQ4[h] = vec4<u32>(
+            q8_pack(own_v4(xb, k, scale), id),
+            q8_pack(own_v4(xb, k + 4u, scale), id),
+            q8_pack(own_v4(xb, k + 8u, scale), id),
+            q8_pack(own_v4(xb, k + 12u, scale), id),
+        );
         if (h & 1u) == 0u {
             XD[h >> 1u] = q8_scale(amax);
         }

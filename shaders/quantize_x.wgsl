@@ -114,9 +114,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         // quantizes): each thread keeps its own chunk's values, so x is
         // read once.
         let rn = row_norm(lid, xb, wid.x);
-        let scale = rn.scale;
-        v = rn.v;
-        v = mat2x4<f32>((v[0] * scale) * g[0], (v[1] * scale) * g[1]);
+        v = mat2x4<f32>((rn.v[0] * rn.scale) * g[0], (rn.v[1] * rn.scale) * g[1]);
     } else {
         v = xload8(xb, k0);
     }

@@ -348,26 +348,24 @@ impl GluQShape {
 }
 
 /// Whether `glu_q` in `shape` over formats `f` may quantize its own x
-/// (own_x.wgsl) from rows of `cols`: 256 threads a workgroup (its sum of
-/// squares runs in quantize_x.wgsl's order), rows of whole 32-element
-/// blocks, and its workgroup arrays within WebGPU's guaranteed 16 KiB:
-/// matvec.wgsl's sums (`red`) and outputs (`hq`), the code book where a
-/// member has one (wide.wgsl's IQ4L), and the int8 row with its scales.
+/// (own_x.wgsl) from rows of `cols`: 256 threads a workgroup (row_norm.wgsl
+/// sums in quantize_x.wgsl's order, which needs them), rows of whole
+/// 32-element blocks, `red`'s R + 1 floats a thread room for two
+/// magnitudes a block, and its workgroup memory (`own_x_bytes`) within
+/// WebGPU's guaranteed 16 KiB.
 pub fn own_x_fits(shape: GluQShape, f: Fmts, cols: usize) -> bool {
-    let (rows, threads, teams) = (
-        shape.rows as usize,
-        shape.threads as usize,
-        shape.teams() as usize,
-    );
-    threads * teams == 256
+    let threads = (shape.threads * shape.teams()) as usize;
+    threads == 256
         && cols.is_multiple_of(32)
         && cols > 0
-        && (rows + 1) * threads * teams >= cols / 16
+        && (shape.rows as usize + 1) * threads >= cols / 16
         && own_x_bytes(shape, f, cols) <= 16384
 }
 
-/// The workgroup memory of `glu_q` with its own x (`own_x_fits`): its
-/// arrays' bytes, and 64 for any alignment between them.
+/// The workgroup memory of `glu_q` with its own x (`own_x_fits`):
+/// matvec.wgsl's sums (`red`) and outputs (`hq`), the code book where a
+/// member has one (wide.wgsl's IQ4L), the int8 row with its scales, and 64
+/// bytes for any alignment between the arrays.
 pub fn own_x_bytes(shape: GluQShape, f: Fmts, cols: usize) -> usize {
     let (rows, threads, teams) = (
         shape.rows as usize,

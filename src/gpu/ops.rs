@@ -458,17 +458,16 @@ pub fn matvec_ops(
         }
         if !tiled && !int {
             entries.push((4, g));
-            if k.matvec_vx(m.cols, a.mv) {
-                entries.extend([(11, a.x), (12, g)]);
-            }
+        }
+        // x and the gains as vec4: the f32 path's where its rows allow,
+        // and glu_q's own x (the kernel's `vx`, `Kernels::matvec_teams`).
+        if (!tiled && !int && k.matvec_vx(m.cols, a.mv)) || own_x {
+            entries.extend([(11, a.x), (12, g)]);
         }
         let ix = a
             .int_x
             .or(k.int_x.as_ref())
             .filter(|_| (int || int_tile) && !own_x);
-        if own_x {
-            entries.extend([(11, a.x), (12, g)]);
-        }
         if let Some(h) = glu_q {
             entries.extend([(17, &h.q), (18, &h.d)]);
         }
