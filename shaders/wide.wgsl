@@ -338,6 +338,88 @@ fn iq4_lut2(q: u32) -> vec2<u32> {
     return vec2<u32>((p01 & 0xffffu) | (p23 << 16u), (p01 >> 16u) | (p23 & 0xffff0000u));
 }
 
+// The code book by 12 bits, for glu_q's code-book decoders where the
+// device allows the workgroup memory (`Kernels::book_triples`): entry e
+// holds the int8 values of e's three nibbles in bytes 0..2 (byte 3 zero).
+// Why: the pair table above costs 4 lookups a quant word (8 nibbles) and
+// those lookups bound the 8B's IQ4_XS gate/up (1.40 TB/s on the H200
+// against Q4_K's 2.10; BENCHMARKS.md, 2026-11-29b); by triples a word
+// takes 3 (nibbles 0-2, 3-5, 6-7 and a zero), each lookup already a packed
+// dot4 operand, so the bytes need no regrouping; x is regrouped instead,
+// once for all of a thread's rows (iq4_tri_x). Its 4,096 entries are
+// 16 KiB, past WebGPU's guaranteed workgroup memory, so only where the
+// device has more; and only for glu_q, whose 64-row workgroups amortize
+// the fill (16 entries a thread) that a plain product's few rows would
+// not.
+var<workgroup> IQ4T: array<u32, 4096>;
+
+// Every thread fills its share of IQ4T, then the workgroup waits. Entries
+// b + 256 k share their low two nibbles (b's), so each thread decodes
+// those once and the third nibble's 16 values four at a time.
+fn iq4_tri_fill() {
+    for (var b = FLID; b < 256u; b += WG * TEAMS) {
+        let lo = iq4_bytes((b & 15u) | ((b & 0xf0u) << 4u)) & 0xffffu;
+        for (var k = 0u; k < 16u; k += 4u) {
+            let hi = iq4_bytes(k | ((k + 1u) << 8u) | ((k + 2u) << 16u) | ((k + 3u) << 24u));
+            IQ4T[b + 256u * k] = lo | ((hi & 0xffu) << 16u);
+            IQ4T[b + 256u * (k + 1u)] = lo | ((hi & 0xff00u) << 8u);
+            IQ4T[b + 256u * (k + 2u)] = lo | (hi & 0xff0000u);
+            IQ4T[b + 256u * (k + 3u)] = lo | ((hi >> 8u) & 0xff0000u);
+        }
+    }
+    workgroupBarrier();
+}
+
+// A 32-element x group pair (xa: elements 0..15, xc: 16..31, packed int8)
+// regrouped to match iq4_tri16's lookups: quant word k holds elements
+// 4k + i (low nibbles) and 4k + 16 + i (high), nibble order a0 c0 a1 c1
+// a2 c2 a3 c3, so its three lookups meet (a0, c0, a1), (c1, a2, c2) and
+// (a3, c3, 0): the words of .a, .b and .c at k.
+struct TriX {
+    a: vec4<u32>,
+    b: vec4<u32>,
+    c: vec4<u32>,
+}
+
+fn iq4_tri_x(xa: vec4<u32>, xc: vec4<u32>) -> TriX {
+    let m = vec4<u32>(0xffu);
+    let m1 = vec4<u32>(0xff00u);
+    let e8 = vec4<u32>(8u);
+    let a = (xa & m) | ((xc & m) << e8) | ((xa & m1) << e8);
+    let b = ((xc >> e8) & m) | ((xa >> e8) & m1) | (xc & vec4<u32>(0xff0000u));
+    let c = (xa >> vec4<u32>(24u)) | ((xc >> vec4<u32>(16u)) & m1);
+    return TriX(a, b, c);
+}
+
+// The dot product of the 32 code-book values of nibble words q with x
+// (iq4_tri_x's regrouping), 3 lookups a word.
+fn iq4_tri16(q: vec4<u32>, x: TriX) -> i32 {
+    let a = vec4<u32>(IQ4T[q.x & 0xfffu], IQ4T[q.y & 0xfffu], IQ4T[q.z & 0xfffu], IQ4T[q.w & 0xfffu]);
+    let b = vec4<u32>(IQ4T[(q.x >> 12u) & 0xfffu], IQ4T[(q.y >> 12u) & 0xfffu], IQ4T[(q.z >> 12u) & 0xfffu], IQ4T[(q.w >> 12u) & 0xfffu]);
+    let c = vec4<u32>(IQ4T[q.x >> 24u], IQ4T[q.y >> 24u], IQ4T[q.z >> 24u], IQ4T[q.w >> 24u]);
+    return idot16(a, x.a) + idot16(b, x.b) + idot16(c, x.c);
+}
+
+// wide_idot_iq4_xs by triples (IQ4T filled; x as iq4_tri_x made it).
+fn wide_tdot_iq4_xs(rb: u32, v: u32, x: TriX, da: f32) -> f32 {
+    let bw = (rb >> 2u) + (v >> 3u) * 34u;
+    let qw = bw + 2u + 4u * (v & 7u);
+    let q = vec4<u32>(W[qw], W[qw + 1u], W[qw + 2u], W[qw + 3u]);
+    return iq4_xs_scale(bw, 4u * v) * da * f32(iq4_tri16(q, x));
+}
+
+// wide_idot_iq4_nl by triples (IQ4T filled; x as iq4_tri_x made it).
+fn wide_tdot_iq4_nl(rb: u32, v: u32, x: TriX, da: f32) -> f32 {
+    let blk = rb + v * 18u;
+    let i = blk >> 2u;
+    let w0 = W[i];
+    let lo = vec4<u32>(W[i + 1u], W[i + 2u], W[i + 3u], W[i + 4u]);
+    let odd = (blk & 2u) != 0u;
+    let q = select(fun16(vec4<u32>(w0, lo.xyz), lo), lo, odd);
+    let d = unpack2x16float(select(w0, w0 >> 16u, odd)).x;
+    return d * da * f32(iq4_tri16(q, x));
+}
+
 // IQ4_XS: wide unit v is sub-block v % 8 of block v / 8 (16 bytes of
 // nibbles at word 2 + 4 (v % 8), laid out as IQ4_NL's), one scale. Needs
 // IQ4L filled (the host's loop calls iq4_lut_fill first).
