@@ -7,7 +7,8 @@
 # synthetic 8B IQ4_XS and IQ4_NL, and 8944a9d against this binary with
 # pairs on the 8B IQ4_XS and Q4_K (row_norm.wgsl's quantize pass), tg64
 # medians, two rounds in opposite orders; then gpu-profile of the 8B
-# IQ4_XS both ways.
+# IQ4_XS both ways. Also triples with glu_q's 16x64 shape (more rows a
+# workgroup for one fill; it lost 2.6% with pairs, 2026-11-29d).
 #   bash bench/gpu-2026-11-29h/book3.sh
 set -u
 . bench/sbs-common.sh
@@ -22,6 +23,8 @@ for rd in 1 2; do
       echo "$rd $m book3=$o $(TG_TIMEOUT=60 WEBGGUF_GPU_BOOK3=$o sbs_tg .sbs/webgguf $m)" | tee -a $R
     done
   done
+  m=llama-3.1-8b:IQ4_XS
+  echo "$rd $m book3=1 shape=16x64 $(TG_TIMEOUT=60 WEBGGUF_GPU_GLU_Q_SHAPE=16x64 sbs_tg .sbs/webgguf $m)" | tee -a $R
   for m in llama-3.1-8b:IQ4_XS llama-3.1-8b:Q4_K; do
     bs="old webgguf"; [ $rd = 2 ] && bs="webgguf old"
     for b in $bs; do

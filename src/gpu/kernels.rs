@@ -270,17 +270,6 @@ pub fn wide_decoder(ty: GgmlType) -> Option<(&'static str, &'static str)> {
     })
 }
 
-/// How a wide product's code-book rows (`has_code_book`) look their
-/// values up: none has one, by pairs of nibbles (wide.wgsl's IQ4L, 1 KiB,
-/// within WebGPU's guaranteed workgroup memory) or by triples (IQ4T, 16
-/// KiB: `Kernels::book_triples`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Book {
-    None,
-    Pairs,
-    Triples,
-}
-
 /// Whether `ty`'s values come from IQ4_NL's code book (IQ4_XS, IQ4_NL),
 /// which the wide decoders look up in workgroup memory (wide.wgsl's IQ4L).
 pub fn has_code_book(ty: GgmlType) -> bool {
@@ -371,19 +360,6 @@ pub fn own_x_fits(shape: GluQShape, f: Fmts, cols: usize) -> bool {
         && cols > 0
         && (shape.rows as usize + 1) * threads >= cols / 16
         && own_x_bytes(shape, f, cols) <= 16384
-}
-
-/// The workgroup memory of `glu_q` in `shape` with the code book by
-/// triples (wide.wgsl's IQ4T, 16 KiB): matvec.wgsl's sums (`red`) and
-/// outputs (`hq`), the table, and 64 bytes for alignment. The code book
-/// by triples is taken where the device's limit holds this.
-pub fn book_triples_bytes(shape: GluQShape) -> usize {
-    let (rows, threads, teams) = (
-        shape.rows as usize,
-        shape.threads as usize,
-        shape.teams() as usize,
-    );
-    4 * (rows + 1) * threads * teams + 4 * (teams * rows / 2).max(1) + 16384 + 64
 }
 
 /// The workgroup memory of `glu_q` with its own x (`own_x_fits`):
@@ -691,23 +667,18 @@ fn dot_rows_int_body(name: &str, r: u32, decs: &[(&'static str, &'static str)]) 
 /// every group starts on a multiple of 16 elements) with their blocks'
 /// scales and, for formats with mins, their sums (once for all rows), and
 /// decodes row j with `decs[j]` (`wide_decoder`). Rows are whole wide units
-/// (`wide_decoder`), so there is no tail. `book`: how the rows whose
-/// format looks its values up in the code book (`has_code_book`) do it;
-/// the workgroup fills the table first.
-fn dot_rows_wide_body(name: &str, decs: &[(&'static str, &'static str)], book: Book) -> String {
+/// (`wide_decoder`), so there is no tail. `book`: some row's format looks
+/// its values up in the code book (`has_code_book`), which the workgroup
+/// fills first.
+fn dot_rows_wide_body(name: &str, decs: &[(&'static str, &'static str)], book: bool) -> String {
     let mut groups: Vec<&str> = Vec::new();
     for &(_, g) in decs {
         if !groups.contains(&g) {
             groups.push(g);
         }
     }
-    // The code book lives in workgroup memory (wide.wgsl's IQ4L or IQ4T).
-    let lut = match book {
-        Book::None => "",
-        Book::Pairs => "    iq4_lut_fill();\n",
-        Book::Triples => "    iq4_tri_fill();\n",
-    };
-    let tri = |d: &str| book == Book::Triples && matches!(d, "iq4_xs" | "iq4_nl");
+    // The code book lives in workgroup memory (wide.wgsl's IQ4L).
+    let lut = if book { "    iq4_lut_fill();\n" } else { "" };
     let mut s = format!(
         "fn {name}(lid: u32, t: u32, rb: array<u32, R>) -> array<f32, RN> {{
 {lut}    var acc: array<f32, RN>;
@@ -732,10 +703,6 @@ fn dot_rows_wide_body(name: &str, decs: &[(&'static str, &'static str)], book: B
         let dc_{gi} = {dc};
 "
         );
-        // x regrouped once for every row read by triples.
-        if decs.iter().any(|&(d, h)| h == *g && tri(d)) {
-            s += &format!("        let xt_{gi} = iq4_tri_x(xa_{gi}, xc_{gi});\n");
-        }
         // Only the formats with mins use the sums.
         if decs.iter().any(|&(d, h)| h == *g && wide_sums(d)) {
             s += &format!(
@@ -752,13 +719,9 @@ fn dot_rows_wide_body(name: &str, decs: &[(&'static str, &'static str)], book: B
         } else {
             ("0".to_string(), "0".to_string())
         };
-        s += &if tri(dec) {
-            format!("        acc[{j}] += wide_tdot_{dec}(rb[{j}], v, xt_{gi}, da_{gi});\n")
-        } else {
-            format!(
-                "        acc[{j}] += wide_idot_{dec}(rb[{j}], v, xa_{gi}, xc_{gi}, da_{gi}, dc_{gi}, {sa}, {sc});\n"
-            )
-        };
+        s += &format!(
+            "        acc[{j}] += wide_idot_{dec}(rb[{j}], v, xa_{gi}, xc_{gi}, da_{gi}, dc_{gi}, {sa}, {sc});\n"
+        );
     }
     s + "    }\n    return acc;\n}\n"
 }
@@ -794,7 +757,7 @@ fn w_sec_src(f: Fmts, mv: Mv) -> &'static str {
 /// `path`: the integer path's bodies (`dot_rows_int_body`, every format
 /// having an `int_decoder`; `dot_rows_wide_body`, every format having a
 /// `wide_decoder`) or the f32 ones.
-fn dot_rows_src(r: u32, f: Fmts, cols: usize, mv: Mv, path: MvPath, triples: bool) -> String {
+fn dot_rows_src(r: u32, f: Fmts, cols: usize, mv: Mv, path: MvPath) -> String {
     let int = path.int();
     let dec = |ty| match path {
         MvPath::F32 => unit_decoder(ty, cols),
@@ -812,12 +775,7 @@ fn dot_rows_src(r: u32, f: Fmts, cols: usize, mv: Mv, path: MvPath, triples: boo
             MvPath::F32 => dot_rows_body(name, r, &decs),
             MvPath::Int => dot_rows_int_body(name, r, &decs),
             MvPath::Wide { .. } => {
-                let book = match tys.iter().any(|&t| has_code_book(t)) {
-                    false => Book::None,
-                    true if triples => Book::Triples,
-                    true => Book::Pairs,
-                };
-                dot_rows_wide_body(name, &decs, book)
+                dot_rows_wide_body(name, &decs, tys.iter().any(|&t| has_code_book(t)))
             }
         }
     };
@@ -1545,7 +1503,6 @@ type MatvecKey = (
     MvPath,
     u32,
     usize,
-    bool,
 );
 
 /// A pipeline built on its first use (see the getters on `Kernels`).
@@ -1598,11 +1555,6 @@ pub struct Kernels {
     pub half_x_min: usize,
     /// `GpuTuning::glu_own_x`.
     pub glu_own_x: usize,
-    /// `GpuTuning::book_triples`: glu_q's code-book rows look their
-    /// values up by triples of nibbles where the device's workgroup memory
-    /// holds it (`book_triples_bytes`), but not where it quantizes its own
-    /// x.
-    pub book_triples: bool,
     quantize_x: Lazy,
     pack_f16: Lazy,
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
@@ -2569,7 +2521,6 @@ impl Kernels {
             half_x: None,
             half_x_min: tuning.half_x_min,
             glu_own_x: tuning.glu_own_x,
-            book_triples: tuning.book_triples,
             quantize_x: Lazy::new(),
             pack_f16: Lazy::new(),
             embed: HashMap::new(),
@@ -2955,17 +2906,9 @@ impl Kernels {
         // where it quantizes its own (through 11 and 12: rows a multiple
         // of 32).
         let vx = (self.matvec_vx(cols, mv) && !int) || own_x;
-        // The code book by triples: glu_q's 64-row workgroups amortize its
-        // fill; own x keeps the pairs (its x takes workgroup memory too).
-        let triples = self.book_triples
-            && teams.is_some_and(|t| book_triples_bytes(t) <= self.shared_limit as usize)
-            && !own_x
-            && wide
-            && f.iter().any(|&t| has_code_book(t));
-        let own = if own_x { cols } else { 0 };
         Ok(self
             .matvec
-            .entry((f, mv, rows, wg, dec, fold, vx, path, nteams, own, triples))
+            .entry((f, mv, rows, wg, dec, fold, vx, path, nteams, if own_x { cols } else { 0 }))
             .or_insert_with(|| {
                 let mut src = String::new();
                 if sg && cfg!(target_arch = "wasm32") {
@@ -3006,7 +2949,7 @@ impl Kernels {
                     "ACC_ROWS",
                     &acc_rows,
                 ));
-                src.push_str(&dot_rows_src(rows, f, cols, mv, path, triples));
+                src.push_str(&dot_rows_src(rows, f, cols, mv, path));
                 match path {
                     MvPath::F32 => src.push_str(X_LOAD),
                     MvPath::Int => src.push_str(INT_X_SRC),

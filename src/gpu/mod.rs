@@ -265,12 +265,6 @@ pub struct GpuTuning {
     /// quantize_x pass before it, where the row fits its workgroup memory
     /// (`kernels::own_x_fits`); 0 for never. See `GLU_OWN_X`.
     pub glu_own_x: usize,
-    /// `glu_q`'s code-book rows (IQ4_XS, IQ4_NL) look their values up by
-    /// triples of nibbles (wide.wgsl's IQ4T, 16 KiB) instead of pairs,
-    /// where the device's workgroup memory allows
-    /// (`kernels::book_triples_bytes`; not where gate/up quantizes its own
-    /// x).
-    pub book_triples: bool,
 }
 
 /// `GpuTuning::glu_q_min`'s default: glu_q runs one workgroup for 32
@@ -421,7 +415,6 @@ impl Default for GpuTuning {
             glu_q_shape: kernels::GluQShape::DEFAULT,
             glu_q_min: GLU_Q_MIN,
             glu_own_x: GLU_OWN_X,
-            book_triples: true,
         }
     }
 }

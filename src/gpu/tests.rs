@@ -3491,9 +3491,7 @@ fn labels(ops: &[Op]) -> Vec<&'static str> {
 /// poisoned first, must equal bit for bit what quantize_x.wgsl makes of
 /// those outputs on the same device (one definition of the block
 /// arithmetic, int8_block.wgsl), padding included; and the ops must be
-/// x's quantize pass and the one "gate_up_q" dispatch. The code-book
-/// groups run with the code book by triples (wide.wgsl's IQ4T, where the
-/// adapter's workgroup memory allows: lavapipe's does) and by pairs.
+/// x's quantize pass and the one "gate_up_q" dispatch.
 #[test]
 fn glu_q_matches_integer_twin_and_quantize_pass() {
     let Some(g) = int_gpu() else { return };
@@ -3516,31 +3514,17 @@ fn glu_q_matches_integer_twin_and_quantize_pass() {
     {
         let wide = i % 2 == 0 || tys[0] == IQ4_XS;
         let shape = shapes[i % shapes.len()];
-        let book = tys.iter().any(|&t| kernels::has_code_book(t));
-        let books: &[bool] = if book && wide {
-            &[true, false]
-        } else {
-            &[false]
-        };
-        for (ff, subgroups, &triples) in [(37usize, true), (70, false)]
-            .into_iter()
-            .flat_map(|(f, s)| books.iter().map(move |t| (f, s, t)))
-        {
+        for (ff, subgroups) in [(37usize, true), (70, false)] {
             let mut k = Kernels::new(
                 &g,
                 &GpuTuning {
                     wide_int: wide,
                     subgroups,
                     glu_q_shape: shape,
-                    book_triples: triples,
                     ..tuning()
                 },
             );
-            let limit = g.limits.max_compute_workgroup_storage_size as usize;
-            let triples = k.book_triples && kernels::book_triples_bytes(shape) <= limit;
-            let what = format!(
-                "{tys:?} wide {wide} shape {shape} ff {ff} subgroups {subgroups} triples {triples}"
-            );
+            let what = format!("{tys:?} wide {wide} shape {shape} ff {ff} subgroups {subgroups}");
             let cols = if tys[0].block_len() == 32 { 2144 } else { 2304 };
             let (grp, w) = group_rows_bytes(&g, &mut rng, &tys, &[ff, ff], cols);
             let m = grp.fused().unwrap();
@@ -3701,49 +3685,6 @@ fn own_x_workgroup_memory_fits_webgpu() {
                 shared <= bound && bound <= 16384,
                 "{what}: {shared} bytes, bound {bound}"
             );
-        }
-    }
-}
-
-/// `kernels::book_triples_bytes` against the kernels it admits: glu_q with
-/// the code book by triples (wide.wgsl's IQ4T), uniform and mixed
-/// code-book groups, in every team shape the glu_q test samples, has
-/// workgroup variables, as naga lays them out, within that bound; and the
-/// table is really there (16 KiB of it), where the pairs' kernel keeps
-/// within the same bound with its 1 KiB table instead.
-#[test]
-fn book_triples_workgroup_memory_bound() {
-    let Some(g) = int_gpu() else { return };
-    let (g, list) = g.recording_shaders();
-    use GgmlType::*;
-    for (rows, threads) in [(8, 32), (4, 16), (2, 8), (16, 64)] {
-        let shape = GluQShape { rows, threads };
-        for triples in [true, false] {
-            let mut k = Kernels::new(
-                &g,
-                &GpuTuning {
-                    book_triples: triples,
-                    glu_own_x: 0,
-                    ..tuning()
-                },
-            );
-            for tys in [[IQ4_XS; 3], [Q5_K, IQ4_XS, IQ4_XS], [IQ4_NL; 3]] {
-                let what = format!("{tys:?} {shape} triples {triples}");
-                let path = k.int_path(tys, Mv::Silu, true);
-                k.matvec_glu_q(&g, tys, Mv::Silu, shape, 4096, path, false)
-                    .unwrap_or_else(|e| panic!("{what}: {e}"));
-                let src = lock_shaders(&list).pop().map(|r| r.source).unwrap();
-                let shared = entry_workgroup_bytes(&src, "glu_q", &what);
-                let bound = kernels::book_triples_bytes(shape);
-                if triples {
-                    assert!(shared <= bound, "{what}: {shared} bytes, bound {bound}");
-                    assert!(shared >= 16384, "{what}: {shared} bytes, no table");
-                } else {
-                    // The pairs' table (1 KiB) in the table's place.
-                    let pairs = bound - 16384 + 1024;
-                    assert!(shared <= pairs, "{what}: {shared} bytes, bound {pairs}");
-                }
-            }
         }
     }
 }

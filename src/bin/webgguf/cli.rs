@@ -71,7 +71,7 @@ common options:
                     Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS as random bits)
 
 environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
-  WEBGGUF_GPU_{FUSE,TILED,FEW,SPLIT,FLASH,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE,INT_PREFILL,GLU_Q,BOOK3}=0,
+  WEBGGUF_GPU_{FUSE,TILED,FEW,SPLIT,FLASH,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE,INT_PREFILL,GLU_Q}=0,
   WEBGGUF_GPU_GLU_Q_SHAPE=RxT, WEBGGUF_GPU_GLU_Q_MIN=N,
   WEBGGUF_GPU_OWN_X=N,
   WEBGGUF_GPU_{DEEP_KEYS,DEEP_FAR_KEYS,DEEP_FAR_CHUNKS,SPLIT_WGS,SPLIT_MAX,MV_WG}=N,
@@ -142,8 +142,7 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   8x32); `WEBGGUF_GPU_GLU_Q_MIN=N`: only for FFNs of N or more outputs
 ///   (default 5632); `WEBGGUF_GPU_OWN_X=N`: that product quantizes its own
 ///   x where its rows are at most N long (`glu_own_x`, default 2048, 0
-///   never); `WEBGGUF_GPU_BOOK3=0`: its IQ4_XS/IQ4_NL rows look the code
-///   book up by pairs of nibbles rather than triples (`book_triples`).
+///   never).
 /// - `WEBGGUF_GPU_SPLIT_WGS=N`: decode splits as short as one chunk while
 ///   they keep at most N workgroups busy (default 320; 0: 64 keys always);
 ///   `WEBGGUF_GPU_SPLIT_MAX=K`: past that, splits up to K keys (default 64).
@@ -262,7 +261,6 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
                 })
                 .unwrap_or(d.tuning.glu_q_shape),
             glu_own_x: num("WEBGGUF_GPU_OWN_X", d.tuning.glu_own_x),
-            book_triples: !off("WEBGGUF_GPU_BOOK3"),
         },
         ..d
     }
