@@ -362,11 +362,14 @@ pub fn own_x_fits(shape: GluQShape, f: Fmts, cols: usize) -> bool {
         && own_x_bytes(shape, f, cols) <= 16384
 }
 
-/// The workgroup memory of `glu_q` with its own x (`own_x_fits`):
+/// The workgroup memory of `glu_q` in `shape` over formats `f`:
 /// matvec.wgsl's sums (`red`) and outputs (`hq`), the code book where a
-/// member has one (wide.wgsl's IQ4L), the int8 row with its scales, and 64
-/// bytes for any alignment between the arrays.
-pub fn own_x_bytes(shape: GluQShape, f: Fmts, cols: usize) -> usize {
+/// member has one (wide.wgsl's IQ4L), and 64 bytes for any alignment
+/// between the arrays. The host takes glu_q only where the device's limit
+/// holds it: the sums grow with rows times threads, and 16x64 (18,560
+/// bytes with the code book, 17,536 without) is past WebGPU's guaranteed
+/// 16 KiB.
+pub fn glu_q_bytes(shape: GluQShape, f: Fmts) -> usize {
     let (rows, threads, teams) = (
         shape.rows as usize,
         shape.threads as usize,
@@ -379,9 +382,14 @@ pub fn own_x_bytes(shape: GluQShape, f: Fmts, cols: usize) -> usize {
     } else {
         0
     };
+    red + hq + book + 64
+}
+
+/// The workgroup memory of `glu_q` with its own x (`own_x_fits`):
+/// `glu_q_bytes` and the int8 row with its scales.
+pub fn own_x_bytes(shape: GluQShape, f: Fmts, cols: usize) -> usize {
     // XQ4, XD and row_norm.wgsl's NQ16.
-    let x = cols + cols / 8 + 64;
-    red + hq + book + x + 64
+    glu_q_bytes(shape, f) + cols + cols / 8 + 64
 }
 
 impl std::fmt::Display for GluQShape {
@@ -1585,7 +1593,9 @@ pub struct Kernels {
     /// `GpuTuning::coop_long`.
     pub coop_long: bool,
     /// The device's workgroup memory in bytes (what a tile may declare).
-    shared_limit: u32,
+    /// The device's workgroup memory a workgroup
+    /// (`max_compute_workgroup_storage_size`).
+    pub shared_limit: u32,
     // The format-independent pipelines, each built by its getter on first
     // use, so that a load compiles only what its op lists use.
     rmsnorm: Lazy,

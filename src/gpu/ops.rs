@@ -334,6 +334,7 @@ pub fn matvec_ops(
             && kernels::glu_q_takes(fmts)
             && a.split >= k.glu_q_min
             && k.glu_q_shape.valid()
+            && kernels::glu_q_bytes(k.glu_q_shape, fmts) <= k.shared_limit as usize
             && a.split.div_ceil(32) <= h.blocks
     });
     // glu_q may quantize its own x (the FFN norm folded), which saves the

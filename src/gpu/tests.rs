@@ -3689,6 +3689,54 @@ fn own_x_workgroup_memory_fits_webgpu() {
     }
 }
 
+/// `kernels::glu_q_bytes` against the kernels it admits: glu_q without its
+/// own x, uniform, mixed and code-book groups, in the team shapes the glu_q
+/// test samples, has workgroup variables, as naga lays them out, within
+/// that bound; and the bound keeps the default shape within WebGPU's
+/// guaranteed 16 KiB but not 16x64 (which the host then refuses on such a
+/// device; lavapipe allows more).
+#[test]
+fn glu_q_workgroup_memory_bound() {
+    let Some(g) = int_gpu() else { return };
+    let mut k = Kernels::new(
+        &g,
+        &GpuTuning {
+            glu_own_x: 0,
+            ..tuning()
+        },
+    );
+    let (g, list) = g.recording_shaders();
+    use GgmlType::*;
+    for (rows, threads) in [(8, 32), (4, 16), (2, 8), (16, 64)] {
+        let shape = GluQShape { rows, threads };
+        for tys in [
+            [Q4_K; 3],
+            [IQ4_XS; 3],
+            [Q5_K, IQ4_XS, IQ4_XS],
+            [Q8_0, Q4_0, Q4_0],
+        ] {
+            let what = format!("{tys:?} {shape}");
+            let path = k.int_path(tys, Mv::Silu, true);
+            k.matvec_glu_q(&g, tys, Mv::Silu, shape, 4096, path, false)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let src = lock_shaders(&list).pop().map(|r| r.source).unwrap();
+            let shared = entry_workgroup_bytes(&src, "glu_q", &what);
+            let bound = kernels::glu_q_bytes(shape, tys);
+            assert!(shared <= bound, "{what}: {shared} bytes, bound {bound}");
+            assert!(
+                bound <= shared + 128,
+                "{what}: {shared} bytes, bound {bound} (loose)"
+            );
+        }
+    }
+    assert!(kernels::glu_q_bytes(GluQShape::DEFAULT, [IQ4_XS; 3]) <= 16384);
+    let wide = GluQShape {
+        rows: 16,
+        threads: 64,
+    };
+    assert!(kernels::glu_q_bytes(wide, [Q4_K; 3]) > 16384);
+}
+
 /// The workgroup variables' bytes that entry point `entry` of `src` uses,
 /// as naga lays them out (a variable it does not use takes no memory in
 /// its pipeline).
