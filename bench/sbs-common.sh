@@ -131,3 +131,29 @@ sbs_tg() {
   local v=$(timeout "${TG_TIMEOUT:-100}" "$1" bench --backend gpu --synthetic "$2" -p 1 -n 64 -r 3 --json 2>/dev/null | grep '^{' | tail -1 | python3 -c 'import json,sys; print("%.1f" % json.load(sys.stdin)["tg_median_tok_s"])' 2>/dev/null)
   echo "${v:-fail}"
 }
+
+# sbs_ab R "MODEL.." VARIANT..: tg64 (sbs_tg) of every variant on every
+# synthetic MODEL, two rounds, the variants in the given order and then
+# reversed, each result a line "round model label tok/s" into R and
+# stdout. A VARIANT is LABEL:BINARY[:NAME=VALUE,...] (.sbs/BINARY, run with
+# those environment variables), e.g. pairs:webgguf:WEBGGUF_GPU_BOOK3=0.
+# The one-call A/B scripts before 2026-11-30 wrote this loop out.
+sbs_ab() {
+  local r=$1 models=$2 rd m v label bin envs
+  shift 2
+  local fwd=("$@") rev=() i
+  for ((i = ${#fwd[@]} - 1; i >= 0; i--)); do rev+=("${fwd[i]}"); done
+  for rd in 1 2; do
+    for m in $models; do
+      local vs=("${fwd[@]}")
+      [ $rd = 2 ] && vs=("${rev[@]}")
+      for v in "${vs[@]}"; do
+        IFS=: read -r label bin envs <<< "$v"
+        echo "$rd $m $label $(
+          [ -n "$envs" ] && export ${envs//,/ }
+          TG_TIMEOUT=${TG_TIMEOUT:-60} sbs_tg .sbs/$bin "$m"
+        )" | tee -a "$r"
+      done
+    done
+  done
+}

@@ -19,13 +19,5 @@ print('$b', d['wall_per_step'], ', '.join('%s %.0f'%(k['kernel'],k['us']) for k 
 " | tee -a $OUT/prof.txt
 done
 for b in old webgguf; do sbs_tg .sbs/$b llama-3.2-1b:Q2_K > /dev/null; done
-R=$OUT/planar3.txt
-for rd in 1 2; do
-  for m in llama-3.1-8b:Q2_K llama-3.1-8b:Q3_K llama-3.2-1b:Q2_K llama-3.2-1b:Q3_K; do
-    bs="old webgguf"; [ $rd = 2 ] && bs="webgguf old"
-    for b in $bs; do
-      echo "$rd $m $b $(TG_TIMEOUT=60 sbs_tg .sbs/$b $m)" | tee -a $R
-    done
-  done
-done
-echo done | tee -a $R
+sbs_ab $OUT/planar3.txt "llama-3.1-8b:Q2_K llama-3.1-8b:Q3_K llama-3.2-1b:Q2_K llama-3.2-1b:Q3_K" main:old planar:webgguf
+echo done | tee -a $OUT/planar3.txt
