@@ -1592,9 +1592,9 @@ pub struct Kernels {
     pub coop_fixed: Option<Tile>,
     /// `GpuTuning::coop_long`.
     pub coop_long: bool,
-    /// The device's workgroup memory in bytes (what a tile may declare).
-    /// The device's workgroup memory a workgroup
-    /// (`max_compute_workgroup_storage_size`).
+    /// The device's workgroup memory in bytes
+    /// (`max_compute_workgroup_storage_size`: what a tile or glu_q may
+    /// declare).
     pub shared_limit: u32,
     // The format-independent pipelines, each built by its getter on first
     // use, so that a load compiles only what its op lists use.

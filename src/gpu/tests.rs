@@ -3675,11 +3675,7 @@ fn own_x_workgroup_memory_fits_webgpu() {
         assert_eq!(widest, if book { 5120 } else { 6144 }, "{tys:?}");
         for cols in [256, 2048, 4096, widest] {
             let what = format!("{tys:?} cols {cols}");
-            let path = k.int_path(tys, Mv::Silu, true);
-            k.matvec_glu_q(&g, tys, Mv::Silu, shape, cols, path, true)
-                .unwrap_or_else(|e| panic!("{what}: {e}"));
-            let src = lock_shaders(&list).pop().map(|r| r.source).unwrap();
-            let shared = entry_workgroup_bytes(&src, "glu_q", &what);
+            let shared = glu_q_workgroup_bytes(&mut k, &g, &list, tys, shape, cols, true, &what);
             let bound = kernels::own_x_bytes(shape, tys, cols);
             assert!(
                 shared <= bound && bound <= 16384,
@@ -3716,11 +3712,7 @@ fn glu_q_workgroup_memory_bound() {
             [Q8_0, Q4_0, Q4_0],
         ] {
             let what = format!("{tys:?} {shape}");
-            let path = k.int_path(tys, Mv::Silu, true);
-            k.matvec_glu_q(&g, tys, Mv::Silu, shape, 4096, path, false)
-                .unwrap_or_else(|e| panic!("{what}: {e}"));
-            let src = lock_shaders(&list).pop().map(|r| r.source).unwrap();
-            let shared = entry_workgroup_bytes(&src, "glu_q", &what);
+            let shared = glu_q_workgroup_bytes(&mut k, &g, &list, tys, shape, 4096, false, &what);
             let bound = kernels::glu_q_bytes(shape, tys);
             assert!(shared <= bound, "{what}: {shared} bytes, bound {bound}");
             assert!(
@@ -3735,6 +3727,27 @@ fn glu_q_workgroup_memory_bound() {
         threads: 64,
     };
     assert!(kernels::glu_q_bytes(wide, [Q4_K; 3]) > 16384);
+}
+
+/// The workgroup bytes of glu_q (Silu) over `tys` in `shape`, rows of
+/// `cols`, with or without its own x, as naga lays out the source the
+/// recording device `g` compiled (`entry_workgroup_bytes`).
+#[allow(clippy::too_many_arguments)]
+fn glu_q_workgroup_bytes(
+    k: &mut Kernels,
+    g: &Gpu,
+    list: &std::sync::Arc<std::sync::Mutex<Vec<ShaderRecord>>>,
+    tys: kernels::Fmts,
+    shape: GluQShape,
+    cols: usize,
+    own_x: bool,
+    what: &str,
+) -> usize {
+    let path = k.int_path(tys, Mv::Silu, true);
+    k.matvec_glu_q(g, tys, Mv::Silu, shape, cols, path, own_x)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let src = lock_shaders(list).pop().map(|r| r.source).unwrap();
+    entry_workgroup_bytes(&src, "glu_q", what)
 }
 
 /// The workgroup variables' bytes that entry point `entry` of `src` uses,
