@@ -59,7 +59,10 @@ struct Params {
     rb1: u32,
     base2: u32,
     rb2: u32,
-    _p0: u32,
+    // The integer path with NORM: where quantize_x.wgsl's per-block sums
+    // of squares start in XD (after every token's scales), from which the
+    // product takes the norm's scale.
+    sq_base: u32,
     _p1: u32,
     _p2: u32,
 }

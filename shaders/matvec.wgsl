@@ -35,7 +35,7 @@
 //   TEAMS * WG threads. The host prepends `const R`, `RN` (R + 1: the
 //   rows and the sum of squares), `WG` (64, 128 or 256; `glu_q`: a
 //   team's), `TEAMS` (1 but for `glu_q`), `RW` (RN * WG), `FOLD`,
-//   `INT_X` and `OWN_X` (`glu_q` only), and appends int8_block.wgsl, matrix.wgsl, dequant.wgsl,
+//   `INT_X`, `OWN_X` (`glu_q` only) and `SQ`, and appends int8_block.wgsl, matrix.wgsl, dequant.wgsl,
 //   units.wgsl, the generated `dot_rows` and `w_sec`, one of the two
 //   `reduce` functions, f16.wgsl,
 //   rope_pair.wgsl, the gated activation `act(gate, up)`, and `xv4(i)` /
@@ -45,11 +45,13 @@
 //   end; the separate norm pass's loads).
 // Const INT_X (the integer path): x is read as int8 blocks that
 //   quantize_x.wgsl wrote (bindings 13 XQ, 14 XD, appended by the host
-//   with a `dot_rows` of units.wgsl's unit_idot decoders), the norm already
-//   applied there: the NORM flag (shared with that pass's uniform) is
-//   ignored here, and the host's `xload` is a stub, so that the kernel
-//   binds neither X nor G (q/k/v then binds 8 storage buffers, WebGPU's
-//   guaranteed minimum). The wide variant (wide.wgsl's decoders, 32
+//   with a `dot_rows` of units.wgsl's unit_idot decoders and `x_sq`), the
+//   norm's gains already applied there: with NORM (the flag is shared with
+//   that pass's uniform; const SQ, the host's `norm`) the threads sum the
+//   blocks' sums of squares that the pass left in XD (`x_sq`) with the
+//   rows, and the rows are multiplied by the norm's scale as with FOLD.
+//   The host's `xload` is a stub, so that the kernel binds neither X nor
+//   G (q/k/v then binds 8 storage buffers, WebGPU's guaranteed minimum). The wide variant (wide.wgsl's decoders, 32
 //   elements per call) views binding 13 as vec4<u32> words (XQ4) and may
 //   read Q4_K/Q5_K weights through a vec4<u32> alias of W at binding 15
 //   (then W itself is bound only where another format reads it).
@@ -125,11 +127,12 @@ fn prologue(lid: u32, z: u32) -> Pro {
     return Pro(xb, scale);
 }
 
-// What the summed rows are multiplied by: with the norm folded (FOLD), the
-// rmsnorm scale from the sum of squares that dot_rows left in red[R * WG],
-// otherwise 1 (the norm, if any, was applied to x).
+// What the summed rows are multiplied by: with the norm folded (FOLD) or
+// left to the product by the quantize pass (SQ), the rmsnorm scale from
+// the sum of squares summed into red[R * WG], otherwise 1 (the norm, if
+// any, was applied to x).
 fn row_scale(sep: f32) -> f32 {
-    if (P.flags & F_NORM) != 0u && FOLD && !INT_X {
+    if (P.flags & F_NORM) != 0u && ((FOLD && !INT_X) || SQ) {
         return 1.0 / sqrt(red[TB + R * WG] / f32(P.cols) + P.eps);
     }
     return 1.0;
@@ -141,6 +144,11 @@ fn xg(x: vec4<f32>, k: u32, scale: f32, norm: bool) -> vec4<f32> {
         return (x * scale) * gv4(k);
     }
     return x;
+}
+
+// Block b's sum of squares (x_sq), or 0 past the row's nbx blocks.
+fn x_sq_at(t: u32, b: u32, nbx: u32) -> f32 {
+    return select(0.0, x_sq(t, min(b, nbx - 1u)), b < nbx);
 }
 
 // Which weight row a logical row reads: plain, gate/up pairs, q/k/v quads.
@@ -185,7 +193,17 @@ ROW_STARTS
     let sec = w_sec(phys(g * R, rows));
     // With OWN_X the int8 x is the workgroup's own (one token, at 0).
     let tx = select(src_token(z), 0u, OWN_X);
-    reduce(lid, dot_rows(lid, tx, pr.xb, pr.scale, (P.flags & F_NORM) != 0u, rb, sec));
+    var acc = dot_rows(lid, tx, pr.xb, pr.scale, (P.flags & F_NORM) != 0u, rb, sec);
+    // SQ (the integer path with NORM): this thread's share of the blocks'
+    // sums of squares (blocks lid, lid + WG, ..) into acc[R], summed with
+    // the rows. The host writes the loads out as named values sq0, sq1, ..
+    // (SQ_SUM: as many as rows of the pipeline's cols need; nothing without
+    // SQ), after the rows' loop: issued before it (held across it, or in a
+    // loop of loads) they changed the driver's code for the loop and ran
+    // an 8B 4-5% slower, the products without a norm too (BENCHMARKS.md,
+    // 2026-11-30).
+SQ_SUM
+    reduce(lid, acc);
     return row_scale(pr.scale);
 }
 

@@ -1,29 +1,40 @@
-// The integer matvec's x: each token's row of X (with flag NORM first
-// rmsnorm(x) * G, as matvec.wgsl's separate-norm pass computes it) cut
-// into blocks of 32 elements, each stored as a scale d = amax / 127 (f32)
-// and 32 int8 values q = round(x / d) (ties to even; 0 where amax is 0),
-// four to a u32 word, element 4i + j in byte j of word i. The last block
-// of a row whose length is not a multiple of 32 is padded with zeros.
+// The integer matvec's x: each token's row of X (with flag NORM, x * G,
+// the gains of the rmsnorm that the product finishes: below) cut into
+// blocks of 32 elements, each stored as a scale d = amax / 127 (f32) and
+// 32 int8 values q = round(x / d) (ties to even; 0 where amax is 0), four
+// to a u32 word, element 4i + j in byte j of word i. The last block of a
+// row whose length is not a multiple of 32 is padded with zeros.
 // Token t's words start at XQ[t * nb * 8] and its scales at XD[t * nb],
-// nb = ceil(cols / 32); with flag LAST only token S.n - 1 is quantized
+// nb = ceil(cols / 32); with flag NORM each block's sum of squares of x
+// (before the gains) also goes to XD[P.sq_base + t * nb + block], in one
+// order: ((s0 + s1) + (s2 + s3)), s_i its i-th 8 elements' dot(a, a) +
+// dot(b, b) over two vec4. With flag LAST only token S.n - 1 is quantized
 // (into its own slot, which is where the matvec's LAST reads it).
 // The matvec (units.wgsl's unit_idot_<fmt>, dot4I8Packed) then multiplies
 // int8 weights by these in 32-bit integers and scales each 4-element sum
-// by the weight's and the x block's scales in f32. The host appends
-// row_norm.wgsl (the norm's sums, shared with own_x.wgsl) and
-// int8_block.wgsl (the block arithmetic, shared with attention.wgsl).
+// by the weight's and the x block's scales in f32; with NORM it sums the
+// blocks' squares with its rows and multiplies each output by the norm's
+// scale 1 / sqrt(mean(x^2) + eps) (matvec.wgsl's row_scale).
+// Why the norm's scale is left to the product: rmsnorm(x) * G = s (x * G)
+// for one scalar s per row, and a block's int8 values and scale are the
+// same up to rounding whether they are cut from s (x * G) or x * G (its
+// scale then times s). Without s, nothing here needs the whole row: no
+// row-wide sum, no barrier for it, each thread loading its own 8 elements
+// only. With the row-wide sum here instead (every workgroup summing the
+// whole row) an 8B decoded 2.2% (IQ4_XS) to 3.6% (Q4_K) slower
+// (BENCHMARKS.md, 2026-11-30).
+// The host appends int8_block.wgsl (the block arithmetic, shared with
+// attention.wgsl).
 // Bindings: the matvec's own: 1 X (f32, [tokens][cols]), 3 P (its Params:
-//   only the fields up to eps are declared here, in matrix.wgsl's order),
-//   4 G (norm gains; any buffer without NORM), 5 S (Step); and 13 XQ
-//   (u32), 14 XD (f32), both written.
+//   only the fields up to sq_base are declared here, in matrix.wgsl's
+//   order), 4 G (norm gains; any buffer without NORM), 5 S (Step); and 13
+//   XQ (u32), 14 XD (f32), both written.
 // Dispatch: (ceil(nb * 32 / 2048), 1, tokens) workgroups of 256 threads
 //   ((.., 1, 1) with LAST): thread lid of workgroup x quantizes elements
-//   8 (256 x + lid) .. + 7, four threads one block. With NORM every
-//   workgroup first sums the squares of the whole row (as the matvec's
-//   workgroups do): no second pass and no grid-wide sync.
-// Why the shape of the NORM path: on the H100 this pass runs ~3 times a
-// layer in decode, and its time is latency, not bandwidth (4096 floats):
-// each global round trip and each barrier level counts.
+//   8 (256 x + lid) .. + 7, four threads one block.
+// Why this shape: in decode this pass runs before q/k/v and (past
+// GpuTuning::glu_own_x columns) before gate/up, and its time is latency,
+// not bandwidth (4096 floats): one round trip and one barrier.
 
 // The leading fields of matrix.wgsl's Params (the same uniform block).
 struct Params {
@@ -36,6 +47,19 @@ struct Params {
     flags: u32,
     nx: u32,
     eps: f32,
+    split: u32,
+    kvd: u32,
+    head_dim: u32,
+    rope_dim: u32,
+    theta_scale: f32,
+    freq_scale: f32,
+    part_base: u32,
+    w_byte0: u32,
+    base1: u32,
+    rb1: u32,
+    base2: u32,
+    rb2: u32,
+    sq_base: u32,
 }
 
 struct Step {
@@ -56,10 +80,9 @@ const WG: u32 = 256u;
 @group(0) @binding(13) var<storage, read_write> XQ: array<u32>;
 @group(0) @binding(14) var<storage, read_write> XD: array<f32>;
 
-// Per-thread partial sums of squares (row_norm.wgsl's).
-var<workgroup> red: array<f32, WG>;
-// Each thread's largest magnitude, for its block's amax.
+// Each thread's largest magnitude and its sum of squares, for its block's.
 var<workgroup> mags: array<f32, WG>;
+var<workgroup> sqs: array<f32, WG>;
 
 // x[k], or 0 past the row's end (the index is clamped into the row).
 fn xload(xb: u32, k: u32) -> f32 {
@@ -74,21 +97,6 @@ fn xload8(xb: u32, k0: u32) -> mat2x4<f32> {
     );
 }
 
-// row_norm.wgsl's hooks.
-const NQ: u32 = WG;
-
-fn nq_x8(xb: u32, k0: u32) -> mat2x4<f32> {
-    return xload8(xb, k0);
-}
-
-fn nq_put(i: u32, v: f32) {
-    red[i] = v;
-}
-
-fn nq_get(i: u32) -> f32 {
-    return red[i];
-}
-
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let norm = (P.flags & F_NORM) != 0u;
@@ -97,7 +105,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let nb = (P.cols + 31u) / 32u;
     let c = wid.x * WG + lid;
     let k0 = 8u * c;
-    var v = mat2x4<f32>();
+    var g = mat2x4<f32>(vec4<f32>(1.0), vec4<f32>(1.0));
     if norm {
         // Gains past the row's end multiply zeros: clamp their index.
         // Loaded first, so that their round trip overlaps x's.
@@ -105,21 +113,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         let last = vec4<u32>(P.cols - 1u);
         let ga = min(kg, last);
         let gb = min(kg + vec4<u32>(4u), last);
-        let g = mat2x4<f32>(
+        g = mat2x4<f32>(
             vec4<f32>(G[ga.x], G[ga.y], G[ga.z], G[ga.w]),
             vec4<f32>(G[gb.x], G[gb.y], G[gb.z], G[gb.w]),
         );
-        // Every workgroup sums the squares of the whole row (row_norm.wgsl),
-        // in the quantizing layout (chunk j of the row is what workgroup j
-        // quantizes): each thread keeps its own chunk's values, so x is
-        // read once.
-        let rn = row_norm(lid, xb, wid.x);
-        v = mat2x4<f32>((rn.v[0] * rn.scale) * g[0], (rn.v[1] * rn.scale) * g[1]);
-    } else {
-        v = xload8(xb, k0);
     }
-    let a = v[0];
-    let b = v[1];
+    let x = xload8(xb, k0);
+    sqs[lid] = dot(x[0], x[0]) + dot(x[1], x[1]);
+    var a = x[0];
+    var b = x[1];
+    if norm {
+        a = x[0] * g[0];
+        b = x[1] * g[1];
+    }
     let m = max(abs(a), abs(b));
     mags[lid] = max(max(m.x, m.y), max(m.z, m.w));
     workgroupBarrier();
@@ -131,7 +137,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         XQ[o] = q8_pack(a, id);
         XQ[o + 1u] = q8_pack(b, id);
         if (lid & 3u) == 0u {
-            XD[t * nb + (c >> 2u)] = q8_scale(amax);
+            let blk = t * nb + (c >> 2u);
+            XD[blk] = q8_scale(amax);
+            if norm {
+                XD[P.sq_base + blk] = (sqs[g0] + sqs[g0 + 1u]) + (sqs[g0 + 2u] + sqs[g0 + 3u]);
+            }
         }
     }
 }

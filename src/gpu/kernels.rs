@@ -32,7 +32,6 @@ const ARGMAX: &str = include_str!("../../shaders/argmax.wgsl");
 const SAMPLE: &str = include_str!("../../shaders/sample.wgsl");
 const QUANTIZE_X: &str = include_str!("../../shaders/quantize_x.wgsl");
 const OWN_X: &str = include_str!("../../shaders/own_x.wgsl");
-const ROW_NORM: &str = include_str!("../../shaders/row_norm.wgsl");
 const PACK_F16: &str = include_str!("../../shaders/pack_f16.wgsl");
 const SPLIT: &str = include_str!("../../shaders/split.wgsl");
 const FEW: &str = include_str!("../../shaders/few.wgsl");
@@ -348,17 +347,15 @@ impl GluQShape {
 }
 
 /// Whether `glu_q` in `shape` over formats `f` may quantize its own x
-/// (own_x.wgsl) from rows of `cols`: 256 threads a workgroup (row_norm.wgsl
-/// sums in quantize_x.wgsl's order, which needs them), rows of whole
-/// 32-element blocks, `red`'s R + 1 floats a thread room for two
-/// magnitudes a block, and its workgroup memory (`own_x_bytes`) within
+/// (own_x.wgsl) from rows of `cols`: rows of whole 32-element blocks,
+/// `red`'s R + 1 floats a thread room for two magnitudes and two sums of
+/// squares a block, and its workgroup memory (`own_x_bytes`) within
 /// WebGPU's guaranteed 16 KiB.
 pub fn own_x_fits(shape: GluQShape, f: Fmts, cols: usize) -> bool {
     let threads = (shape.threads * shape.teams()) as usize;
-    threads == 256
-        && cols.is_multiple_of(32)
+    cols.is_multiple_of(32)
         && cols > 0
-        && (shape.rows as usize + 1) * threads >= cols / 16
+        && (shape.rows as usize + 1) * threads >= cols / 8
         && own_x_bytes(shape, f, cols) <= 16384
 }
 
@@ -388,8 +385,8 @@ pub fn glu_q_bytes(shape: GluQShape, f: Fmts) -> usize {
 /// The workgroup memory of `glu_q` with its own x (`own_x_fits`):
 /// `glu_q_bytes` and the int8 row with its scales.
 pub fn own_x_bytes(shape: GluQShape, f: Fmts, cols: usize) -> usize {
-    // XQ4, XD and row_norm.wgsl's NQ16.
-    glu_q_bytes(shape, f) + cols + cols / 8 + 64
+    // XQ4 (a byte an element), XD (a scale and a sum of squares a block).
+    glu_q_bytes(shape, f) + cols + cols / 4
 }
 
 impl std::fmt::Display for GluQShape {
@@ -588,6 +585,9 @@ const INT_X_SRC: &str = "@group(0) @binding(13) var<storage, read> XQ: array<u32
 fn xload(xb: u32, k: u32) -> f32 {
     return 0.0;
 }
+fn x_sq(t: u32, b: u32) -> f32 {
+    return XD[P.sq_base + t * ((P.cols + 31u) / 32u) + b];
+}
 ";
 
 /// `INT_X_SRC` for the wide path: the same buffer at binding 13 viewed as
@@ -599,12 +599,18 @@ const INT_X_WIDE_SRC: &str = "@group(0) @binding(13) var<storage, read> XQ4: arr
 fn xload(xb: u32, k: u32) -> f32 {
     return 0.0;
 }
+fn x_sq(t: u32, b: u32) -> f32 {
+    return XD[P.sq_base + t * ((P.cols + 31u) / 32u) + b];
+}
 ";
 
 /// matvec.wgsl's `xload` for the f32 path: x[k], or 0 past the row's end
 /// (the index is clamped into the row).
 const X_LOAD: &str = "fn xload(xb: u32, k: u32) -> f32 {
     return select(0.0, X[xb + min(k, P.cols - 1u)], k < P.cols);
+}
+fn x_sq(t: u32, b: u32) -> f32 {
+    return 0.0;
 }
 ";
 
@@ -1511,6 +1517,7 @@ type MatvecKey = (
     MvPath,
     u32,
     usize,
+    u32,
 );
 
 /// A pipeline built on its first use (see the getters on `Kernels`).
@@ -2609,7 +2616,7 @@ impl Kernels {
             pipeline(
                 gpu,
                 "quantize_x",
-                &format!("{QUANTIZE_X}\n{ROW_NORM}\n{INT8_BLOCK}"),
+                &format!("{QUANTIZE_X}\n{INT8_BLOCK}"),
                 "main",
             )
         })
@@ -2787,7 +2794,10 @@ impl Kernels {
     /// The matvec pipeline for matrices of formats `f` (`Fmts`) and `cols`
     /// columns, entry `mv`, `rows` rows per workgroup; `path`: f32 x, or
     /// the integer path (x from quantize_x.wgsl; every format needs an
-    /// `int_decoder`, and for `MvPath::Wide` a `wide_decoder`).
+    /// `int_decoder`, and for `MvPath::Wide` a `wide_decoder`); `norm`:
+    /// the product's x is normed (flag NORM), which on the integer path
+    /// compiles the norm's sums in (matvec.wgsl's SQ).
+    #[allow(clippy::too_many_arguments)]
     pub fn matvec(
         &mut self,
         gpu: &Gpu,
@@ -2796,13 +2806,15 @@ impl Kernels {
         rows: u32,
         cols: usize,
         path: MvPath,
+        norm: bool,
     ) -> Result<Rc<wgpu::ComputePipeline>> {
-        self.matvec_teams(gpu, f, mv, rows, cols, path, None, false)
+        self.matvec_teams(gpu, f, mv, rows, cols, path, None, false, norm)
     }
 
     /// matvec.wgsl's `glu_q` for a gate/up product on the integer path:
     /// `shape`'s rows per team and threads a team (`GluQShape`); with
-    /// `own_x` (the wide path, where `own_x_fits`) it quantizes its own x.
+    /// `own_x` (the wide path, where `own_x_fits`) it quantizes its own x;
+    /// `norm` as for `matvec` (own x needs it).
     #[allow(clippy::too_many_arguments)]
     pub fn matvec_glu_q(
         &mut self,
@@ -2813,16 +2825,17 @@ impl Kernels {
         cols: usize,
         path: MvPath,
         own_x: bool,
+        norm: bool,
     ) -> Result<Rc<wgpu::ComputePipeline>> {
         if !matches!(mv, Mv::Silu | Mv::Gelu) || !path.int() || !shape.valid() {
             return Err(Error::Gpu(format!("no glu_q kernel for {mv:?} {shape:?}")));
         }
-        if own_x && !(matches!(path, MvPath::Wide { .. }) && own_x_fits(shape, f, cols)) {
+        if own_x && !(norm && matches!(path, MvPath::Wide { .. }) && own_x_fits(shape, f, cols)) {
             return Err(Error::Gpu(format!(
                 "no glu_q kernel quantizing its own x for {f:?} {shape:?} rows of {cols}"
             )));
         }
-        self.matvec_teams(gpu, f, mv, shape.rows, cols, path, Some(shape), own_x)
+        self.matvec_teams(gpu, f, mv, shape.rows, cols, path, Some(shape), own_x, norm)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -2836,6 +2849,7 @@ impl Kernels {
         path: MvPath,
         teams: Option<GluQShape>,
         own_x: bool,
+        norm: bool,
     ) -> Result<Rc<wgpu::ComputePipeline>> {
         let int = path.int();
         let ty = f[0];
@@ -2916,9 +2930,28 @@ impl Kernels {
         // where it quantizes its own (through 11 and 12: rows a multiple
         // of 32).
         let vx = (self.matvec_vx(cols, mv) && !int) || own_x;
+        // The integer path's loads of the norm's block sums a thread
+        // (matvec.wgsl's SQ_LOADS), written out for rows of `cols`.
+        let sqn = if int && norm {
+            cols.div_ceil(32).div_ceil(wg as usize).max(1) as u32
+        } else {
+            0
+        };
         Ok(self
             .matvec
-            .entry((f, mv, rows, wg, dec, fold, vx, path, nteams, if own_x { cols } else { 0 }))
+            .entry((
+                f,
+                mv,
+                rows,
+                wg,
+                dec,
+                fold,
+                vx,
+                path,
+                nteams,
+                if own_x { cols } else { 0 },
+                sqn,
+            ))
             .or_insert_with(|| {
                 let mut src = String::new();
                 if sg && cfg!(target_arch = "wasm32") {
@@ -2928,9 +2961,10 @@ impl Kernels {
                     "const R: u32 = {rows}u;\nconst RN: u32 = {}u;\nconst WG: u32 = {wg}u;\n\
                      const TEAMS: u32 = {nteams}u;\n\
                      const RW: u32 = {}u;\nconst FOLD: bool = {fold};\nconst INT_X: bool = {int};\n\
-                     const OWN_X: bool = {own_x};\n",
+                     const OWN_X: bool = {own_x};\nconst SQ: bool = {};\n",
                     rows + 1,
-                    (rows + 1) * wg
+                    (rows + 1) * wg,
+                    sqn > 0
                 ));
                 src.push_str(INT8_BLOCK);
                 let body = if sg {
@@ -2952,7 +2986,21 @@ impl Kernels {
                     .map(|r| format!("    reduce_row({r}u, lid, acc[{r}]);\n"))
                     .collect();
                 src.push_str(MATRIX);
-                src.push_str(&compose(&fill_line(&body, "ROW_STARTS", &starts), ty));
+                let sq_sum = if sqn == 0 {
+                    String::new()
+                } else {
+                    let loads: String = (0..sqn)
+                        .map(|i| format!("    let sq{i} = x_sq_at(tx, lid + {i}u * WG, nbx);\n"))
+                        .collect();
+                    let terms: Vec<String> = (0..sqn).map(|i| format!("sq{i}")).collect();
+                    format!(
+                        "    let nbx = (P.cols + 31u) / 32u;\n{loads}    acc[R] += {};\n",
+                        terms.join(" + ")
+                    )
+                };
+                let body = fill_line(&body, "ROW_STARTS", &starts);
+                let body = fill_line(&body, "SQ_SUM", &sq_sum);
+                src.push_str(&compose(&body, ty));
                 src.push_str(UNITS);
                 src.push_str(&fill_line(
                     if sg { REDUCE_SUBGROUP } else { REDUCE },
@@ -2967,7 +3015,7 @@ impl Kernels {
                         if own_x {
                             let nb = cols / 32;
                             src.push_str(&format!(
-                                "const XQW: u32 = {}u;\nconst XDB: u32 = {nb}u;\n{OWN_X}\n{ROW_NORM}",
+                                "const XQW: u32 = {}u;\nconst XDB: u32 = {nb}u;\n{OWN_X}",
                                 2 * nb
                             ));
                         } else {

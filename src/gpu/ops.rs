@@ -131,7 +131,8 @@ pub fn wide_glu_rows(f: kernels::Fmts) -> u32 {
 pub struct IntX {
     /// Packed int8 values, `tokens` x `blocks` x 8 words.
     pub q: wgpu::Buffer,
-    /// One f32 scale per block.
+    /// One f32 scale per block, then (from `sq_base`) one sum of squares
+    /// per block where a norm's quantize pass wrote them.
     pub d: wgpu::Buffer,
     /// 32-element blocks per token it holds, and tokens (the graph's
     /// batch: no dispatch quantizes more).
@@ -168,10 +169,18 @@ impl HalfX {
 /// long.
 pub fn int_x_sizes(cols: usize, tokens: usize) -> [u64; 2] {
     let nb = cols.div_ceil(32) as u64;
-    [tokens as u64 * nb * 32, tokens as u64 * nb * 4]
+    // The scales, then (a norm's pass: quantize_x.wgsl) the blocks' sums
+    // of squares from `IntX::sq_base`.
+    [tokens as u64 * nb * 32, 2 * tokens as u64 * nb * 4]
 }
 
 impl IntX {
+    /// Where in `d` the blocks' sums of squares start (after every
+    /// token's scales), in floats: matrix.wgsl's `Params::sq_base`.
+    pub fn sq_base(&self) -> u32 {
+        (self.tokens * self.blocks) as u32
+    }
+
     pub fn new(gpu: &Gpu, cols: usize, tokens: usize) -> Result<IntX> {
         let [q, d] = int_x_sizes(cols, tokens);
         Ok(IntX {
@@ -353,13 +362,22 @@ pub fn matvec_ops(
         None => 1,
     };
     let pipeline = if glu_q.is_some() {
-        k.matvec_glu_q(gpu, fmts, a.mv, k.glu_q_shape, m.cols, path, own_x)?
+        k.matvec_glu_q(
+            gpu,
+            fmts,
+            a.mv,
+            k.glu_q_shape,
+            m.cols,
+            path,
+            own_x,
+            a.norm.is_some(),
+        )?
     } else if int_tile {
         k.matmul_int(gpu, fmts, a.mv)?
     } else if tiled {
         k.matmul_tile(gpu, fmts, a.mv, tile)?
     } else {
-        k.matvec(gpu, fmts, a.mv, r, m.cols, path)?
+        k.matvec(gpu, fmts, a.mv, r, m.cols, path, a.norm.is_some())?
     };
     let half = k
         .half_x
@@ -417,7 +435,7 @@ pub fn matvec_ops(
             secs[0].1,
             secs[1].0,
             secs[1].1,
-            0,
+            a.int_x.or(k.int_x.as_ref()).map_or(0, IntX::sq_base),
             0,
             0,
         ];

@@ -2703,7 +2703,7 @@ fn matmul_int_matches_integer_twin_and_f64() {
         assert_eq!(labels, ["quantize_x", "matmul_int"], "{what}");
         g.run(&[&ops], n as u32, &[]);
         let got = read_f32(&g, &y, n * out);
-        let (gq, gd) = read_int_x(&g, &ix, n);
+        let (gq, gd) = read_int_x(&g, &ix, n, None);
         for t in 0..n {
             let xt: Vec<f64> = x[t * cols..(t + 1) * cols]
                 .iter()
@@ -2889,23 +2889,65 @@ fn quantize_x_f64(x: &[f64]) -> (Vec<i8>, Vec<f64>) {
     (q, d)
 }
 
-/// The `IntX` a test's products left: each token's int8 values and scales.
-fn read_int_x(g: &Gpu, ix: &IntX, tokens: usize) -> (Vec<Vec<i8>>, Vec<Vec<f32>>) {
+/// The `IntX` a test's products left: each token's int8 values and scales;
+/// with `norm` (the product's cols and eps: a norm's quantize pass, which
+/// leaves the norm's scale to the product) each scale times that token's
+/// rmsnorm scale, in f64 from the blocks' sums of squares the pass wrote,
+/// so that a twin of the product reads them as it read a normed x.
+fn read_int_x(
+    g: &Gpu,
+    ix: &IntX,
+    tokens: usize,
+    norm: Option<(usize, f32)>,
+) -> (Vec<Vec<i8>>, Vec<Vec<f64>>) {
     let q = read_f32(g, &ix.q, ix.tokens * ix.blocks * 8);
     let d = read_f32(g, &ix.d, ix.tokens * ix.blocks);
+    let sq = read_int_sq(g, ix, tokens);
     let per = ix.blocks * 32;
     let bytes: Vec<i8> = q
         .iter()
         .flat_map(|w| w.to_bits().to_le_bytes().map(|b| b as i8))
         .collect();
+    let scale = |t: usize| match norm {
+        Some((cols, eps)) => {
+            let ss: f64 = sq[t][..cols.div_ceil(32)].iter().map(|&v| v as f64).sum();
+            1.0 / (ss / cols as f64 + eps as f64).sqrt()
+        }
+        None => 1.0,
+    };
     (
         (0..tokens)
             .map(|t| bytes[t * per..(t + 1) * per].to_vec())
             .collect(),
         (0..tokens)
-            .map(|t| d[t * ix.blocks..(t + 1) * ix.blocks].to_vec())
+            .map(|t| {
+                let s = scale(t);
+                d[t * ix.blocks..(t + 1) * ix.blocks]
+                    .iter()
+                    .map(|&v| v as f64 * s)
+                    .collect()
+            })
             .collect(),
     )
+}
+
+/// The terms to add to `twin_bound`'s for a product that finishes a norm
+/// from the blocks' sums of squares (`read_int_x` with `norm`): the GPU's
+/// f32 sum of the `cols / 32` sums (each rounded at most that many times
+/// less one), the division, eps, the square root (which halves what came
+/// before), the reciprocal and the rows' multiplication by it.
+fn norm_terms(cols: usize) -> usize {
+    cols.div_ceil(32) / 2 + 4
+}
+
+/// The blocks' sums of squares a norm's quantize pass left (from
+/// `IntX::sq_base`), each token's.
+fn read_int_sq(g: &Gpu, ix: &IntX, tokens: usize) -> Vec<Vec<f32>> {
+    let d = read_f32(g, &ix.d, 2 * ix.tokens * ix.blocks);
+    let base = ix.sq_base() as usize;
+    (0..tokens)
+        .map(|t| d[base + t * ix.blocks..base + (t + 1) * ix.blocks].to_vec())
+        .collect()
 }
 
 /// The integer path's error bound against the exact product of `w` and
@@ -2924,12 +2966,14 @@ fn int_err(w: &[f32], x: &[f64]) -> f64 {
 /// quantize_x.wgsl alone vs `quantize_x_f64`, on 3 tokens of random x
 /// (uniform in [-3, 3]) with rows of 100, 37 and 1000 columns (not
 /// multiples of 32: the last block padded with zeros; 1000 takes a
-/// workgroup's 64 blocks and part of a second) and 64, with and without the
-/// norm, and with LAST (only token S.n - 1 quantized); both outputs
+/// workgroup's 64 blocks and part of a second) and 64, with and without
+/// NORM (x times the gains quantized, and each block's sum of squares of
+/// x), and with LAST (only token S.n - 1 quantized); every output
 /// NaN-poisoned first. Bounds: q exact except where the twin's x / d lies
-/// within 1e-3 of a rounding tie (the GPU's f32 x * (127 / amax) and norm
-/// move it by ~1e-5), and there |dq| <= 1; d within 1e-5 relative (f32
-/// norm and division); the padding exactly 0.
+/// within 1e-3 of a rounding tie (the GPU's f32 x * (127 / amax) and
+/// x * g move it by ~1e-5), and there |dq| <= 1; d within 1e-5 relative
+/// (f32 product and division); a block's sum of squares within 1e-5
+/// relative (32 f32 squares and adds, ~2e-6); the padding exactly 0.
 #[test]
 fn quantize_x_matches_cpu() {
     let Some(g) = gpu() else { return };
@@ -2942,9 +2986,9 @@ fn quantize_x_matches_cpu() {
         (64, true, true),
         (37, false, true),
         (1000, true, false),
-        // Rows of several 2048-element workgroups: the NORM pass reads
-        // the row two chunks at a time, so an even count (2), an odd one
-        // (3, the second pair half past the row) and more than one pair.
+        // Rows of several 2048-element workgroups (2, 3, 5): each token's
+        // blocks and sums in their own slots, the last workgroup's partly
+        // past the row.
         (2049, true, false),
         (5000, true, true),
         (9000, true, false),
@@ -2956,20 +3000,32 @@ fn quantize_x_matches_cpu() {
         let (xb, gb) = (g.upload_f32("x", &x), g.upload_f32("g", &gains));
         // Both outputs NaN-poisoned first (quantize_x_gpu).
         let ix = quantize_x_gpu(&g, &k, &xb, &gb, [cols, n], norm, last, eps);
-        let (gq, gd) = read_int_x(&g, &ix, n);
+        let (gq, gd) = read_int_x(&g, &ix, n, None);
+        let gs = read_int_sq(&g, &ix, n);
         let toks: Vec<usize> = if last { vec![n - 1] } else { (0..n).collect() };
         for t in toks {
             let xt = &x[t * cols..(t + 1) * cols];
             let xn: Vec<f64> = if norm {
-                norm_f64(xt, &gains, eps)
+                xt.iter()
+                    .zip(&gains)
+                    .map(|(&v, &g)| v as f64 * g as f64)
+                    .collect()
             } else {
                 xt.iter().map(|&v| v as f64).collect()
             };
             let (q, d) = quantize_x_f64(&xn);
             let what = format!("cols {cols} norm {norm} last {last} token {t}");
+            for (b, blk) in xt.chunks(32).enumerate().filter(|_| norm) {
+                let want: f64 = blk.iter().map(|&v| v as f64 * v as f64).sum();
+                assert!(
+                    (gs[t][b] as f64 - want).abs() <= 1e-5 * want,
+                    "{what} block {b}: sum of squares {} vs {want}",
+                    gs[t][b]
+                );
+            }
             for b in 0..d.len() {
                 assert!(
-                    (gd[t][b] as f64 - d[b]).abs() <= 1e-5 * d[b],
+                    (gd[t][b] - d[b]).abs() <= 1e-5 * d[b],
                     "{what} block {b}: d {} vs {}",
                     gd[t][b],
                     d[b]
@@ -3050,11 +3106,9 @@ fn int_matvec_matches_integer_twin() {
         assert_eq!(ops[0].label, "quantize_x", "{ty}: not the integer path");
         g.run(&[&ops], n as u32, &[]);
         let got = read_f32(&g, &y, n * rows);
-        let (gq, gd) = read_int_x(&g, &ix, n);
+        let (gq, gd) = read_int_x(&g, &ix, n, norm.then_some((cols, eps)));
         for t in 0..n {
-            let xq: Vec<f64> = (0..cols)
-                .map(|c| gq[t][c] as f64 * gd[t][c / 32] as f64)
-                .collect();
+            let xq: Vec<f64> = (0..cols).map(|c| gq[t][c] as f64 * gd[t][c / 32]).collect();
             for (r, wr) in w.iter().enumerate() {
                 let (want, mag) = dot_mag(wr, &xq);
                 let o = got[t * rows + r] as f64;
@@ -3092,7 +3146,7 @@ const WIDE_TYPES: [GgmlType; 12] = [
 /// computes the same integers and multiplies the same scales in f32; its
 /// pieces cover `grp` elements or more, so their magnitudes sum to at most
 /// the twin's (the bound `twin_bound` is relative to it).
-fn int_twin(ty: GgmlType, row: &[u8], xq: &[i8], xd: &[f32], grp: usize) -> (f64, f64) {
+fn int_twin(ty: GgmlType, row: &[u8], xq: &[i8], xd: &[f64], grp: usize) -> (f64, f64) {
     let (bl, bb) = (ty.block_len(), ty.block_bytes());
     let (mut val, mut mag) = (0f64, 0f64);
     for (b, blk) in row.chunks_exact(bb).enumerate() {
@@ -3105,7 +3159,7 @@ fn int_twin(ty: GgmlType, row: &[u8], xq: &[i8], xd: &[f32], grp: usize) -> (f64
                 i += q[e0 + e] as i64 * xv;
                 s += xv;
             }
-            let dx = xd[k0 / 32] as f64;
+            let dx = xd[k0 / 32];
             let p = d as f64 * sc[e0 / 16] as f64 * i as f64 * dx;
             let m = dmin as f64 * mn[e0 / 16] as f64 * s as f64 * dx;
             val += p - m;
@@ -3238,8 +3292,11 @@ fn wide_int_matvec_matches_integer_twin() {
                 assert_eq!(ops[0].label, "quantize_x", "{ty}: not the integer path");
                 g.run(&[&ops], n as u32, &[]);
                 let got = read_f32(&g, &y, toks.len() * nout);
-                let (gq, gd) = read_int_x(&g, &ix, n);
-                let (grp, terms) = if wide { (16, cols / 32) } else { (4, cols / 8) };
+                let (gq, gd) = read_int_x(&g, &ix, n, norm.then_some((cols, eps)));
+                let (grp, mut terms) = if wide { (16, cols / 32) } else { (4, cols / 8) };
+                if norm {
+                    terms += norm_terms(cols);
+                }
                 let what = format!(
                     "{ty} x {cols} wide {wide} R={r} WG={wg} {want_path:?} norm {norm} last {last} rows {lo}.. parts {}",
                     m.parts.len()
@@ -3368,7 +3425,7 @@ fn wide_int_gate_up_mixed_matches_integer_twin() {
             g.run(&[&ops], n as u32, &[]);
             let got = read_f32(&g, &y, n * ff);
             let what = format!("{tys:?} wide {wide} {path:?}");
-            check_gate_up_twin(&g, &ix, &got, &w, [ff, n, cols], wide, &what);
+            check_gate_up_twin(&g, &ix, &got, &w, [ff, n, cols], eps, wide, &what);
         }
     }
 }
@@ -3378,18 +3435,22 @@ fn wide_int_gate_up_mixed_matches_integer_twin() {
 /// gate rows, then ff up rows, `cols` long), the wide path's 16-element x
 /// groups or the per-unit path's 4; bound: each member's `twin_bound`
 /// carried through silu(gate) * up (silu's slope is under 1.1), plus 1e-6
-/// relative for the f32 activation.
+/// relative for the f32 activation. The pass had the FFN norm (`eps`),
+/// whose scale the product applies (`norm_terms`).
+#[allow(clippy::too_many_arguments)]
 fn check_gate_up_twin(
     g: &Gpu,
     ix: &IntX,
     got: &[f32],
     w: &[(GgmlType, Vec<u8>)],
     [ff, n, cols]: [usize; 3],
+    eps: f32,
     wide: bool,
     what: &str,
 ) {
-    let (gq, gd) = read_int_x(g, ix, n);
+    let (gq, gd) = read_int_x(g, ix, n, Some((cols, eps)));
     let (grp_len, terms) = if wide { (16, cols / 32) } else { (4, cols / 8) };
+    let terms = terms + norm_terms(cols);
     for t in 0..n {
         for r in 0..ff {
             let twin = |(ty, row): &(GgmlType, Vec<u8>)| {
@@ -3538,15 +3599,15 @@ fn glu_q_matches_integer_twin_and_quantize_pass() {
                 ff.div_ceil(32) as u32,
                 "{what}: one workgroup a block"
             );
-            check_gate_up_twin(&g, &r.ix, &r.got, &w, [ff, n, cols], wide, &what);
+            check_gate_up_twin(&g, &r.ix, &r.got, &w, [ff, n, cols], eps, wide, &what);
             // The quantize pass over the same outputs (no norm).
             let ones = g.upload_f32("ones", &vec![1.0; ff]);
             let want = quantize_x_gpu(&g, &k, &r.y, &ones, [ff, n], false, false, eps);
-            let (hq, hd) = read_int_x(&g, &r.ih, n);
-            let (wq, wd) = read_int_x(&g, &want, n);
+            let (hq, hd) = read_int_x(&g, &r.ih, n, None);
+            let (wq, wd) = read_int_x(&g, &want, n, None);
             for t in 0..n {
                 assert_eq!(hq[t], wq[t], "{what} token {t}: int8 values");
-                let bits = |d: &[f32]| d.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                let bits = |d: &[f64]| d.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&hd[t]), bits(&wd[t]), "{what} token {t}: scales");
             }
         }
@@ -3561,10 +3622,10 @@ fn glu_q_matches_integer_twin_and_quantize_pass() {
 /// first) and the int8 x written for the down product must equal the
 /// pass's bit for bit; the outputs are also checked against the integer
 /// twin on the pass's int8 x, as `glu_q_matches_integer_twin_and_quantize_pass`
-/// checks them. The ops: one "gate_up_q" dispatch with OWN_X, the pass and
-/// it without; a team shape of fewer than 256 threads and rows longer than
-/// `glu_own_x` keep the pass, and 8,192 columns with the code book do not
-/// fit 16 KiB of workgroup memory beside 8x32's sums.
+/// checks them; also in a team shape of 128 threads. The ops: one
+/// "gate_up_q" dispatch with OWN_X, the pass and it without; rows longer
+/// than `glu_own_x` keep the pass, and 8,192 columns with the code book do
+/// not fit 16 KiB of workgroup memory beside 8x32's sums.
 #[test]
 fn glu_q_own_x_matches_quantize_pass() {
     let Some(g) = int_gpu() else { return };
@@ -3579,8 +3640,17 @@ fn glu_q_own_x_matches_quantize_pass() {
         [Q4_0, Q5_0],
         [Q2_K, Q2_K],
     ] {
-        for (ff, subgroups) in [(37usize, true), (70, false)] {
-            let what = format!("{tys:?} ff {ff} subgroups {subgroups}");
+        // 4 teams of 32 threads: own x in 128 threads.
+        let narrow = GluQShape {
+            rows: 16,
+            threads: 32,
+        };
+        for (ff, subgroups, shape) in [
+            (37usize, true, GluQShape::DEFAULT),
+            (70, false, GluQShape::DEFAULT),
+            (70, true, narrow),
+        ] {
+            let what = format!("{tys:?} ff {ff} subgroups {subgroups} {shape}");
             let cols = if tys[0].block_len() == 32 { 2144 } else { 2304 };
             let (grp, w) = group_rows_bytes(&g, &mut rng, &tys, &[ff, ff], cols);
             let m = grp.fused().unwrap();
@@ -3592,12 +3662,13 @@ fn glu_q_own_x_matches_quantize_pass() {
                     &GpuTuning {
                         subgroups,
                         glu_own_x: own,
+                        glu_q_shape: shape,
                         ..tuning()
                     },
                 );
                 run_glu_q(&g, &mut k, m, &xg, eps, ff)
             });
-            let fits = kernels::own_x_fits(GluQShape::DEFAULT, [tys[0], tys[1], tys[1]], cols);
+            let fits = kernels::own_x_fits(shape, [tys[0], tys[1], tys[1]], cols);
             let want: &[&str] = if fits {
                 &["gate_up_q"]
             } else {
@@ -3607,13 +3678,14 @@ fn glu_q_own_x_matches_quantize_pass() {
             assert_eq!(labels(&pass.ops), ["quantize_x", "gate_up_q"], "{what}");
             let bits = |v: &[f32]| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&own.got), bits(&pass.got), "{what}: outputs");
-            let (oq, od) = read_int_x(&g, &own.ih, n);
-            let (pq, pd) = read_int_x(&g, &pass.ih, n);
+            let (oq, od) = read_int_x(&g, &own.ih, n, None);
+            let (pq, pd) = read_int_x(&g, &pass.ih, n, None);
             for t in 0..n {
                 assert_eq!(oq[t], pq[t], "{what} token {t}: int8 values");
+                let bits = |d: &[f64]| d.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&od[t]), bits(&pd[t]), "{what} token {t}: scales");
             }
-            check_gate_up_twin(&g, &pass.ix, &own.got, &w, [ff, n, cols], true, &what);
+            check_gate_up_twin(&g, &pass.ix, &own.got, &w, [ff, n, cols], eps, true, &what);
         }
     }
     // Where OWN_X is not taken.
@@ -3622,33 +3694,23 @@ fn glu_q_own_x_matches_quantize_pass() {
     let (grp, _) = group_rows_bytes(&g, &mut rng, &tys, &[ff, ff], cols);
     let m = grp.fused().unwrap();
     let xg = GluQX::new(&g, &mut rng, 1, cols);
-    // 4 teams of 32 threads.
-    let narrow = GluQShape {
-        rows: 16,
-        threads: 32,
-    };
-    for (own, shape, why) in [
-        (usize::MAX, narrow, "256 threads"),
-        (cols - 32, GluQShape::DEFAULT, "glu_own_x"),
-    ] {
-        let mut k = Kernels::new(
-            &g,
-            &GpuTuning {
-                glu_own_x: own,
-                glu_q_shape: shape,
-                ..tuning()
-            },
-        );
-        let r = run_glu_q(&g, &mut k, m, &xg, eps, ff);
-        assert_eq!(labels(&r.ops), ["quantize_x", "gate_up_q"], "{why}");
-    }
+    // Rows longer than glu_own_x.
+    let mut k = Kernels::new(
+        &g,
+        &GpuTuning {
+            glu_own_x: cols - 32,
+            ..tuning()
+        },
+    );
+    let r = run_glu_q(&g, &mut k, m, &xg, eps, ff);
+    assert_eq!(labels(&r.ops), ["quantize_x", "gate_up_q"], "glu_own_x");
     assert!(!kernels::own_x_fits(GluQShape::DEFAULT, [IQ4_XS; 3], 8192));
 }
 
 /// `kernels::own_x_fits` against the kernels it admits: glu_q with its own
 /// x, compiled for uniform, mixed and code-book groups at 256, 2,048 and
-/// 4,096 columns and at the widest that fits (found here: 6,144 without
-/// the code book, 5,120 with it), has workgroup variables, as naga lays
+/// 4,096 columns and at the widest that fits (found here: 5,376 or 5,568
+/// without the code book, 4,608 with it), has workgroup variables, as naga lays
 /// them out, within `kernels::own_x_bytes` and so within WebGPU's
 /// guaranteed 16 KiB (which lavapipe, allowing more, would not hold it to).
 #[test]
@@ -3672,7 +3734,14 @@ fn own_x_workgroup_memory_fits_webgpu() {
             .last()
             .unwrap_or(0);
         let book = tys.iter().any(|&t| kernels::has_code_book(t));
-        assert_eq!(widest, if book { 5120 } else { 6144 }, "{tys:?}");
+        // 16 KiB less 8x32's sums (9,408 bytes, 10,432 with the code
+        // book), 1.25 bytes a column, in whole blocks of the format.
+        let want = match (book, step) {
+            (true, _) => 4608,
+            (false, 32) => 5568,
+            _ => 5376,
+        };
+        assert_eq!(widest, want, "{tys:?}");
         for cols in [256, 2048, 4096, widest] {
             let what = format!("{tys:?} cols {cols}");
             let shared = glu_q_workgroup_bytes(&mut k, &g, &list, tys, shape, cols, true, &what);
@@ -3744,7 +3813,7 @@ fn glu_q_workgroup_bytes(
     what: &str,
 ) -> usize {
     let path = k.int_path(tys, Mv::Silu, true);
-    k.matvec_glu_q(g, tys, Mv::Silu, shape, cols, path, own_x)
+    k.matvec_glu_q(g, tys, Mv::Silu, shape, cols, path, own_x, true)
         .unwrap_or_else(|e| panic!("{what}: {e}"));
     let src = lock_shaders(list).pop().map(|r| r.source).unwrap();
     entry_workgroup_bytes(&src, "glu_q", what)
@@ -3882,8 +3951,9 @@ fn wide_int_qkv_mixed_matches_integer_twin() {
                     .collect()
             };
             let (gk, gv) = (f16s(&kc), f16s(&vc));
-            let (gq, gd) = read_int_x(&g, &ix, n);
+            let (gq, gd) = read_int_x(&g, &ix, n, Some((cols, eps)));
             let (grp_len, terms) = if wide { (16, cols / 32) } else { (4, cols / 8) };
+            let terms = terms + norm_terms(cols);
             let what = format!("{tys:?} wide {wide} {path:?}");
             for t in 0..n {
                 for (r, (ty, row)) in w.iter().enumerate() {
@@ -4321,6 +4391,7 @@ fn quantize_x_gpu(
     words[1] = cols as u32;
     words[6] = (norm as u32) << 1 | (last as u32) << 2;
     words[8] = eps.to_bits();
+    words[21] = ix.sq_base();
     let params = g.params_words(&words);
     let qp = k.quantize_x(g);
     let bind = kernels::bind(
@@ -4353,7 +4424,7 @@ fn quantize_x_gpu(
 fn poison_int_x(g: &Gpu, ix: &IntX) {
     for (b, len) in [
         (&ix.q, ix.tokens * ix.blocks * 8),
-        (&ix.d, ix.tokens * ix.blocks),
+        (&ix.d, 2 * ix.tokens * ix.blocks),
     ] {
         let nan: Vec<u8> = (0..len).flat_map(|_| f32::NAN.to_le_bytes()).collect();
         g.queue.write_buffer(b, 0, &nan);
