@@ -20,8 +20,10 @@
 // same up to rounding whether they are cut from s (x * G) or x * G (its
 // scale then times s). Without s, nothing here needs the whole row: no
 // row-wide sum, no barrier for it, each thread loading its own 8 elements
-// only. With the row-wide sum here instead (every workgroup summing the
-// whole row) an 8B decoded 2.2% (IQ4_XS) to 3.6% (Q4_K) slower
+// only. The row-wide sum here (every workgroup summing the whole row)
+// took an 8B's passes 535-555 us a step against 455-469 without it,
+// timed alone; in the stream the products' reading of the sums takes
+// back most of that: 8B IQ4_XS +0.9%, Q4_K even, the 1B +1.2-1.6%
 // (BENCHMARKS.md, 2026-11-30).
 // The host appends int8_block.wgsl (the block arithmetic, shared with
 // attention.wgsl).
