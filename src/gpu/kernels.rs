@@ -617,8 +617,9 @@ fn x_sq(t: u32, b: u32) -> f32 {
 /// `dot_rows_body` for the integer path: the same loop, units dealt the
 /// same way, but x read as one packed int8 word per 4-element group and
 /// its block's scale (quantize_x.wgsl), and each row decoded by a
-/// `unit_idot` decoder (`int_decoder`); the norm was applied when x was
-/// quantized, so there is no sum of squares. A unit of grouping `nib` or
+/// `unit_idot` decoder (`int_decoder`); the norm's sum of squares is not
+/// taken from x here (matvec.wgsl's SQ adds the pass's block sums after
+/// this loop). A unit of grouping `nib` or
 /// `elem` lies in one 32-element block (one scale load); `k64` and `q6k`
 /// groups lie 32 or 64 apart, in two blocks.
 fn dot_rows_int_body(name: &str, r: u32, decs: &[(&'static str, &'static str)]) -> String {

@@ -215,8 +215,9 @@ pub fn take_quantize(gpu: &Gpu, k: &Kernels, ops: &mut Vec<Op>) -> bool {
 /// holds some of them; the batch runs along z unless `a.last`. Where the
 /// integer path applies (`Kernels::int_dot`, an `IntX`, not tiled, every
 /// format with an int decoder; or tiled, `Kernels::int_tile`) the
-/// dispatches are preceded by one quantize_x.wgsl pass (with the norm, if
-/// any) that shares the first part's uniform block.
+/// dispatches are preceded by one quantize_x.wgsl pass (with the norm's
+/// gains and its block sums, if any: the product finishes the norm) that
+/// shares the first part's uniform block.
 pub fn matvec_ops(
     gpu: &Gpu,
     k: &mut Kernels,
