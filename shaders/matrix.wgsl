@@ -28,58 +28,14 @@ fn row_byte(w: u32) -> u32 {
 //   (Params), 4 G (norm gains), 5 S (Step); q/k/v also 6 KC, 7 VC (u32),
 //   8 BIAS (like the concatenated rows), 9 FF (rope frequency divisors);
 //   the LM head's argmax partials 10 Part (vec2<u32>: logit bits, row).
+// Params, Step and the flags F_* are matrix_params.wgsl's (which the host
+// puts before this file, and before quantize_x.wgsl, which shares the
+// uniform block).
 // Dispatch: none (a library). Users append f16.wgsl and rope_pair.wgsl,
 //   `fn act(gate: f32, up: f32) -> f32`, the gated activation picked
 //   when the pipeline is built (silu(gate) * up or geglu(gate, up)), and
 //   `fn w_sec(w: u32) -> u32`, weight row w's section (row_byte).
 
-struct Params {
-    rows: u32,
-    cols: u32,
-    w_row0: u32,
-    out_off: u32,
-    out_stride: u32,
-    row_bytes: u32,
-    flags: u32,
-    nx: u32,
-    eps: f32,
-    split: u32,
-    kvd: u32,
-    head_dim: u32,
-    rope_dim: u32,
-    theta_scale: f32,
-    freq_scale: f32,
-    // First slot of this dispatch's argmax partials (entry `head`).
-    part_base: u32,
-    // Byte of weight row 0 (not 0 for one member of a mixed group).
-    w_byte0: u32,
-    // Mixed groups: first byte and bytes per row of sections 1 (k, or up)
-    // and 2 (v); section 0 is row 0 on.
-    base1: u32,
-    rb1: u32,
-    base2: u32,
-    rb2: u32,
-    // The integer path with NORM: where quantize_x.wgsl's per-block sums
-    // of squares start in XD (after every token's scales), from which the
-    // product takes the norm's scale.
-    sq_base: u32,
-    _p1: u32,
-    _p2: u32,
-}
-
-struct Step {
-    pos: u32,
-    n: u32,
-    _p0: u32,
-    _p1: u32,
-}
-
-const F_ACC: u32 = 1u;
-const F_NORM: u32 = 2u;
-const F_LAST: u32 = 4u;
-const F_BIAS: u32 = 8u;
-const F_NEOX: u32 = 16u;
-const F_FF: u32 = 32u;
 
 @group(0) @binding(0) var<storage, read> W: array<u32>;
 @group(0) @binding(1) var<storage, read> X: array<f32>;

@@ -27,10 +27,10 @@
 // (BENCHMARKS.md, 2026-11-30).
 // The host appends int8_block.wgsl (the block arithmetic, shared with
 // attention.wgsl).
-// Bindings: the matvec's own: 1 X (f32, [tokens][cols]), 3 P (its Params:
-//   only the fields up to sq_base are declared here, in matrix.wgsl's
-//   order), 4 G (norm gains; any buffer without NORM), 5 S (Step); and 13
-//   XQ (u32), 14 XD (f32), both written.
+// The host puts matrix_params.wgsl (Params, Step, the flags) first.
+// Bindings: the matvec's own: 1 X (f32, [tokens][cols]), 3 P (its
+//   Params), 4 G (norm gains; any buffer without NORM), 5 S (Step); and
+//   13 XQ (u32), 14 XD (f32), both written.
 // Dispatch: (ceil(nb * 32 / 2048), 1, tokens) workgroups of 256 threads
 //   ((.., 1, 1) with LAST): thread lid of workgroup x quantizes elements
 //   8 (256 x + lid) .. + 7, four threads one block.
@@ -38,41 +38,6 @@
 // GpuTuning::glu_own_x columns) before gate/up, and its time is latency,
 // not bandwidth (4096 floats): one round trip and one barrier.
 
-// The leading fields of matrix.wgsl's Params (the same uniform block).
-struct Params {
-    rows: u32,
-    cols: u32,
-    w_row0: u32,
-    out_off: u32,
-    out_stride: u32,
-    row_bytes: u32,
-    flags: u32,
-    nx: u32,
-    eps: f32,
-    split: u32,
-    kvd: u32,
-    head_dim: u32,
-    rope_dim: u32,
-    theta_scale: f32,
-    freq_scale: f32,
-    part_base: u32,
-    w_byte0: u32,
-    base1: u32,
-    rb1: u32,
-    base2: u32,
-    rb2: u32,
-    sq_base: u32,
-}
-
-struct Step {
-    pos: u32,
-    n: u32,
-    _p0: u32,
-    _p1: u32,
-}
-
-const F_NORM: u32 = 2u;
-const F_LAST: u32 = 4u;
 const WG: u32 = 256u;
 
 @group(0) @binding(1) var<storage, read> X: array<f32>;

@@ -12,7 +12,12 @@ use super::{Gpu, GpuTuning};
 
 const DEQUANT: &str = include_str!("../../shaders/dequant.wgsl");
 const UNITS: &str = include_str!("../../shaders/units.wgsl");
-const MATRIX: &str = include_str!("../../shaders/matrix.wgsl");
+// matrix_params.wgsl (the uniform block that quantize_x.wgsl shares) first.
+const MATRIX: &str = concat!(
+    include_str!("../../shaders/matrix_params.wgsl"),
+    include_str!("../../shaders/matrix.wgsl")
+);
+const MATRIX_PARAMS: &str = include_str!("../../shaders/matrix_params.wgsl");
 const MATVEC: &str = include_str!("../../shaders/matvec.wgsl");
 const MATMUL: &str = include_str!("../../shaders/matmul.wgsl");
 const MATMUL_COOP: &str = include_str!("../../shaders/matmul_coop.wgsl");
@@ -2617,7 +2622,7 @@ impl Kernels {
             pipeline(
                 gpu,
                 "quantize_x",
-                &format!("{QUANTIZE_X}\n{INT8_BLOCK}"),
+                &format!("{MATRIX_PARAMS}\n{QUANTIZE_X}\n{INT8_BLOCK}"),
                 "main",
             )
         })
