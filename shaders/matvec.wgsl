@@ -35,7 +35,8 @@
 //   TEAMS * WG threads. The host prepends `const R`, `RN` (R + 1: the
 //   rows and the sum of squares), `WG` (64, 128 or 256; `glu_q`: a
 //   team's), `TEAMS` (1 but for `glu_q`), `RW` (RN * WG), `FOLD`,
-//   `INT_X`, `OWN_X` (`glu_q` only) and `SQ`, and appends int8_block.wgsl, matrix.wgsl, dequant.wgsl,
+//   `INT_X`, `OWN_X` (`glu_q` only) and `SQ`, and appends int8_block.wgsl,
+//   matrix.wgsl, dequant.wgsl,
 //   units.wgsl, the generated `dot_rows` and `w_sec`, one of the two
 //   `reduce` functions, f16.wgsl,
 //   rope_pair.wgsl, the gated activation `act(gate, up)`, and `xv4(i)` /
@@ -51,8 +52,9 @@
 //   blocks' sums of squares that the pass left in XD (`x_sq`) with the
 //   rows, and the rows are multiplied by the norm's scale as with FOLD.
 //   The host's `xload` is a stub, so that the kernel binds neither X nor
-//   G (q/k/v then binds 8 storage buffers, WebGPU's guaranteed minimum). The wide variant (wide.wgsl's decoders, 32
-//   elements per call) views binding 13 as vec4<u32> words (XQ4) and may
+//   G (q/k/v then binds 8 storage buffers, WebGPU's guaranteed minimum).
+//   The wide variant (wide.wgsl's decoders, 32 elements per call) views
+//   binding 13 as vec4<u32> words (XQ4) and may
 //   read Q4_K/Q5_K weights through a vec4<u32> alias of W at binding 15
 //   (then W itself is bound only where another format reads it).
 

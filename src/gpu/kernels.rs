@@ -590,7 +590,12 @@ const INT_X_SRC: &str = "@group(0) @binding(13) var<storage, read> XQ: array<u32
 fn xload(xb: u32, k: u32) -> f32 {
     return 0.0;
 }
-fn x_sq(t: u32, b: u32) -> f32 {
+";
+
+/// matvec.wgsl's `x_sq` where a quantize_x.wgsl pass left the x (after
+/// `INT_X_SRC` or `INT_X_WIDE_SRC`): block b's sum of squares of token t,
+/// from `Params::sq_base`.
+const X_SQ_XD: &str = "fn x_sq(t: u32, b: u32) -> f32 {
     return XD[P.sq_base + t * ((P.cols + 31u) / 32u) + b];
 }
 ";
@@ -603,9 +608,6 @@ const INT_X_WIDE_SRC: &str = "@group(0) @binding(13) var<storage, read> XQ4: arr
 @group(0) @binding(14) var<storage, read> XD: array<f32>;
 fn xload(xb: u32, k: u32) -> f32 {
     return 0.0;
-}
-fn x_sq(t: u32, b: u32) -> f32 {
-    return XD[P.sq_base + t * ((P.cols + 31u) / 32u) + b];
 }
 ";
 
@@ -3016,7 +3018,10 @@ impl Kernels {
                 src.push_str(&dot_rows_src(rows, f, cols, mv, path));
                 match path {
                     MvPath::F32 => src.push_str(X_LOAD),
-                    MvPath::Int => src.push_str(INT_X_SRC),
+                    MvPath::Int => {
+                        src.push_str(INT_X_SRC);
+                        src.push_str(X_SQ_XD);
+                    }
                     MvPath::Wide { wq } => {
                         if own_x {
                             let nb = cols / 32;
@@ -3026,6 +3031,7 @@ impl Kernels {
                             ));
                         } else {
                             src.push_str(INT_X_WIDE_SRC);
+                            src.push_str(X_SQ_XD);
                         }
                         src.push_str(WIDE);
                         src.push_str(if wq { WQ_VEC4 } else { WQ_SCALAR });

@@ -2901,8 +2901,9 @@ fn read_int_x(
     norm: Option<(usize, f32)>,
 ) -> (Vec<Vec<i8>>, Vec<Vec<f64>>) {
     let q = read_f32(g, &ix.q, ix.tokens * ix.blocks * 8);
-    let d = read_f32(g, &ix.d, ix.tokens * ix.blocks);
-    let sq = read_int_sq(g, ix, tokens);
+    // The scales, then the sums of squares (`IntX::sq_base`), in one read.
+    let d = read_f32(g, &ix.d, 2 * ix.tokens * ix.blocks);
+    let sq = &d[ix.sq_base() as usize..];
     let per = ix.blocks * 32;
     let bytes: Vec<i8> = q
         .iter()
@@ -2910,7 +2911,8 @@ fn read_int_x(
         .collect();
     let scale = |t: usize| match norm {
         Some((cols, eps)) => {
-            let ss: f64 = sq[t][..cols.div_ceil(32)].iter().map(|&v| v as f64).sum();
+            let sums = &sq[t * ix.blocks..t * ix.blocks + cols.div_ceil(32)];
+            let ss: f64 = sums.iter().map(|&v| v as f64).sum();
             1.0 / (ss / cols as f64 + eps as f64).sqrt()
         }
         None => 1.0,
