@@ -24,26 +24,36 @@
 // - the running max before each key (the max of the scores before it, as
 //   `chunked`'s scan gives it) and so its rescale and weight;
 // - the f16 replay, thread w < HW for dims 2w, 2w + 1 over the keys in
-//   order (V_REPLAY), its V words read from memory RING keys ahead of
-//   the step that uses them (named values p0 .. p{RING-1}, the first RING
-//   loaded at the start), so that the serial chain does not wait on them;
-//   whole RINGs of steps, those past the last key changing nothing. A
-//   step rounds acc * r only where r is not 1 (a new running max, as
-//   attention.wgsl's `rescaled`: acc is already an f16 value), by a
-//   branch that every thread takes alike: 0.5-1% faster decode on the 1B
-//   and SmolLM2 shapes than a select, which waits on that rounding
-//   (BENCHMARKS.md, 2026-11-27b); round_f16 itself has no branch (see
-//   there why).
+//   order, its V words read from workgroup memory (vs): CK keys' rows
+//   at a time, staged by all the threads (V_STAGE, named values), the
+//   first CK at the start beside the K loads, so that their round trip
+//   is the K loads' one, and any later ones between barriers. Reading
+//   each step's words from memory instead (a ring of loads RING keys
+//   ahead) waited one round trip every RING keys: timed alone on the
+//   H200, that replay cost the 8B 6 us a layer at 16 keys and 10.5 at 63
+//   (BENCHMARKS.md, 2026-11-30b). A step rounds acc * r only where r is
+//   not 1 (a new running max, as attention.wgsl's `rescaled`: acc is
+//   already an f16 value), by a branch that every thread takes alike:
+//   0.5-1% faster decode on the 1B and SmolLM2 shapes than a select,
+//   which waits on that rounding (BENCHMARKS.md, 2026-11-27b);
+//   round_f16 itself has no branch (see there why). The steps go in
+//   groups of GROUP (V_REPLAY, named values): the group's rescales,
+//   weights and V words read first, then one branch for the whole
+//   group, so that where none of its keys rescales (most groups past
+//   the first keys) its steps are one add and one rounding each with
+//   nothing else between them (a branch each step kept each step's
+//   reads after the step before: ~100 ns a key on the H200, timed
+//   alone); the last keys of a stage one at a time.
 // This sums each score in four parts where `chunked` sums all dims in
 // order: a few f32 ulps of a score, the size of exp's last-bit
 // difference between GPU and CPU that the tests' bound already allows.
 // The host prepends `const HD` (head_dim, even, <= 256), `NK` (SPLIT_KEYS,
 // with 4 NK = 256 threads), `PW` (words of a part, ceil(HD / 8)) and
-// `RING`, and appends attn_step.wgsl (P, S, first_key), f16.wgsl,
-// int8_block.wgsl and head_q.wgsl; it
-// replaces the lines K_LOADS (through KC4 where a part is whole 16-byte
-// words, `kernels::few_vec`, else KC), K_DOTS, V_LOADS and V_REPLAY
-// (`kernels::few_src`).
+// `CK` (keys a stage of V holds, `kernels::few_stage_keys`), and appends
+// attn_step.wgsl (P, S, first_key), f16.wgsl, int8_block.wgsl and
+// head_q.wgsl; it replaces the lines K_LOADS (through KC4 where a part is
+// whole 16-byte words, `kernels::few_vec`, else KC), K_DOTS, V_STAGE
+// and V_REPLAY (`kernels::few_src`).
 // Entry `main`: Out[h * HD + d]. Entry `main_q`: the same, and the row
 // also as the int8 blocks the Wo product's integer path reads (13 XQ, 14
 // XD; head_q.wgsl, HD a multiple of 32).
@@ -63,8 +73,7 @@
 const HW: u32 = HD / 2u;
 const WG: u32 = 4u * NK;
 const_assert HD % 2u == 0u && HD <= 256u && WG <= 256u;
-// The replay's whole RINGs of steps stay within rs and wt.
-const_assert NK % RING == 0u;
+const_assert CK >= 1u && CK <= NK;
 
 // The query, f16-rounded; each key's four partial dots; the scores; each
 // key's rescale and weight; the output row (`main_q`).
@@ -74,6 +83,8 @@ var<workgroup> sc: array<f32, NK>;
 var<workgroup> rs: array<f32, NK>;
 var<workgroup> wt: array<f32, NK>;
 var<workgroup> ob: array<f32, HD>;
+// V rows [c0, c0 + CK) of the head (HW words each) for the replay.
+var<workgroup> vs: array<u32, CK * HW>;
 
 // Head h's output pair at dims 2w, 2w + 1 (threads w < HW; `ok` false for
 // the others).
@@ -81,6 +92,13 @@ struct Pair {
     x: f32,
     y: f32,
     ok: bool,
+}
+
+// V words c0 .. c0 + CK of this head's rows into vs, clamped to the
+// last key (steps past it never read them): each thread's loads first
+// (V_STAGE's named values, all in flight at once), then its stores.
+fn stage_v(c0: u32, last: u32, kvw: u32, kvh: u32, lid: u32) {
+V_STAGE
 }
 
 fn attend(h: u32, lid: u32) -> Pair {
@@ -99,9 +117,8 @@ fn attend(h: u32, lid: u32) -> Pair {
     let krow = min(lo + lid / 4u, last) * kvw + kvh;
     // Replay role: word w of the V rows.
     let w = lid;
-    let vb = kvh + min(w, HW - 1u);
 K_LOADS
-V_LOADS
+    stage_v(lo, last, kvw, kvh, lid);
     for (var i = lid; i < HD; i += WG) {
         qs[i] = round_f16(Q[h * HD + i]);
     }
@@ -116,9 +133,8 @@ K_DOTS
     }
     workgroupBarrier();
     // The running max before key j (from `chunked`'s starting max), and
-    // so its rescale and weight, as `chunked` computes them; keys past the
-    // last (the replay runs whole RINGs of steps) rescale by 1 and weigh
-    // 0, so that their steps leave the sums as they are.
+    // so its rescale and weight, as `chunked` computes them (past the last
+    // key: 1 and 0, never read).
     if lid < NK {
         let s = sc[lid];
         var prev = -3.0e38;
@@ -142,10 +158,33 @@ K_DOTS
     var ax = 0.0;
     var ay = 0.0;
     var total = 0.0;
-    if w < HW {
-        for (var j0 = 0u; j0 < n; j0 += RING) {
-V_REPLAY
+    // Stage by stage: n, and so every bound here, is the same for the
+    // whole workgroup, so all its threads reach each barrier.
+    for (var c0 = 0u; c0 < n; c0 += CK) {
+        if c0 > 0u {
+            workgroupBarrier();
+            stage_v(lo + c0, last, kvw, kvh, lid);
+            workgroupBarrier();
         }
+        if w < HW {
+            let end = min(c0 + CK, n);
+            var j = c0;
+V_REPLAY
+            for (; j < end; j++) {
+                let r = rs[j];
+                let wj = wt[j];
+                let v = unpack2x16float(vs[(j - c0) * HW + w]);
+                if r != 1.0 {
+                    ax = round_f16(ax * r);
+                    ay = round_f16(ay * r);
+                }
+                ax = round_f16(ax + (v.x * wj + Z));
+                ay = round_f16(ay + (v.y * wj + Z));
+                total = total * r + wj;
+            }
+        }
+    }
+    if w < HW {
         let inv = 1.0 / total;
         return Pair(ax * inv, ay * inv, true);
     }

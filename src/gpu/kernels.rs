@@ -2001,8 +2001,19 @@ pub fn few_vec(head_dim: usize) -> bool {
     pw.is_multiple_of(4) && 4 * pw == head_dim / 2
 }
 
-/// V words few.wgsl's replay reads ahead of the step that uses them.
-const FEW_RING: usize = 8;
+/// Words of V few.wgsl stages in workgroup memory at once (12 KiB: with
+/// its other arrays, 2.8 KiB at head size 128, within WebGPU's 16).
+const FEW_STAGE_WORDS: usize = 3072;
+
+/// Steps of few.wgsl's replay that read their inputs together and share
+/// one rescale branch.
+const FEW_GROUP: usize = 8;
+
+/// Keys a stage of few.wgsl's V holds for heads of `head_dim`: all of
+/// SPLIT_KEYS up to head size 96, 48 at 128, 24 at 256.
+pub fn few_stage_keys(head_dim: usize) -> usize {
+    (FEW_STAGE_WORDS / (head_dim / 2)).clamp(1, SPLIT_KEYS)
+}
 
 /// One score thread's part of a key row in few.wgsl and mid.wgsl (four
 /// threads a key, `few_part_words` words each): the loads of its words
@@ -2054,41 +2065,64 @@ fn key_part_src(head_dim: usize, row: &str, sfx: &str, dot: &str) -> (String, St
 pub fn few_src(head_dim: usize) -> String {
     let pw = few_part_words(head_dim);
     let nk = SPLIT_KEYS;
-    let ring = FEW_RING;
+    let ck = few_stage_keys(head_dim);
     let (kl, kd) = key_part_src(head_dim, "krow", "", "dot");
+    // V_STAGE: word i = lid + k WG of the stage (key i / HW, word i % HW),
+    // clamped into it where the last round of threads runs past its end.
+    let (words, wg) = (ck * (head_dim / 2), 4 * nk);
     let mut vl = String::new();
-    let mut vr = String::new();
-    for i in 0..ring {
-        vl += &format!("    var p{i} = VC[min(lo + {i}u, last) * kvw + vb];\n");
-        // No branch on j < n: past the last key rs is 1 and wt 0 (and
-        // the V term 0, whatever the clamped word holds), so the step
-        // changes nothing. The rescale is a branch (on a new running max,
-        // the same for every thread and rare past the first keys), so
-        // that most steps' chain is one add and one rounding.
+    let mut vs = String::new();
+    for k in 0..words.div_ceil(wg) {
+        let at = k * wg;
+        vl += &format!(
+            "    let i{k} = min(lid + {at}u, CK * HW - 1u);\n    \
+             let v{k} = VC[min(c0 + i{k} / HW, last) * kvw + kvh + i{k} % HW];\n"
+        );
+        vs += &match at + wg <= words {
+            true => format!("    vs[i{k}] = v{k};\n"),
+            false => format!("    if lid + {at}u < CK * HW {{\n        vs[i{k}] = v{k};\n    }}\n"),
+        };
+    }
+    // V_REPLAY: whole groups of steps; where one of a group's keys
+    // rescales, its steps as the single-step loop after it does them.
+    let g = FEW_GROUP;
+    let mut vr = format!("            for (; j + {g}u <= end; j += {g}u) {{\n");
+    for i in 0..g {
         vr += &format!(
-            "            {{\n                let j = j0 + {i}u;\n                let r = rs[j];\n                \
-             let wj = wt[j];\n                let v = unpack2x16float(p{i});\n                \
-             p{i} = VC[min(lo + j + {ring}u, last) * kvw + vb];\n                \
-             let tx = select(0.0, v.x * wj + Z, j < n);\n                \
-             let ty = select(0.0, v.y * wj + Z, j < n);\n                \
-             if r != 1.0 {{\n                    ax = round_f16(ax * r);\n                    \
-             ay = round_f16(ay * r);\n                }}\n                \
-             ax = round_f16(ax + tx);\n                ay = round_f16(ay + ty);\n                \
-             total = total * r + wj;\n            }}\n"
+            "                let r{i} = rs[j + {i}u];\n                let w{i} = wt[j + {i}u];\n                \
+             let v{i} = unpack2x16float(vs[(j + {i}u - c0) * HW + w]);\n"
         );
     }
+    let ones: Vec<String> = (0..g).map(|i| format!("r{i} == 1.0")).collect();
+    vr += &format!("                if {} {{\n", ones.join(" && "));
+    for i in 0..g {
+        vr += &format!(
+            "                    ax = round_f16(ax + (v{i}.x * w{i} + Z));\n                    \
+             ay = round_f16(ay + (v{i}.y * w{i} + Z));\n                    total = total + w{i};\n"
+        );
+    }
+    vr += "                } else {\n";
+    for i in 0..g {
+        vr += &format!(
+            "                    if r{i} != 1.0 {{\n                        ax = round_f16(ax * r{i});\n                        \
+             ay = round_f16(ay * r{i});\n                    }}\n                    \
+             ax = round_f16(ax + (v{i}.x * w{i} + Z));\n                    \
+             ay = round_f16(ay + (v{i}.y * w{i} + Z));\n                    total = total * r{i} + w{i};\n"
+        );
+    }
+    vr += "                }\n            }\n";
     let body = fill_lines(
         FEW,
         &[
             ("K_LOADS", kl),
-            ("V_LOADS", vl),
             ("K_DOTS", kd),
+            ("V_STAGE", vl + &vs),
             ("V_REPLAY", vr),
         ],
     );
     format!(
         "const HD: u32 = {head_dim}u;\nconst NK: u32 = {nk}u;\nconst PW: u32 = {pw}u;\n\
-         const RING: u32 = {ring}u;\n{body}\n{ATTN_STEP}\n{F16}\n{INT8_BLOCK}\n{HEAD_Q}"
+         const CK: u32 = {ck}u;\n{body}\n{ATTN_STEP}\n{F16}\n{INT8_BLOCK}\n{HEAD_Q}"
     )
 }
 

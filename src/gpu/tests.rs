@@ -1121,10 +1121,13 @@ fn replay_twin(
 /// (`replay_twin` with scores in four parts, bound `attention_bound`);
 /// `main_q`'s output bit for bit as `main`'s and its int8 x as
 /// quantize_x.wgsl makes it of that output. One token at positions 0, 1,
-/// 9 (past the first run of V words read ahead), 17, 37 and 63 of a
-/// 64-key cache (1 to 64 keys), for head sizes 6 (rows of 3 u32 words:
-/// the fourth part empty), 80 (parts of 10 u32 words), 32 (one int8 block
-/// a head), 64, 96 (Phi-3's), 128 and 256 (parts of 16-byte words), 1 to
+/// 9 (one group of replay steps and two single steps), 17, 37 and 63 of
+/// a 64-key cache (1 to 64 keys), for head sizes 6 (rows of 3 u32 words:
+/// the fourth part empty; a stage of V shorter than one round of the
+/// threads), 80 (parts of 10 u32 words), 32 (one int8 block a head), 64,
+/// 96 (Phi-3's), 128 (V in stages of 48 keys: 64 keys take two) and 256
+/// (stages of 24: 37 keys take two, 64 three; parts of 16-byte words at
+/// both), 1 to
 /// 10 query heads per kv head, without a window and with windows of 8 and
 /// 37 (a query sees fewer keys than its position); every query 8x scaled
 /// at one position, so that scores spread wide and exps underflow.
@@ -1147,6 +1150,7 @@ fn few_attention_matches_cpu() {
         (128, 4, 2, 0),
         (128, 8, 2, 8),
         (256, 4, 1, 37),
+        (256, 2, 2, 0),
     ] {
         let (qd, kvd) = (heads * hd, kvh * hd);
         let scale = 1.0 / (hd as f32).sqrt();
