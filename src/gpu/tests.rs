@@ -1712,6 +1712,47 @@ fn gelu_mul_matches_llama_cpp() {
     assert!(same * 100 >= got.len() * 99, "{same}/{}", got.len());
 }
 
+/// f16.wgsl's round_f16 (every f16 rounding of the kernels: the KV
+/// cache, the f16 replay, gelu's table) bit for bit against `half`'s
+/// f32-to-f16 conversion on values around every f16 rounding boundary
+/// (`quant::tests::f16_rounding_cases`: each f16, the midpoints to its
+/// neighbours and the f32s either side, both signs; f32 subnormals, the
+/// overflow threshold, infinities, NaNs; 20,000 random f32s), a NaN
+/// matching any NaN. Output NaN-poisoned first.
+#[test]
+fn round_f16_matches_half_bitwise() {
+    let Some(g) = gpu() else { return };
+    let xs = crate::quant::tests::f16_rounding_cases();
+    let src = format!(
+        "{}\n@group(0) @binding(0) var<storage, read> X: array<f32>;\n\
+         @group(0) @binding(1) var<storage, read_write> O: array<u32>;\n\
+         @compute @workgroup_size(64)\n\
+         fn main(@builtin(global_invocation_id) i: vec3<u32>) {{\n    \
+         if i.x < arrayLength(&X) {{\n        O[i.x] = bitcast<u32>(round_f16(X[i.x]));\n    }}\n}}\n",
+        include_str!("../../shaders/f16.wgsl")
+    );
+    let pl = kernels::pipeline(&g, "round_f16 test", &src, "main");
+    let x = g.upload_f32("x", &xs);
+    let out = poisoned(&g, xs.len());
+    let op = Op {
+        bind: kernels::bind(&g, &pl, &[(0, &x), (1, &out)]),
+        pipeline: pl,
+        label: "test",
+        shape: Shape::Fixed([xs.len().div_ceil(64) as u32, 1, 1]),
+    };
+    g.run(&[&[op]], 1, &[]);
+    let got = read_f32(&g, &out, xs.len());
+    for (&x, &o) in xs.iter().zip(&got) {
+        let want = half::f16::from_f32(x).to_f32();
+        assert!(
+            o.to_bits() == want.to_bits() || (o.is_nan() && want.is_nan()),
+            "round_f16({x:e} = {:#x}): {o:e} ({:#x}), half: {want:e}",
+            x.to_bits(),
+            o.to_bits()
+        );
+    }
+}
+
 /// argmax returns exactly the CPU's pick, including the first of ties.
 #[test]
 fn argmax_matches_cpu() {

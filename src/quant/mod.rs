@@ -38,7 +38,7 @@
 
 pub mod scalar;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod wasm;
 #[cfg(target_arch = "x86_64")]

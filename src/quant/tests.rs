@@ -900,8 +900,9 @@ fn wasm_simd_is_bitwise_scalar() {
 
 /// Values around every f16 rounding boundary: each f16 value, the
 /// midpoints to its neighbours and the f32s next to those, in both signs;
-/// plus f32 subnormals, huge values, infinities and NaNs.
-fn f16_rounding_cases() -> Vec<f32> {
+/// plus f32 subnormals, huge values, infinities and NaNs. The GPU's
+/// round_f16 is checked on the same values (src/gpu/tests.rs).
+pub(crate) fn f16_rounding_cases() -> Vec<f32> {
     let mut xs = Vec::new();
     for h in 0..0x7c00u16 {
         let v = f16::from_bits(h).to_f32();
