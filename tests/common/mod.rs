@@ -403,8 +403,15 @@ pub fn report(ok: bool, r: &Reference, check: &str, detail: &str, failures: &mut
     }
 }
 
-/// At least one reference ran, and none failed.
+/// At least one reference ran, and none failed. Outside CI a run where
+/// every model was absent (each already said SKIPPED and why) skips; under
+/// CI those models are required (`cached` panics first), so no reference
+/// checked is a failure there: a filter that matches nothing.
 pub fn assert_all_passed(checked: usize, failures: &[String]) {
+    if checked == 0 && std::env::var("CI").as_deref() != Ok("true") {
+        eprintln!("SKIPPED: no reference could be checked (see above)");
+        return;
+    }
     assert!(checked > 0, "no reference could be checked");
     assert!(
         failures.is_empty(),
