@@ -41,9 +41,11 @@
 //   weights and V words read first, then one branch for the whole
 //   group, so that where none of its keys rescales (most groups past
 //   the first keys) its steps are one add and one rounding each with
-//   nothing else between them (a branch each step kept each step's
-//   reads after the step before: ~100 ns a key on the H200, timed
-//   alone); the last keys of a stage one at a time.
+//   nothing else between them, since a branch each step keeps the next
+//   step's reads behind it (the staged replay with a branch a step took
+//   ~100 ns a key timed alone on the H200; in tg64 the two forms
+//   measured within the noise of each other: BENCHMARKS.md,
+//   2026-11-30b); the last keys of a stage one at a time.
 // This sums each score in four parts where `chunked` sums all dims in
 // order: a few f32 ulps of a score, the size of exp's last-bit
 // difference between GPU and CPU that the tests' bound already allows.
