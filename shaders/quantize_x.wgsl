@@ -72,6 +72,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let nb = (P.cols + 31u) / 32u;
     let c = wid.x * WG + lid;
     let k0 = 8u * c;
+    // The gains, or 1 without NORM (x * 1 is x, bit for bit).
     var g = mat2x4<f32>(vec4<f32>(1.0), vec4<f32>(1.0));
     if norm {
         // Gains past the row's end multiply zeros: clamp their index.
@@ -87,12 +88,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     let x = xload8(xb, k0);
     sqs[lid] = dot(x[0], x[0]) + dot(x[1], x[1]);
-    var a = x[0];
-    var b = x[1];
-    if norm {
-        a = x[0] * g[0];
-        b = x[1] * g[1];
-    }
+    let a = x[0] * g[0];
+    let b = x[1] * g[1];
     let m = max(abs(a), abs(b));
     mags[lid] = max(max(m.x, m.y), max(m.z, m.w));
     workgroupBarrier();

@@ -2085,6 +2085,24 @@ pub fn few_src(head_dim: usize) -> String {
     }
     // V_REPLAY: whole groups of steps; where one of a group's keys
     // rescales, its steps as the single-step loop after it does them.
+    // Step i's accumulation, after its rescale where it has one (`total`
+    // times r only there: times 1 it is the same sum).
+    let step = |i: usize, rescale: bool| {
+        let (pre, total) = match rescale {
+            true => (
+                format!(
+                    "                    if r{i} != 1.0 {{\n                        ax = round_f16(ax * r{i});\n                        \
+                     ay = round_f16(ay * r{i});\n                    }}\n"
+                ),
+                format!("total * r{i} + w{i}"),
+            ),
+            false => (String::new(), format!("total + w{i}")),
+        };
+        format!(
+            "{pre}                    ax = round_f16(ax + (v{i}.x * w{i} + Z));\n                    \
+             ay = round_f16(ay + (v{i}.y * w{i} + Z));\n                    total = {total};\n"
+        )
+    };
     let g = FEW_GROUP;
     let mut vr = format!("            for (; j + {g}u <= end; j += {g}u) {{\n");
     for i in 0..g {
@@ -2095,21 +2113,9 @@ pub fn few_src(head_dim: usize) -> String {
     }
     let ones: Vec<String> = (0..g).map(|i| format!("r{i} == 1.0")).collect();
     vr += &format!("                if {} {{\n", ones.join(" && "));
-    for i in 0..g {
-        vr += &format!(
-            "                    ax = round_f16(ax + (v{i}.x * w{i} + Z));\n                    \
-             ay = round_f16(ay + (v{i}.y * w{i} + Z));\n                    total = total + w{i};\n"
-        );
-    }
+    vr += &(0..g).map(|i| step(i, false)).collect::<String>();
     vr += "                } else {\n";
-    for i in 0..g {
-        vr += &format!(
-            "                    if r{i} != 1.0 {{\n                        ax = round_f16(ax * r{i});\n                        \
-             ay = round_f16(ay * r{i});\n                    }}\n                    \
-             ax = round_f16(ax + (v{i}.x * w{i} + Z));\n                    \
-             ay = round_f16(ay + (v{i}.y * w{i} + Z));\n                    total = total * r{i} + w{i};\n"
-        );
-    }
+    vr += &(0..g).map(|i| step(i, true)).collect::<String>();
     vr += "                }\n            }\n";
     let body = fill_lines(
         FEW,

@@ -301,6 +301,9 @@ pub fn matvec_ops(
             }
         }
     }
+    // The int8 x the integer path reads: the caller's, else the graph's
+    // (a handle, so that `k` stays free for the pipeline getters below).
+    let int_x: Option<IntX> = a.int_x.or(k.int_x.as_ref()).cloned();
     let tiled = a.tiled && m.cols.is_multiple_of(32) && a.norm.is_none() && !a.last;
     // The integer prefill tile (matmul_int.wgsl) reads x as int8 too.
     let int_tile = tiled && k.int_tile(fmts, a.mv, rows.len(), m.cols);
@@ -308,8 +311,8 @@ pub fn matvec_ops(
         && k.int_dot
         && (rows.len() * row_bytes) as u64
             >= kernels::int_floor(fmts, k.int_min_bytes, k.int_min_bytes_q8_0)
-        && a.int_x
-            .or(k.int_x.as_ref())
+        && int_x
+            .as_ref()
             .is_some_and(|x| m.cols.div_ceil(32) <= x.blocks)
         && fmts.iter().all(|&t| kernels::int_decoder(t).is_some());
     // The wide path's vec4 alias of W needs the rows of the sections
@@ -436,7 +439,7 @@ pub fn matvec_ops(
             secs[0].1,
             secs[1].0,
             secs[1].1,
-            a.int_x.or(k.int_x.as_ref()).map_or(0, IntX::sq_base),
+            int_x.as_ref().map_or(0, IntX::sq_base),
             0,
             0,
         ];
@@ -484,10 +487,7 @@ pub fn matvec_ops(
         if (!tiled && !int && k.matvec_vx(m.cols, a.mv)) || own_x {
             entries.extend([(11, a.x), (12, g)]);
         }
-        let ix = a
-            .int_x
-            .or(k.int_x.as_ref())
-            .filter(|_| (int || int_tile) && !own_x);
+        let ix = int_x.as_ref().filter(|_| (int || int_tile) && !own_x);
         if let Some(h) = glu_q {
             entries.extend([(17, &h.q), (18, &h.d)]);
         }
