@@ -35,8 +35,12 @@
 //   not 1 (a new running max, as attention.wgsl's `rescaled`: acc is
 //   already an f16 value), by a branch that every thread takes alike:
 //   0.5-1% faster decode on the 1B and SmolLM2 shapes than a select,
-//   which waits on that rounding (BENCHMARKS.md, 2026-11-27b);
-//   round_f16 itself has no branch (see there why). The steps go in
+//   which waits on that rounding (BENCHMARKS.md, 2026-11-27b). The
+//   replay rounds with round_f16_z: the device's conversion where the
+//   load-time check found it exact (round_z_pack.wgsl, three operations:
+//   8B decode +1.1% on the H200, BENCHMARKS.md, 2026-12-01), else
+//   round_f16 by hand (round_z_hand.wgsl; no branch, see f16.wgsl
+//   why). The steps go in
 //   groups of GROUP (V_REPLAY, named values): the group's rescales,
 //   weights and V words read first, then one branch for the whole
 //   group, so that where none of its keys rescales (most groups past
@@ -52,7 +56,8 @@
 // The host prepends `const HD` (head_dim, even, <= 256), `NK` (SPLIT_KEYS,
 // with 4 NK = 256 threads), `PW` (words of a part, ceil(HD / 8)) and
 // `CK` (keys a stage of V holds, `kernels::few_stage_keys`), and appends
-// attn_step.wgsl (P, S, first_key), f16.wgsl, int8_block.wgsl and
+// attn_step.wgsl (P, S, first_key), f16.wgsl, round_z_pack.wgsl or
+// round_z_hand.wgsl (`Kernels::round_pack`), int8_block.wgsl and
 // head_q.wgsl; it replaces the lines K_LOADS (through KC4 where a part is
 // whole 16-byte words, `kernels::few_vec`, else KC), K_DOTS, V_STAGE
 // and V_REPLAY (`kernels::few_src`).
@@ -113,6 +118,8 @@ fn attend(h: u32, lid: u32) -> Pair {
     // The zero that keeps products out of fused multiply-adds, as in
     // attention.wgsl.
     let Z = bitcast<f32>(P._p0);
+    // The same zero as u32, for the replay's round_f16_z (see there why).
+    let ZU = P._p0;
     // Score role: key lid / 4 (past the last key: the last key, masked
     // below), part lid % 4: words part * PW .. of its row.
     let part = lid % 4u;
@@ -177,11 +184,11 @@ V_REPLAY
                 let wj = wt[j];
                 let v = unpack2x16float(vs[(j - c0) * HW + w]);
                 if r != 1.0 {
-                    ax = round_f16(ax * r);
-                    ay = round_f16(ay * r);
+                    ax = round_f16_z(ax * r, ZU);
+                    ay = round_f16_z(ay * r, ZU);
                 }
-                ax = round_f16(ax + (v.x * wj + Z));
-                ay = round_f16(ay + (v.y * wj + Z));
+                ax = round_f16_z(ax + (v.x * wj + Z), ZU);
+                ay = round_f16_z(ay + (v.y * wj + Z), ZU);
                 total = total * r + wj;
             }
         }

@@ -62,6 +62,11 @@ pub struct Gpu {
     /// Compile without naga's loop counters (`shader_module`; on unless
     /// `GpuTuning::loop_bounding` asks for them).
     trust_loops: bool,
+    /// pack2x16float rounds an f32 to the nearest f16, ties to even, as
+    /// `half` does, on every value the load-time check tries
+    /// (`probe::pack_rounds_exactly`), with the round trip kept from the
+    /// driver's folding as few.wgsl keeps it (round_z_pack.wgsl).
+    pub round_pack: bool,
 }
 
 /// One compute pipeline's source as `kernels::pipeline` compiled it.
@@ -172,7 +177,7 @@ impl Gpu {
                 st.error = Some(e.to_string());
             }
         }));
-        Ok(Gpu {
+        let mut gpu = Gpu {
             device,
             queue,
             adapter: info,
@@ -187,7 +192,10 @@ impl Gpu {
             read_back: Arc::default(),
             shaders: None,
             trust_loops: true,
-        })
+            round_pack: false,
+        };
+        gpu.round_pack = super::probe::pack_rounds_exactly(&gpu).await;
+        Ok(gpu)
     }
 
     /// Whether the adapter is a software rasterizer (lavapipe, SwiftShader,
@@ -204,7 +212,7 @@ impl Gpu {
              max_buffer_size {} MiB, max_compute_workgroup_storage_size {} B, \
              max_compute_invocations_per_workgroup {}, max_compute_workgroups_per_dimension {}, \
              max_storage_buffers_per_shader_stage {}; cooperative matrices (16x16 f16->f32, \
-             subgroups of 32): {}; features: {:?}",
+             subgroups of 32): {}; exact f16 rounding by pack2x16float: {}; features: {:?}",
             self.adapter.name,
             self.adapter.backend,
             self.adapter.device_type,
@@ -217,6 +225,7 @@ impl Gpu {
             l.max_compute_workgroups_per_dimension,
             l.max_storage_buffers_per_shader_stage,
             self.coop,
+            self.round_pack,
             self.features
         )
     }

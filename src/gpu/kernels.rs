@@ -47,6 +47,8 @@ const HEAD_Q: &str = include_str!("../../shaders/head_q.wgsl");
 const WIDE: &str = include_str!("../../shaders/wide.wgsl");
 /// Snippets (no bindings, no entry) appended to the kernels that use them.
 const F16: &str = include_str!("../../shaders/f16.wgsl");
+const ROUND_Z_PACK: &str = include_str!("../../shaders/round_z_pack.wgsl");
+const ROUND_Z_HAND: &str = include_str!("../../shaders/round_z_hand.wgsl");
 const ROPE_PAIR: &str = include_str!("../../shaders/rope_pair.wgsl");
 
 /// Elements of x one quantize_x.wgsl workgroup quantizes (256 threads, 8
@@ -1554,6 +1556,10 @@ pub struct Kernels {
     /// `GpuTuning::int_dot` and the device's WGSL has dot4I8Packed
     /// (`Gpu::int_dot`).
     pub int_dot: bool,
+    /// few.wgsl's replay rounds to f16 through the device's conversion
+    /// (round_z_pack.wgsl): `GpuTuning::round_pack` and the device passed
+    /// the load-time check (`Gpu::round_pack`).
+    pub round_pack: bool,
     /// `GpuTuning::int_min_bytes` and `int_min_bytes_q8_0` (`int_floor`).
     pub int_min_bytes: u64,
     pub int_min_bytes_q8_0: u64,
@@ -1583,7 +1589,8 @@ pub struct Kernels {
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
     chunked: HashMap<ChunkedKey, Rc<wgpu::ComputePipeline>>,
     split: HashMap<(usize, u32, DeepShape), Rc<wgpu::ComputePipeline>>,
-    few: HashMap<(usize, bool), Rc<wgpu::ComputePipeline>>,
+    /// By (head size, `main_q`, `round_pack`).
+    few: HashMap<(usize, bool, bool), Rc<wgpu::ComputePipeline>>,
     mid: HashMap<(usize, usize, bool), Rc<wgpu::ComputePipeline>>,
     flash: HashMap<FlashTile, Rc<wgpu::ComputePipeline>>,
     flash_coop: HashMap<(usize, u32), Rc<wgpu::ComputePipeline>>,
@@ -2061,8 +2068,14 @@ fn key_part_src(head_dim: usize, row: &str, sfx: &str, dot: &str) -> (String, St
 
 /// few.wgsl for heads of `head_dim` (even, <= 256): its constants, and
 /// its K loads, the partial dots, the first V loads and the replay
-/// written out as named values (see the shader's header).
-pub fn few_src(head_dim: usize) -> String {
+/// written out as named values (see the shader's header); `round_pack`:
+/// its replay rounds to f16 through pack2x16float (round_z_pack.wgsl,
+/// where the device passed `probe::pack_rounds_exactly`), else by hand.
+pub fn few_src(head_dim: usize, round_pack: bool) -> String {
+    let round = match round_pack {
+        true => ROUND_Z_PACK,
+        false => ROUND_Z_HAND,
+    };
     let pw = few_part_words(head_dim);
     let nk = SPLIT_KEYS;
     let ck = few_stage_keys(head_dim);
@@ -2091,16 +2104,16 @@ pub fn few_src(head_dim: usize) -> String {
         let (pre, total) = match rescale {
             true => (
                 format!(
-                    "                    if r{i} != 1.0 {{\n                        ax = round_f16(ax * r{i});\n                        \
-                     ay = round_f16(ay * r{i});\n                    }}\n"
+                    "                    if r{i} != 1.0 {{\n                        ax = round_f16_z(ax * r{i}, ZU);\n                        \
+                     ay = round_f16_z(ay * r{i}, ZU);\n                    }}\n"
                 ),
                 format!("total * r{i} + w{i}"),
             ),
             false => (String::new(), format!("total + w{i}")),
         };
         format!(
-            "{pre}                    ax = round_f16(ax + (v{i}.x * w{i} + Z));\n                    \
-             ay = round_f16(ay + (v{i}.y * w{i} + Z));\n                    total = {total};\n"
+            "{pre}                    ax = round_f16_z(ax + (v{i}.x * w{i} + Z), ZU);\n                    \
+             ay = round_f16_z(ay + (v{i}.y * w{i} + Z), ZU);\n                    total = {total};\n"
         )
     };
     let g = FEW_GROUP;
@@ -2128,7 +2141,7 @@ pub fn few_src(head_dim: usize) -> String {
     );
     format!(
         "const HD: u32 = {head_dim}u;\nconst NK: u32 = {nk}u;\nconst PW: u32 = {pw}u;\n\
-         const CK: u32 = {ck}u;\n{body}\n{ATTN_STEP}\n{F16}\n{INT8_BLOCK}\n{HEAD_Q}"
+         const CK: u32 = {ck}u;\n{body}\n{ATTN_STEP}\n{F16}\n{round}\n{INT8_BLOCK}\n{HEAD_Q}"
     )
 }
 
@@ -2575,6 +2588,7 @@ impl Kernels {
             vector_x: tuning.vector_x,
             storage_buffers: gpu.limits.max_storage_buffers_per_shader_stage,
             int_dot: tuning.int_dot && gpu.int_dot,
+            round_pack: tuning.round_pack && gpu.round_pack,
             int_min_bytes: tuning.int_min_bytes,
             int_min_bytes_q8_0: tuning.int_min_bytes_q8_0,
             wide_int: tuning.wide_int,
@@ -3161,11 +3175,12 @@ impl Kernels {
         head_dim: usize,
         q: bool,
     ) -> Rc<wgpu::ComputePipeline> {
+        let round = self.round_pack;
         self.few
-            .entry((head_dim, q))
+            .entry((head_dim, q, round))
             .or_insert_with(|| {
                 let entry = if q { "main_q" } else { "main" };
-                pipeline(gpu, "attention_few", &few_src(head_dim), entry)
+                pipeline(gpu, "attention_few", &few_src(head_dim, round), entry)
             })
             .clone()
     }

@@ -39,6 +39,7 @@ mod build;
 mod device;
 mod ops;
 mod plan;
+mod probe;
 mod schedule;
 pub mod stream;
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -247,6 +248,13 @@ pub struct GpuTuning {
     /// counters hid the loops' trip counts from the driver's compiler
     /// (BENCHMARKS.md, 2026-11-27g).
     pub loop_bounding: bool,
+    /// few.wgsl's f16 replay rounds through pack2x16float and back
+    /// (round_z_pack.wgsl) where the device's conversion passed the
+    /// load-time check (`Gpu::round_pack`): the same bits as the
+    /// hand-made rounding, in three operations instead of a dozen (8B
+    /// decode +1.1%, 1B +2.7% on the H200; BENCHMARKS.md, 2026-12-01).
+    /// Off: by hand everywhere (tests cover both).
+    pub round_pack: bool,
     /// Where the down product takes the integer path, the fused gate/up
     /// product writes its outputs as the down product's int8 x too
     /// (matvec.wgsl's `glu_q`: whole 32-element blocks a workgroup),
@@ -411,6 +419,7 @@ impl Default for GpuTuning {
             matvec_wg: 0,
             matvec_rows: [0; 3],
             loop_bounding: false,
+            round_pack: true,
             glu_q: true,
             glu_q_shape: kernels::GluQShape::DEFAULT,
             glu_q_min: GLU_Q_MIN,

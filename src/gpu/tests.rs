@@ -1130,11 +1130,20 @@ fn replay_twin(
 /// both), 1 to
 /// 10 query heads per kv head, without a window and with windows of 8 and
 /// 37 (a query sees fewer keys than its position); every query 8x scaled
-/// at one position, so that scores spread wide and exps underflow.
+/// at one position, so that scores spread wide and exps underflow. The
+/// replay rounds by hand (round_z_hand.wgsl), and where the device passed
+/// the load-time check (`Gpu::round_pack`) also through pack2x16float
+/// (round_z_pack.wgsl), bit for bit as by hand (on software adapters at
+/// head sizes 6 and 64 only: compiling is slow there).
 /// Outputs NaN-poisoned first.
 #[test]
 fn few_attention_matches_cpu() {
     let Some(g) = gpu() else { return };
+    if !g.round_pack {
+        eprintln!(
+            "note: pack2x16float does not round exactly here: only the hand-made replay runs"
+        );
+    }
     let mut k = Kernels::new(&g, &tuning());
     let mut rng = Rng::new(59);
     let ctx = kernels::SPLIT_KEYS;
@@ -1168,8 +1177,21 @@ fn few_attention_matches_cpu() {
             let st = step(&g, pos as u32, 1);
             let what = format!("hd {hd} heads {heads}/{kvh} window {window} pos {pos}");
             let reads = [(8, &qb), (kcb, &kc), (3, &vc), (4, &p), (5, &st)];
+            k.round_pack = false;
             let few = run_heads(&g, &k.attention_few(&g, hd, false), &reads, heads, qd, None);
             let got = read_f32(&g, &few, qd);
+            if g.round_pack && (!g.is_software() || matches!(hd, 6 | 64)) {
+                // The device's conversion passed the load-time check: the
+                // replay through it gives the hand-made one's bits. On a
+                // software adapter at two head sizes only: lavapipe takes
+                // 40-150 s to compile each of these sources cold.
+                k.round_pack = true;
+                let pl = k.attention_few(&g, hd, false);
+                let packed = read_f32(&g, &run_heads(&g, &pl, &reads, heads, qd, None), qd);
+                for (i, (a, b)) in got.iter().zip(&packed).enumerate() {
+                    assert_eq!(a.to_bits(), b.to_bits(), "{what}: pack vs hand at {i}");
+                }
+            }
             let lo = if window == 0 {
                 0
             } else {
@@ -1751,6 +1773,35 @@ fn round_f16_matches_half_bitwise() {
             o.to_bits()
         );
     }
+}
+
+/// The load-time check of the f16 rounding (`probe`) can fail: a
+/// round_f16_z that truncates (drops f32's low 13 mantissa bits, the
+/// midpoints and near-ties then wrong) fails it, the hand-made one
+/// (round_z_hand.wgsl over f16.wgsl) passes it, and round_z_pack.wgsl's
+/// verdict is `Gpu::round_pack`'s. The cases hold every f16 midpoint
+/// and its neighbours in both signs (`probe::cases`).
+#[test]
+fn round_check_tells_exact_from_truncating() {
+    let Some(g) = gpu() else { return };
+    let xs = super::probe::cases();
+    assert!(xs.len() > 250_000 && xs.iter().all(|x| x.is_finite()));
+    let run = |snippet: &str| {
+        let got = pollster::block_on(super::probe::run(&g, snippet, &xs)).unwrap();
+        super::probe::matches_half(&xs, &got)
+    };
+    let trunc = "fn round_f16_z(x: f32, zero: u32) -> f32 {\n    \
+                 return bitcast<f32>((bitcast<u32>(x) & 0xffffe000u) ^ zero);\n}\n";
+    assert!(!run(trunc), "a truncating rounding passed the check");
+    let hand = format!(
+        "{}\n{}",
+        include_str!("../../shaders/round_z_hand.wgsl"),
+        include_str!("../../shaders/f16.wgsl")
+    );
+    assert!(run(&hand), "the hand-made rounding failed the check");
+    let pack = run(include_str!("../../shaders/round_z_pack.wgsl"));
+    assert_eq!(pack, g.round_pack);
+    eprintln!("pack2x16float rounds exactly here: {pack}");
 }
 
 /// argmax returns exactly the CPU's pick, including the first of ties.
@@ -4866,17 +4917,19 @@ fn workgroup_bytes(module: &wgpu::naga::Module) -> u32 {
 
 /// few.wgsl's generated source parses, validates and translates to SPIR-V
 /// for every even head size it may take (2 .. 256; the kernel test runs
-/// 6, 32, 64, 128 and 256), and its workgroup variables stay within
-/// WebGPU's 16 KiB.
+/// 6, 32, 64, 128 and 256), with either rounding snippet, and its
+/// workgroup variables stay within WebGPU's 16 KiB.
 #[test]
 fn few_source_compiles_for_every_head_size() {
     for hd in (2usize..=256).step_by(2) {
-        let what = format!("few.wgsl hd {hd}");
-        let shared = workgroup_bytes(&compile_wgsl(&kernels::few_src(hd), &what));
-        assert!(
-            shared <= 16384,
-            "{what}: {shared} bytes of workgroup memory"
-        );
+        for pack in [false, true] {
+            let what = format!("few.wgsl hd {hd} pack {pack}");
+            let shared = workgroup_bytes(&compile_wgsl(&kernels::few_src(hd, pack), &what));
+            assert!(
+                shared <= 16384,
+                "{what}: {shared} bytes of workgroup memory"
+            );
+        }
     }
 }
 

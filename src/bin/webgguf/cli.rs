@@ -71,7 +71,7 @@ common options:
                     Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS as random bits)
 
 environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
-  WEBGGUF_GPU_{FUSE,TILED,FEW,SPLIT,FLASH,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE,INT_PREFILL,GLU_Q}=0,
+  WEBGGUF_GPU_{FUSE,TILED,FEW,SPLIT,FLASH,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE,INT_PREFILL,GLU_Q,ROUND_PACK}=0,
   WEBGGUF_GPU_GLU_Q_SHAPE=RxT, WEBGGUF_GPU_GLU_Q_MIN=N,
   WEBGGUF_GPU_OWN_X=N,
   WEBGGUF_GPU_{DEEP_KEYS,DEEP_FAR_KEYS,DEEP_FAR_CHUNKS,SPLIT_WGS,SPLIT_MAX,MV_WG}=N,
@@ -136,6 +136,9 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   and plain products (0: the default for that kind).
 /// - `WEBGGUF_GPU_LOOP_BOUND=1`: compile with naga's loop counters, as
 ///   wgpu does by default (`GpuTuning::loop_bounding`).
+/// - `WEBGGUF_GPU_ROUND_PACK=0`: few.wgsl's f16 replay rounds by hand even
+///   where the device's conversion passed the load-time check
+///   (`GpuTuning::round_pack`; the same bits either way).
 /// - `WEBGGUF_GPU_GLU_Q=0`: a quantize_x pass before each down product
 ///   instead of the gate/up product writing its int8 x (`glu_q`);
 ///   `WEBGGUF_GPU_GLU_Q_SHAPE=RxT`: R rows a team of T threads (default
@@ -248,6 +251,7 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
                 })
                 .unwrap_or(d.tuning.matvec_rows),
             loop_bounding: var("WEBGGUF_GPU_LOOP_BOUND").as_deref() == Some("1"),
+            round_pack: !off("WEBGGUF_GPU_ROUND_PACK"),
             glu_q: !off("WEBGGUF_GPU_GLU_Q"),
             glu_q_min: num("WEBGGUF_GPU_GLU_Q_MIN", d.tuning.glu_q_min),
             // RxT: rows a team and threads a team.
