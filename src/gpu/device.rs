@@ -62,11 +62,12 @@ pub struct Gpu {
     /// Compile without naga's loop counters (`shader_module`; on unless
     /// `GpuTuning::loop_bounding` asks for them).
     trust_loops: bool,
-    /// pack2x16float rounds an f32 to the nearest f16, ties to even, as
-    /// `half` does, on every value the load-time check tries
+    /// Whether pack2x16float rounds an f32 to the nearest f16, ties to
+    /// even, as `half` does, on every value the load-time check tries
     /// (`probe::pack_rounds_exactly`), with the round trip kept from the
-    /// driver's folding as few.wgsl keeps it (round_z_pack.wgsl).
-    pub round_pack: bool,
+    /// driver's folding as few.wgsl keeps it (round_z_pack.wgsl); None
+    /// until `checking_rounding` (a model load) has run the check.
+    pub round_pack: Option<bool>,
 }
 
 /// One compute pipeline's source as `kernels::pipeline` compiled it.
@@ -177,7 +178,7 @@ impl Gpu {
                 st.error = Some(e.to_string());
             }
         }));
-        let mut gpu = Gpu {
+        Ok(Gpu {
             device,
             queue,
             adapter: info,
@@ -192,10 +193,23 @@ impl Gpu {
             read_back: Arc::default(),
             shaders: None,
             trust_loops: true,
-            round_pack: false,
-        };
-        gpu.round_pack = super::probe::pack_rounds_exactly(&gpu).await;
-        Ok(gpu)
+            round_pack: None,
+        })
+    }
+
+    /// This handle with `round_pack` found by the load-time check, run
+    /// once (a pipeline and a 1 MB round trip, its buffers destroyed).
+    /// Not in `new`: a device opened only to be looked at, or passed over
+    /// as a software adapter, does not pay for it.
+    pub async fn checking_rounding(self) -> Gpu {
+        if self.round_pack.is_some() {
+            return self;
+        }
+        let exact = super::probe::pack_rounds_exactly(&self).await;
+        Gpu {
+            round_pack: Some(exact),
+            ..self
+        }
     }
 
     /// Whether the adapter is a software rasterizer (lavapipe, SwiftShader,
@@ -225,7 +239,15 @@ impl Gpu {
             l.max_compute_workgroups_per_dimension,
             l.max_storage_buffers_per_shader_stage,
             self.coop,
-            self.round_pack,
+            match self.round_pack {
+                Some(exact) =>
+                    if exact {
+                        "yes"
+                    } else {
+                        "no"
+                    },
+                None => "not checked (a model load checks it)",
+            },
             self.features
         )
     }

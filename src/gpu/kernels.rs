@@ -2588,7 +2588,7 @@ impl Kernels {
             vector_x: tuning.vector_x,
             storage_buffers: gpu.limits.max_storage_buffers_per_shader_stage,
             int_dot: tuning.int_dot && gpu.int_dot,
-            round_pack: tuning.round_pack && gpu.round_pack,
+            round_pack: tuning.round_pack && gpu.round_pack == Some(true),
             int_min_bytes: tuning.int_min_bytes,
             int_min_bytes_q8_0: tuning.int_min_bytes_q8_0,
             wide_int: tuning.wide_int,

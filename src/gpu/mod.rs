@@ -506,6 +506,11 @@ impl GpuBackend {
         opts: GpuOptions,
         progress: &dyn Fn(f64),
     ) -> Result<GpuBackend> {
+        // The f16 check before `tracking()`: its buffers are its own.
+        let gpu = match opts.tuning.round_pack {
+            true => gpu.checking_rounding().await,
+            false => gpu,
+        };
         let gpu = gpu.tracking().trusting_loops(!opts.tuning.loop_bounding);
         let g = gpu.clone();
         let r = gpu
