@@ -1135,8 +1135,7 @@ fn replay_twin(
 /// at one position, so that scores spread wide and exps underflow. The
 /// replay rounds by hand (round_z_hand.wgsl), and where the device passed
 /// the load-time check (`Gpu::round_pack`) also through pack2x16float
-/// (round_z_pack.wgsl), bit for bit as by hand (on software adapters at
-/// head sizes 6 and 64 only: compiling is slow there).
+/// (round_z_pack.wgsl), bit for bit as by hand.
 /// Outputs NaN-poisoned first.
 #[test]
 fn few_attention_matches_cpu() {
@@ -1182,11 +1181,9 @@ fn few_attention_matches_cpu() {
             k.round_pack = false;
             let few = run_heads(&g, &k.attention_few(&g, hd, false), &reads, heads, qd, None);
             let got = read_f32(&g, &few, qd);
-            if g.round_pack == Some(true) && (!g.is_software() || matches!(hd, 6 | 64)) {
+            if g.round_pack == Some(true) {
                 // The device's conversion passed the load-time check: the
-                // replay through it gives the hand-made one's bits. On a
-                // software adapter at two head sizes only: lavapipe takes
-                // 40-150 s to compile each of these sources cold.
+                // replay through it gives the hand-made one's bits.
                 k.round_pack = true;
                 let pl = k.attention_few(&g, hd, false);
                 let packed = read_f32(&g, &run_heads(&g, &pl, &reads, heads, qd, None), qd);
