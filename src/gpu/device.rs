@@ -240,12 +240,8 @@ impl Gpu {
             l.max_storage_buffers_per_shader_stage,
             self.coop,
             match self.round_pack {
-                Some(exact) =>
-                    if exact {
-                        "yes"
-                    } else {
-                        "no"
-                    },
+                Some(true) => "yes",
+                Some(false) => "no",
                 None => "not checked (a model load checks it)",
             },
             self.features

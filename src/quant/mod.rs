@@ -390,6 +390,30 @@ pub fn dot_f32_lanes16(a: &[f32], b: &[f32]) -> f32 {
     }
 }
 
+/// The values where a rounding to f16 can go wrong: for every finite f16
+/// h below the largest (the subnormals included), h itself, the midpoint
+/// to the next f16 (exact in f32) and the f32s either side of that
+/// midpoint, in both signs (253,944 values). The GPU's load-time check of
+/// its f16 conversion (gpu::probe) and the f16 rounding tests start from
+/// these.
+pub fn f16_boundary_values() -> Vec<f32> {
+    let mut xs = Vec::with_capacity(8 * 0x7bff);
+    for h in 0..0x7bffu16 {
+        let v = half::f16::from_bits(h).to_f32();
+        let next = half::f16::from_bits(h + 1).to_f32();
+        let mid = (v + next) / 2.0;
+        for x in [
+            v,
+            mid,
+            f32::from_bits(mid.to_bits() + 1),
+            f32::from_bits(mid.to_bits() - 1),
+        ] {
+            xs.extend([x, -x]);
+        }
+    }
+    xs
+}
+
 /// `out = x` rounded to f16 precision; `out` and `x` have the same length.
 pub fn round_f16(x: &[f32], out: &mut [f32]) {
     out.copy_from_slice(x);

@@ -899,24 +899,20 @@ fn wasm_simd_is_bitwise_scalar() {
 }
 
 /// Values around every f16 rounding boundary: each f16 value, the
-/// midpoints to its neighbours and the f32s next to those, in both signs;
-/// plus f32 subnormals, huge values, infinities and NaNs. The GPU's
-/// round_f16 is checked on the same values (src/gpu/tests.rs).
+/// midpoints to its neighbours and the f32s next to those, in both signs
+/// (`quant::f16_boundary_values`, then the largest f16 and what lies past
+/// it: inf, the NaN above it, f32's max); plus f32 subnormals, huge
+/// values, infinities and NaNs. The GPU's round_f16 is checked on the same
+/// values (src/gpu/tests.rs).
 pub(crate) fn f16_rounding_cases() -> Vec<f32> {
-    let mut xs = Vec::new();
-    for h in 0..0x7c00u16 {
-        let v = f16::from_bits(h).to_f32();
-        let next = f16::from_bits(h + 1).to_f32();
-        let mid = (v as f64 + next as f64) / 2.0;
-        let mid32 = mid as f32;
-        for x in [
-            v,
-            mid32,
-            f32::from_bits(mid32.to_bits() + 1),
-            f32::from_bits(mid32.to_bits().saturating_sub(1)),
-        ] {
-            xs.extend([x, -x]);
-        }
+    let mut xs = super::f16_boundary_values();
+    for x in [
+        65504.0,
+        f32::INFINITY,
+        f32::from_bits(0x7f80_0001),
+        f32::MAX,
+    ] {
+        xs.extend([x, -x]);
     }
     let mut rng = Rng::new(22);
     for _ in 0..20_000 {
