@@ -166,12 +166,13 @@ impl HalfX {
 }
 
 /// Bytes of `IntX`'s two buffers for `tokens` tokens of rows up to `cols`
-/// long.
-pub fn int_x_sizes(cols: usize, tokens: usize) -> [u64; 2] {
+/// long; `sums`: room for the blocks' sums of squares too.
+pub fn int_x_sizes(cols: usize, tokens: usize, sums: bool) -> [u64; 2] {
     let nb = cols.div_ceil(32) as u64;
     // The scales, then (a norm's pass: quantize_x.wgsl) the blocks' sums
     // of squares from `IntX::sq_base`.
-    [tokens as u64 * nb * 32, 2 * tokens as u64 * nb * 4]
+    let words = if sums { 2 } else { 1 };
+    [tokens as u64 * nb * 32, words * tokens as u64 * nb * 4]
 }
 
 impl IntX {
@@ -181,8 +182,20 @@ impl IntX {
         (self.tokens * self.blocks) as u32
     }
 
+    /// For the x of products that a norm's pass may feed: with room for
+    /// the blocks' sums of squares.
     pub fn new(gpu: &Gpu, cols: usize, tokens: usize) -> Result<IntX> {
-        let [q, d] = int_x_sizes(cols, tokens);
+        IntX::make(gpu, cols, tokens, true)
+    }
+
+    /// For the down product's x (`Kernels::int_h`), which no norm's pass
+    /// writes: the scales only.
+    pub fn without_sums(gpu: &Gpu, cols: usize, tokens: usize) -> Result<IntX> {
+        IntX::make(gpu, cols, tokens, false)
+    }
+
+    fn make(gpu: &Gpu, cols: usize, tokens: usize, sums: bool) -> Result<IntX> {
+        let [q, d] = int_x_sizes(cols, tokens, sums);
         Ok(IntX {
             q: gpu.storage("int8 x", q)?,
             d: gpu.storage("int8 x scales", d)?,

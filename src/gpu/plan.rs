@@ -133,13 +133,13 @@ pub fn gpu_memory(
     // The integer path's int8 x (its quantize passes share the matvecs'
     // uniforms).
     if let Some(cols) = int_x_cols(w, opts) {
-        for b in int_x_sizes(cols, d.batch) {
+        for b in int_x_sizes(cols, d.batch, true) {
             add(Scratch, b);
         }
     }
     // The down products' int8 x that gate/up writes (glu_q).
     if let Some(cols) = int_h_cols(w, opts) {
-        for b in int_x_sizes(cols, d.batch) {
+        for b in int_x_sizes(cols, d.batch, false) {
             add(Scratch, b);
         }
     }

@@ -2996,8 +2996,9 @@ fn read_int_x(
     norm: Option<(usize, f32)>,
 ) -> (Vec<Vec<i8>>, Vec<Vec<f64>>) {
     let q = read_f32(g, &ix.q, ix.tokens * ix.blocks * 8);
-    // The scales, then the sums of squares (`IntX::sq_base`), in one read.
-    let d = read_f32(g, &ix.d, 2 * ix.tokens * ix.blocks);
+    // The scales, then the sums of squares (`IntX::sq_base`) where the
+    // buffer has them, in one read.
+    let d = read_f32(g, &ix.d, ix.d.size() as usize / 4);
     let sq = &d[ix.sq_base() as usize..];
     let per = ix.blocks * 32;
     let bytes: Vec<i8> = q
@@ -3610,7 +3611,7 @@ fn run_glu_q(g: &Gpu, k: &mut Kernels, m: &GpuMatrix, xg: &GluQX, eps: f32, ff: 
     let y = poisoned(g, n * ff);
     let ix = IntX::new(g, xg.cols, n).unwrap();
     poison_int_x(g, &ix);
-    let ih = IntX::new(g, ff, n).unwrap();
+    let ih = IntX::without_sums(g, ff, n).unwrap();
     poison_int_x(g, &ih);
     let a = MatvecArgs {
         mv: Mv::Silu,
@@ -4521,7 +4522,7 @@ fn quantize_x_gpu(
 fn poison_int_x(g: &Gpu, ix: &IntX) {
     for (b, len) in [
         (&ix.q, ix.tokens * ix.blocks * 8),
-        (&ix.d, 2 * ix.tokens * ix.blocks),
+        (&ix.d, ix.d.size() as usize / 4),
     ] {
         let nan: Vec<u8> = (0..len).flat_map(|_| f32::NAN.to_le_bytes()).collect();
         g.queue.write_buffer(b, 0, &nan);
