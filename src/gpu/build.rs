@@ -103,7 +103,7 @@ impl GpuBackend {
             .map(|cols| IntX::new(&gpu, cols, batch))
             .transpose()?;
         k.int_h = int_h_cols(w, &opts)
-            .map(|cols| IntX::new(&gpu, cols, batch))
+            .map(|cols| IntX::without_sums(&gpu, cols, batch))
             .transpose()?;
         k.half_x = half_x_cols(w, &opts)
             .map(|cols| HalfX::new(&gpu, cols, batch))
@@ -835,7 +835,7 @@ impl LayerOps<'_> {
             None => self.qkv_unfused(k, tiled)?,
         };
         let post = self.w.post_attn_norm.as_ref();
-        let mut wo = self.residual(k, &self.w.wo, &self.s.xo, post, tiled, None)?;
+        let mut wo = self.residual(k, &self.w.wo, &self.s.xo, post, tiled, None, "wo")?;
         // Where Wo takes the integer path, the chunked attention kernels
         // write its int8 x too, which saves the quantize pass's dispatch
         // (the tiled prefill kernel does not: its Wo keeps its pass).
@@ -867,7 +867,8 @@ impl LayerOps<'_> {
         // writes int_h instead.
         let ih = k.int_h.clone().filter(|_| !tiled);
         let post = self.w.post_ffn_norm.as_ref();
-        let mut down = self.residual(k, &self.w.wd, &self.s.hb, post, tiled, ih.as_ref())?;
+        let mut down =
+            self.residual(k, &self.w.wd, &self.s.hb, post, tiled, ih.as_ref(), "down")?;
         let down_int = starts_with_quantize(self.gpu, k, &down);
         let mut ops = match self.w.gate_up.fused() {
             Some(m) => self.ffn_fused(k, m, tiled, ih.as_ref().filter(|_| down_int))?,
@@ -1215,7 +1216,10 @@ impl LayerOps<'_> {
 
     /// x += [rmsnorm(·) * post] (m · input): accumulated into x by the
     /// product itself, or with a post-norm written to `delta` and added
-    /// normed by one kernel.
+    /// normed by one kernel. `label` names the product's decode dispatch
+    /// ("wo", "down"), so that gpu-profile's decode table times the two
+    /// apart: their rows differ in length (dim against ffn_dim).
+    #[allow(clippy::too_many_arguments)]
     fn residual(
         &self,
         k: &mut Kernels,
@@ -1224,12 +1228,14 @@ impl LayerOps<'_> {
         post: Option<&wgpu::Buffer>,
         tiled: bool,
         int_x: Option<&IntX>,
+        label: &'static str,
     ) -> Result<Vec<Op>> {
         let (gpu, s, dim) = (self.gpu, self.s, self.c.dim);
         let Some(post) = post else {
             let a = MatvecArgs {
                 tiled,
                 int_x,
+                label,
                 ..MatvecArgs::plain(input, &s.x, &s.step, dim, true)
             };
             return matvec_ops(gpu, k, m, 0..dim, &a);
@@ -1237,6 +1243,7 @@ impl LayerOps<'_> {
         let a = MatvecArgs {
             tiled,
             int_x,
+            label,
             ..MatvecArgs::plain(input, &s.delta, &s.step, dim, false)
         };
         let mut ops = matvec_ops(gpu, k, m, 0..dim, &a)?;
