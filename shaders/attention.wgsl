@@ -61,7 +61,8 @@
 //   9 Part, 4 P, 5 S, 6 Out. Dispatch: (heads, parts, 1) workgroups of 256
 //   threads, each part md = head_dim / parts dimensions of its head (parts
 //   divides head_dim; with several, md is a multiple of 32: see
-//   `merge_out`).
+//   `merge_out`). The host prepends `const MD` (md), so a merge pipeline
+//   serves one head size and one number of parts.
 // Entries `chunked_q` and `merge_q` (head_dim a multiple of 32): `chunked`
 //   and `merge`, and their outputs also as the int8 blocks the Wo product's
 //   integer path reads (13 XQ, 14 XD: exactly what quantize_x.wgsl makes
@@ -586,9 +587,13 @@ fn rel(a: f32, m: f32) -> f32 {
     return select(exp(a - m), 1.0, a == m);
 }
 
-// The dimensions of a head one merge workgroup takes (`merge_out`'s md).
-fn merge_dims(nwg: vec3<u32>) -> u32 {
-    return P.head_dim / nwg.y;
+// The dimensions of a head one merge workgroup takes (`merge_out`'s md):
+// the host's MD, head_dim / the workgroups a head (num_workgroups.y). A
+// constant of the pipeline, so that the loops over the lanes below have
+// a constant trip count, which the driver can unroll and whose loads it
+// can issue together.
+fn merge_dims() -> u32 {
+    return MD;
 }
 
 // `merge` for head wid.x, its dimensions e0 .. e0 + md - 1 (md = head_dim
@@ -607,10 +612,10 @@ fn merge_dims(nwg: vec3<u32>) -> u32 {
 // merge at 8192 keys 354 -> 343 us a step timed alone, decode +0.4-1%
 // there and even elsewhere: the merge's time is its chain of dependent
 // steps, not its workgroup count.
-fn merge_out(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> f32 {
+fn merge_out(wid: vec3<u32>, lid: u32) -> f32 {
     let h = wid.x;
     let hd = P.head_dim;
-    let md = merge_dims(nwg);
+    let md = merge_dims();
     let e0 = wid.y * md;
     // Splits in use: ceil(keys / ls) for the pos + 1 - first_key(pos) keys.
     let keys = S.pos + 1u - first_key(S.pos);
@@ -677,15 +682,15 @@ fn merge_out(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> f32 {
 }
 
 @compute @workgroup_size(256)
-fn merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    merge_out(wid, nwg, lid);
+fn merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    merge_out(wid, lid);
 }
 
 @compute @workgroup_size(256)
-fn merge_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let v = merge_out(wid, nwg, lid);
+fn merge_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let v = merge_out(wid, lid);
     // md is a multiple of 32 wherever there are several parts
     // (kernels::merge_parts), so each part quantizes whole blocks.
-    let md = merge_dims(nwg);
+    let md = merge_dims();
     store_q(lid, v, md, 0u, wid.x * P.head_dim + wid.y * md);
 }

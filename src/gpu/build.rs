@@ -1186,8 +1186,8 @@ impl LayerOps<'_> {
             group,
             kv_heads: c.n_kv_heads,
         };
-        let merge = if qx.is_some() { "merge_q" } else { "merge" };
-        let mp = k.attention_entry(gpu, c.head_dim, group, merge, rule);
+        let parts = self.sh.merge_parts;
+        let mp = k.attention_merge(gpu, c.head_dim, group, qx.is_some(), rule, parts);
         let mut split_entries = self.attention_reads().to_vec();
         split_entries.push((9, &s.att_part));
         if deep.is_some() {
@@ -1208,7 +1208,7 @@ impl LayerOps<'_> {
             Op {
                 bind: kernels::bind(gpu, &mp, &merge_entries),
                 pipeline: mp,
-                shape: Shape::Fixed([c.n_heads as u32, self.sh.merge_parts, 1]),
+                shape: Shape::Fixed([c.n_heads as u32, parts, 1]),
                 label: "attention_merge",
             },
         ]

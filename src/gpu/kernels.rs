@@ -1757,7 +1757,9 @@ fn lazy(
 
 /// An attention.wgsl pipeline: its chunk shape (C, QS), entry and split
 /// rule.
-type ChunkedKey = ((u32, u32), &'static str, SplitRule);
+/// (chunk shape, entry, split rule, `MD`: the merge's dimensions a
+/// workgroup, the head's for the other entries).
+type ChunkedKey = ((u32, u32), &'static str, SplitRule, usize);
 
 /// How attention.wgsl's `split` cuts a decode step's keys, and so what
 /// its `merge` expects: splits as short as one chunk of the kernel while
@@ -1859,14 +1861,15 @@ impl SplitGrid {
 }
 
 /// attention.wgsl with `chunked`'s constants for heads of `head_dim` dims
-/// and `group` query heads per kv head, and `split`'s and `merge`'s split
-/// lengths by `rule`.
-fn attention_src(head_dim: usize, group: usize, rule: SplitRule) -> String {
+/// and `group` query heads per kv head, `split`'s and `merge`'s split
+/// lengths by `rule`, and `merge`'s dimensions a workgroup `md` (the
+/// head's for the other entries, which do not read it).
+fn attention_src(head_dim: usize, group: usize, rule: SplitRule, md: usize) -> String {
     let (c, qs) = chunk_shape(head_dim, group);
     let (ls, wgs) = (rule.max, rule.wgs);
     let ls0 = if wgs == 0 { ls as u32 } else { c };
     format!(
-        "const C: u32 = {c}u;\nconst QS: u32 = {qs}u;\nconst LS: u32 = {ls}u;\nconst LS0: u32 = {ls0}u;\nconst SPLIT_WGS: u32 = {wgs}u;\n{ATTENTION}\n{ATTN_STEP}\n{F16}\n{INT8_BLOCK}"
+        "const C: u32 = {c}u;\nconst QS: u32 = {qs}u;\nconst LS: u32 = {ls}u;\nconst LS0: u32 = {ls0}u;\nconst SPLIT_WGS: u32 = {wgs}u;\nconst MD: u32 = {md}u;\n{ATTENTION}\n{ATTN_STEP}\n{F16}\n{INT8_BLOCK}"
     )
 }
 
@@ -2709,7 +2712,7 @@ impl Kernels {
             pipeline(
                 gpu,
                 "kv_store",
-                &attention_src(64, 1, SplitRule::FIXED),
+                &attention_src(64, 1, SplitRule::FIXED, 64),
                 "store",
             )
         })
@@ -2722,7 +2725,7 @@ impl Kernels {
             pipeline(
                 gpu,
                 "attention",
-                &attention_src(64, 1, SplitRule::FIXED),
+                &attention_src(64, 1, SplitRule::FIXED, 64),
                 "main",
             )
         })
@@ -3117,8 +3120,8 @@ impl Kernels {
         self.attention_entry(gpu, head_dim, group, "chunked", SplitRule::FIXED)
     }
 
-    /// Another entry of attention.wgsl (`split`, `merge`) for the shape
-    /// `attention_chunked` takes.
+    /// Another entry of attention.wgsl (`split`, `chunked_q`; the merges
+    /// are `attention_merge`'s) for the shape `attention_chunked` takes.
     pub fn attention_entry(
         &mut self,
         gpu: &Gpu,
@@ -3127,13 +3130,44 @@ impl Kernels {
         entry: &'static str,
         rule: SplitRule,
     ) -> Rc<wgpu::ComputePipeline> {
+        debug_assert!(!entry.starts_with("merge"), "merges: attention_merge");
+        self.attention_src_entry(gpu, head_dim, group, entry, rule, head_dim)
+    }
+
+    /// attention.wgsl's `merge` (`q`: `merge_q`) after `rule`'s splits, in
+    /// `parts` workgroups a head (`merge_parts`). The dimensions a
+    /// workgroup are a constant of the pipeline (MD), so that the loops
+    /// over the merge's lanes have a constant trip count.
+    pub fn attention_merge(
+        &mut self,
+        gpu: &Gpu,
+        head_dim: usize,
+        group: usize,
+        q: bool,
+        rule: SplitRule,
+        parts: u32,
+    ) -> Rc<wgpu::ComputePipeline> {
+        let entry = if q { "merge_q" } else { "merge" };
+        let md = head_dim / parts.max(1) as usize;
+        self.attention_src_entry(gpu, head_dim, group, entry, rule, md)
+    }
+
+    fn attention_src_entry(
+        &mut self,
+        gpu: &Gpu,
+        head_dim: usize,
+        group: usize,
+        entry: &'static str,
+        rule: SplitRule,
+        md: usize,
+    ) -> Rc<wgpu::ComputePipeline> {
         self.chunked
-            .entry((chunk_shape(head_dim, group), entry, rule))
+            .entry((chunk_shape(head_dim, group), entry, rule, md))
             .or_insert_with(|| {
                 pipeline(
                     gpu,
                     "attention",
-                    &attention_src(head_dim, group, rule),
+                    &attention_src(head_dim, group, rule, md),
                     entry,
                 )
             })

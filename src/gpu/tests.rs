@@ -823,7 +823,6 @@ fn split_attention_matches_cpu() {
         for ((window, pos), kind) in cases {
             let (name, sp, wgs, rule, deep_chunks) = &kinds[kind];
             let ny = rule.slots(ctx, hd, group, kvh);
-            let mp = k.attention_entry(&g, hd, group, "merge", *rule);
             let p = params(window);
             let lo = if window == 0 {
                 0
@@ -845,6 +844,7 @@ fn split_attention_matches_cpu() {
             // (`merge_parts`: whole heads where those do not divide it),
             // taking turns over the cases.
             let parts = kernels::merge_parts(hd, [0, 32, 64][(kind + window) % 3]);
+            let mp = k.attention_merge(&g, hd, group, false, *rule, parts);
             let q: Vec<f32> = randn(&mut rng, qd).iter().map(|v| v * amp).collect();
             let qb = g.upload_f32("q", &q);
             let out = poisoned(&g, qd);
@@ -4559,7 +4559,7 @@ fn attention_int8_matches_quantize_x() {
         let split_wgs = kernels::split_workgroups(kvh, hd, group);
         let sh = kernels::DeepShape::pick(tuning().deep_shape, hd, group);
         let sp = k.attention_split(&g, hd, group, sh);
-        let [mp, mq, cp, cq] = ["merge", "merge_q", "chunked", "chunked_q"]
+        let [cp, cq] = ["chunked", "chunked_q"]
             .map(|e| k.attention_entry(&g, hd, group, e, kernels::SplitRule::FIXED));
         // (pos, tokens, split path, the merge's workgroups a head: whole
         // heads, then 32 dimensions each)
@@ -4571,6 +4571,8 @@ fn attention_int8_matches_quantize_x() {
             let q = randn(&mut rng, n * qd);
             let qb = g.upload_f32("q", &q);
             let st = step(&g, pos as u32, n as u32);
+            let [mp, mq] = [false, true]
+                .map(|q| k.attention_merge(&g, hd, group, q, kernels::SplitRule::FIXED, parts));
             let run = |quant: Option<&IntX>| -> wgpu::Buffer {
                 let out = poisoned(&g, n * qd);
                 let mut ops = Vec::new();
