@@ -1755,10 +1755,9 @@ fn lazy(
     cell.get_or_init(build).clone()
 }
 
-/// An attention.wgsl pipeline: its chunk shape (C, QS), entry and split
-/// rule.
-/// (chunk shape, entry, split rule, `MD`: the merge's dimensions a
-/// workgroup, the head's for the other entries).
+/// An attention.wgsl pipeline: its chunk shape (C, QS), entry, split rule
+/// and MD (the merge's dimensions a workgroup; the head's for the other
+/// entries).
 type ChunkedKey = ((u32, u32), &'static str, SplitRule, usize);
 
 /// How attention.wgsl's `split` cuts a decode step's keys, and so what
