@@ -8,6 +8,8 @@ again under the label FILE-pass2 or FILE-bound (a second pass, or the
 binary with naga's loop counters) adds its tg128 as a column.
 Reads lb-*.json (llama-bench), webgguf.log (our CLI's raw JSON), bpt.jsonl
 (bytes per decoded token) and torch-bw.json (the HBM ceiling), and prints:
+(depth: runs labelled dDEPTH-FILE, one depth each, or depth-FILE, several
+depths in one call with their own d=0)
 the side-by-side table with ratios, the depth figures, the old/new A/B, and
 gate/up bandwidth per format from `gpu-profile` (gate and up are one format
 in every llama.cpp mix, so their bytes are exact)."""
@@ -80,6 +82,31 @@ for shape in ["llama-3.2-1b", "llama-3.1-8b"]:
                 print(f"| {shape} {q} | {dep} | {f(a['tg'])} | {f(b['tg_tok_s'])} | "
                       f"{100*(1-a['tg']/base_a['tg']):.0f}% | {100*(1-b['tg_tok_s']/base_b['tg_tok_s']):.0f}% |"
                       + (f" {f(c['tg_tok_s']) if c else '–'} |" if alt else ""))
+
+# One load or one llama-bench call over several depths (label depth-FILE:
+# llama-bench -d 0,2048,8192 and `webgguf bench -d 0,2048,8192`, each
+# depth's figures in its own JSON object), losses against that run's d=0.
+def lb_depths(label):
+    p = d / f"lb-{label}.json"
+    if not p.exists():
+        return {}
+    pick = statistics.median if MEDIAN else statistics.mean
+    return {x["n_depth"]: pick(x["samples_ts"]) for x in json.loads(p.read_text() or "[]") if x["n_gen"]}
+
+def wg_depths(label):
+    out, _ = runs.get(label, ("", 1))
+    key = "tg_median_tok_s" if MEDIAN else "tg_tok_s"
+    return {r["depth"]: r[key] for r in (json.loads(l) for l in out.splitlines()
+                                          if l.startswith("{") and l.endswith("}"))}
+
+for shape in ["llama-3.2-1b", "llama-3.1-8b"]:
+    for q in ["Q4_K_M", "Q5_K_M", "Q6_K", "IQ4_XS", "Q4_0", "Q8_0", "F16"]:
+        a, b = lb_depths(f"depth-{shape}-{q}"), wg_depths(f"depth-{shape}-{q}")
+        if 0 not in a or 0 not in b:
+            continue
+        for dep in sorted(set(a) & set(b) - {0}):
+            print(f"| {shape} {q} | {dep} | {f(a[dep])} | {f(b[dep])} | "
+                  f"{100*(1-a[dep]/a[0]):.1f}% | {100*(1-b[dep]/b[0]):.1f}% |" + (" – |" if alt else ""))
 
 ab = {}
 for label in runs:
