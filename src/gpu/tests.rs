@@ -2996,9 +2996,7 @@ fn read_int_x(
     norm: Option<(usize, f32)>,
 ) -> (Vec<Vec<i8>>, Vec<Vec<f64>>) {
     let q = read_f32(g, &ix.q, ix.tokens * ix.blocks * 8);
-    // The scales, then the sums of squares (`IntX::sq_base`) where the
-    // buffer has them, in one read.
-    let d = read_f32(g, &ix.d, ix.d.size() as usize / 4);
+    let d = read_int_d(g, ix);
     let sq = &d[ix.sq_base() as usize..];
     let per = ix.blocks * 32;
     let bytes: Vec<i8> = q
@@ -3038,10 +3036,16 @@ fn norm_terms(cols: usize) -> usize {
     cols.div_ceil(32) / 2 + 4
 }
 
+/// An `IntX`'s scale buffer, whole: the scales, then the sums of squares
+/// (`IntX::sq_base`) where it has them (`IntX::without_sums` has not).
+fn read_int_d(g: &Gpu, ix: &IntX) -> Vec<f32> {
+    read_f32(g, &ix.d, ix.d.size() as usize / 4)
+}
+
 /// The blocks' sums of squares a norm's quantize pass left (from
 /// `IntX::sq_base`), each token's.
 fn read_int_sq(g: &Gpu, ix: &IntX, tokens: usize) -> Vec<Vec<f32>> {
-    let d = read_f32(g, &ix.d, 2 * ix.tokens * ix.blocks);
+    let d = read_int_d(g, ix);
     let base = ix.sq_base() as usize;
     (0..tokens)
         .map(|t| d[base + t * ix.blocks..base + (t + 1) * ix.blocks].to_vec())
