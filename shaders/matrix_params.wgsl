@@ -34,7 +34,9 @@ struct Params {
     // of squares start in XD (after every token's scales), from which the
     // product takes the norm's scale.
     sq_base: u32,
-    _p1: u32,
+    // matvec.wgsl's `main_q`: where the next product's per-block sums of
+    // squares start in the int8 x scales it writes (HD), as sq_base there.
+    out_sq_base: u32,
     _p2: u32,
 }
 

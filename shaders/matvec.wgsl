@@ -28,13 +28,25 @@
 //   Q4_K tg64 +7.3%; BENCHMARKS.md, 2026-11-29d). With OWN_X (the wide
 //   path) it also quantizes its own x from X and G (own_x.wgsl), which
 //   saves its own quantize pass.
-// Bindings: matrix.wgsl's (G: any buffer without NORM); 17 HQ, 18 HD.
+// Entry `main_q`: `main` (integer path only), the workgroup TEAMS teams of
+//   WG threads as `glu_q`'s, holding TEAMS * R consecutive rows, whole
+//   32-element blocks: it also writes its outputs y times G (the next
+//   rmsnorm's gains, binding 4) as the next fused product's int8 x (17
+//   HQ, 18 HD), with each block's sum of squares of y at P.out_sq_base:
+//   the bits quantize_x.wgsl with NORM would write from Y. The norm's
+//   scale is left to that product, as the pass leaves it, so no
+//   workgroup needs another's rows. Why: that saves the quantize pass
+//   before gate/up, one dependent dispatch a layer (`GpuTuning::wo_q`:
+//   the Wo product; real-layout 8B tg128 on the H200 +2.0% IQ4_XS, +3.0%
+//   Q4_K_M, in 16 teams of 64 threads; BENCHMARKS.md, 2026-12-02b).
+// Bindings: matrix.wgsl's (G: any buffer without NORM; `main_q`'s gains);
+//   17 HQ, 18 HD.
 // Dispatch: (nx, ceil(groups / nx), tokens) workgroups of WG threads,
 //   groups = ceil(rows / R), group = wid.x + wid.y * nx; (nx, ny, 1) with
-//   LAST. `glu_q`: the same over ceil(groups / TEAMS) workgroups of
+//   LAST. `glu_q`, `main_q`: the same over ceil(groups / TEAMS) workgroups of
 //   TEAMS * WG threads. The host prepends `const R`, `RN` (R + 1: the
-//   rows and the sum of squares), `WG` (64, 128 or 256; `glu_q`: a
-//   team's), `TEAMS` (1 but for `glu_q`), `RW` (RN * WG), `FOLD`,
+//   rows and the sum of squares), `WG` (64, 128 or 256; `glu_q`,
+//   `main_q`: a team's), `TEAMS` (1 but for those), `RW` (RN * WG), `FOLD`,
 //   `INT_X`, `OWN_X` (`glu_q` only) and `SQ`, and appends int8_block.wgsl,
 //   matrix.wgsl, dequant.wgsl,
 //   units.wgsl, the generated `dot_rows` and `w_sec`, one of the two
@@ -59,7 +71,8 @@
 //   (then W itself is bound only where another format reads it).
 
 // TEAMS teams of WG threads a workgroup, each with its own RW sums (one
-// team everywhere but `glu_q`); TB is this thread's team's first.
+// team everywhere but `glu_q` and `main_q`); TB is this thread's team's
+// first.
 var<workgroup> red: array<f32, RW * TEAMS>;
 var<private> TB: u32;
 var<private> SGL: u32;
@@ -333,6 +346,81 @@ fn glu_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
             if lid % 8u == 0u {
                 HD[t * nb + blk] = q8_scale(amax);
             }
+        }
+    }
+}
+
+// main_q's outputs in order (0 past the last row), and each 8-element
+// group's largest magnitude (times the gains) and sum of squares (without),
+// as quantize_x.wgsl's threads leave theirs.
+// (Sized at least 1: every matvec pipeline compiles this file, with its R
+// and TEAMS.)
+const QM: u32 = TEAMS * R;
+const QG: u32 = max(QM / 8u, 1u);
+var<workgroup> hm: array<f32, QM>;
+var<workgroup> mmag: array<f32, QG>;
+var<workgroup> msq: array<f32, QG>;
+
+@compute @workgroup_size(WG * TEAMS)
+fn main_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    SG_INIT
+    FLID = lid;
+    // Every team runs to the end, as glu_q's.
+    let team = lid / WG;
+    let tl = lid % WG;
+    TB = team * RW;
+    let w = wid.x + wid.y * P.nx;
+    let g = w * TEAMS + team;
+    let t = dst_token(wid.z);
+    let sc = group_rows(g, tl, wid.z, ROWS_PLAIN);
+    let L = g * R + tl;
+    if tl < R {
+        var y = 0.0;
+        if L < P.rows {
+            // store_row's arithmetic, keeping the value.
+            let o = t * P.out_stride + P.out_off + L;
+            y = red[TB + tl * WG] * sc;
+            if (P.flags & F_ACC) != 0u {
+                y += Y[o];
+            }
+            Y[o] = y;
+        }
+        hm[team * R + tl] = y;
+    }
+    workgroupBarrier();
+    // quantize_x.wgsl's arithmetic, in its order: thread c takes outputs
+    // 8c .. 8c + 7 (block c / 4), the gains clamped into the row (they
+    // multiply zeros past it). The host runs main_q over a whole matrix
+    // (rows from 0, one part), so a row is its gain's index.
+    let nb = (P.rows + 31u) / 32u;
+    let k0 = 8u * lid;
+    var a = vec4<f32>(0.0);
+    var b = vec4<f32>(0.0);
+    if lid < QM / 8u {
+        let x0 = vec4<f32>(hm[k0], hm[k0 + 1u], hm[k0 + 2u], hm[k0 + 3u]);
+        let x1 = vec4<f32>(hm[k0 + 4u], hm[k0 + 5u], hm[k0 + 6u], hm[k0 + 7u]);
+        let kg = vec4<u32>(k0, k0 + 1u, k0 + 2u, k0 + 3u) + vec4<u32>(w * QM);
+        let last = vec4<u32>(P.rows - 1u);
+        let ga = min(kg, last);
+        let gb = min(kg + vec4<u32>(4u), last);
+        a = x0 * vec4<f32>(G[ga.x], G[ga.y], G[ga.z], G[ga.w]);
+        b = x1 * vec4<f32>(G[gb.x], G[gb.y], G[gb.z], G[gb.w]);
+        msq[lid] = dot(x0, x0) + dot(x1, x1);
+        let m = max(abs(a), abs(b));
+        mmag[lid] = max(max(m.x, m.y), max(m.z, m.w));
+    }
+    workgroupBarrier();
+    let blk = w * (QM / 32u) + lid / 4u;
+    if lid < QM / 8u && blk < nb {
+        let g0 = lid & ~3u;
+        let amax = max(max(mmag[g0], mmag[g0 + 1u]), max(mmag[g0 + 2u], mmag[g0 + 3u]));
+        let id = q8_inv(amax);
+        let o = (t * nb + blk) * 8u + 2u * (lid & 3u);
+        HQ[o] = q8_pack(a, id);
+        HQ[o + 1u] = q8_pack(b, id);
+        if (lid & 3u) == 0u {
+            HD[t * nb + blk] = q8_scale(amax);
+            HD[P.out_sq_base + t * nb + blk] = (msq[g0] + msq[g0 + 1u]) + (msq[g0 + 2u] + msq[g0 + 3u]);
         }
     }
 }

@@ -163,6 +163,24 @@ fn gpu_int_prefill_matches_llama_cpp() {
     run_tuned("synthqwen2.json", "synthqwen2.Q4_0", false, usize::MAX, int);
 }
 
+/// The Wo product writing the gate/up product's int8 x (`GpuTuning::wo_q`,
+/// matvec.wgsl's `main_q`; by default only at 4,096 columns and more, so
+/// no reference file reaches it): forced on from 0 columns, with gate/up's
+/// own x off so that there is a pass to replace, on
+/// the code-book files (synth256 IQ4_XS, IQ4_NL) and a K-quant mix
+/// (synth256 Q4_K_S). Same checks and bounds as the quantized files' (its
+/// int8 x is the pass's, bit for bit: `wo_q_matches_integer_twin_and_quantize_pass`).
+#[test]
+fn gpu_wo_q_matches_llama_cpp() {
+    let on = |t: &mut GpuTuning| {
+        t.wo_q_min = 0;
+        t.glu_own_x = 0;
+    };
+    for q in ["synth256.IQ4_XS", "synth256.IQ4_NL", "synth256.Q4_K_S"] {
+        run_tuned("synth256.json", q, false, usize::MAX, on);
+    }
+}
+
 /// One of the three references: on lavapipe each takes about 100 s (a
 /// 262k-row LM head read back at every step); the CPU tests and refcheck
 /// cover all three.

@@ -105,6 +105,9 @@ impl GpuBackend {
         k.int_h = int_h_cols(w, &opts)
             .map(|cols| IntX::without_sums(&gpu, cols, batch))
             .transpose()?;
+        k.int_g = int_g_cols(w, &opts)
+            .map(|cols| IntX::new(&gpu, cols, batch))
+            .transpose()?;
         k.half_x = half_x_cols(w, &opts)
             .map(|cols| HalfX::new(&gpu, cols, batch))
             .transpose()?;
@@ -203,8 +206,16 @@ impl GpuBackend {
             }
             for (list, one, attn) in lists {
                 let tiled = !one && opts.tuning.tiled_prefill;
-                list.extend(b.attention_block(&mut k, tiled, attn)?);
-                list.extend(b.ffn_block(&mut k, tiled)?);
+                // The FFN's ops first: where its gate/up product starts
+                // with a quantize pass into int_g, the Wo product may write
+                // that x instead (main_q), and the pass goes.
+                let (mut ffn, gx) = b.ffn_block(&mut k, tiled)?;
+                let att = b.attention_block(&mut k, tiled, attn, gx.as_ref())?;
+                if att.iter().any(|o| o.label == "wo_q") {
+                    take_quantize(b.gpu, &k, &mut ffn);
+                }
+                list.extend(att);
+                list.extend(ffn);
             }
             keep.extend(lw.bufs);
             mats.extend(lw.qkv.mats);
@@ -458,6 +469,25 @@ pub(super) fn int_h_cols(w: &Weights, opts: &GpuOptions) -> Option<usize> {
         .map(|l| l.w_down.cols)
         .max()
         .filter(|&c| c >= t.glu_q_min)
+}
+
+/// The fused gate/up products' rows for `Kernels::int_g`, the int8 x that
+/// the Wo product writes for them (`GpuTuning::wo_q`): with `int_x` (the
+/// same device-free rule, so that the memory plan counts it alike), the
+/// longest gate row of a layer whose Wo product has `wo_q_min` rows.
+/// Made whether or not the device takes main_q's shape, as `IntX` is
+/// whether or not it has dot4I8Packed.
+pub(super) fn int_g_cols(w: &Weights, opts: &GpuOptions) -> Option<usize> {
+    let t = &opts.tuning;
+    if !t.int_dot {
+        return None;
+    }
+    int_x_cols(w, opts)?;
+    w.layers
+        .iter()
+        .filter(|l| t.wo_q && l.wo.rows >= t.wo_q_min)
+        .map(|l| l.w_gate.cols)
+        .max()
 }
 
 /// The longest rows the tensor-core prefill tile may read in f16 (`HalfX`
@@ -823,8 +853,15 @@ struct LayerOps<'a> {
 
 impl LayerOps<'_> {
     /// x += [postnorm] Wo · attention(q, k, v), the q/k/v made from
-    /// rmsnorm(x) and stored (k, v) to the cache.
-    fn attention_block(&self, k: &mut Kernels, tiled: bool, attn: Attn) -> Result<Vec<Op>> {
+    /// rmsnorm(x) and stored (k, v) to the cache; `gx`: the gate/up
+    /// product's int8 x, which the Wo product may also write (main_q).
+    fn attention_block(
+        &self,
+        k: &mut Kernels,
+        tiled: bool,
+        attn: Attn,
+        gx: Option<&IntX>,
+    ) -> Result<Vec<Op>> {
         let mut ops = match self
             .w
             .qkv
@@ -835,7 +872,8 @@ impl LayerOps<'_> {
             None => self.qkv_unfused(k, tiled)?,
         };
         let post = self.w.post_attn_norm.as_ref();
-        let mut wo = self.residual(k, &self.w.wo, &self.s.xo, post, tiled, None, "wo")?;
+        let next = gx.map(|h| (h, &self.w.ffn_norm));
+        let mut wo = self.residual(k, &self.w.wo, &self.s.xo, post, tiled, None, next, "wo")?;
         // Where Wo takes the integer path, the chunked attention kernels
         // write its int8 x too, which saves the quantize pass's dispatch
         // (the tiled prefill kernel does not: its Wo keeps its pass).
@@ -859,26 +897,46 @@ impl LayerOps<'_> {
         Ok(ops)
     }
 
-    /// x += [postnorm] Wdown · (act(Wgate · xb) * (Wup · xb)), xb = rmsnorm(x).
-    fn ffn_block(&self, k: &mut Kernels, tiled: bool) -> Result<Vec<Op>> {
+    /// x += [postnorm] Wdown · (act(Wgate · xb) * (Wup · xb)), xb = rmsnorm(x);
+    /// and the int8 x its ops begin quantizing for a fused gate/up product
+    /// (`Kernels::int_g`, in decode and untiled batches without a
+    /// post-attention norm), which the Wo product before may write instead.
+    fn ffn_block(&self, k: &mut Kernels, tiled: bool) -> Result<(Vec<Op>, Option<IntX>)> {
         // In decode the down product reads its int8 x from int_h, so that
         // a fused gate/up product on the integer path can write it there
         // (glu_q) and its quantize pass goes; where it cannot, that pass
         // writes int_h instead.
         let ih = k.int_h.clone().filter(|_| !tiled);
         let post = self.w.post_ffn_norm.as_ref();
-        let mut down =
-            self.residual(k, &self.w.wd, &self.s.hb, post, tiled, ih.as_ref(), "down")?;
+        let mut down = self.residual(
+            k,
+            &self.w.wd,
+            &self.s.hb,
+            post,
+            tiled,
+            ih.as_ref(),
+            None,
+            "down",
+        )?;
         let down_int = starts_with_quantize(self.gpu, k, &down);
-        let mut ops = match self.w.gate_up.fused() {
-            Some(m) => self.ffn_fused(k, m, tiled, ih.as_ref().filter(|_| down_int))?,
-            None => self.ffn_unfused(k, tiled)?,
+        let gx = k
+            .int_g
+            .clone()
+            .filter(|_| !tiled && self.w.post_attn_norm.is_none());
+        let (mut ops, gx) = match self.w.gate_up.fused() {
+            Some(m) => {
+                let ih = ih.as_ref().filter(|_| down_int);
+                let ops = self.ffn_fused(k, m, tiled, ih, gx.as_ref())?;
+                let gx = gx.filter(|_| starts_with_quantize(self.gpu, k, &ops));
+                (ops, gx)
+            }
+            None => (self.ffn_unfused(k, tiled)?, None),
         };
         if ops.iter().any(|o| o.label == "gate_up_q") {
             take_quantize(self.gpu, k, &mut down);
         }
         ops.extend(down);
-        Ok(ops)
+        Ok((ops, gx))
     }
 
     fn norm(&self, k: &Kernels, x: &wgpu::Buffer, g: &wgpu::Buffer, out: &wgpu::Buffer) -> Op {
@@ -1228,6 +1286,7 @@ impl LayerOps<'_> {
         post: Option<&wgpu::Buffer>,
         tiled: bool,
         int_x: Option<&IntX>,
+        int_next: Option<(&IntX, &wgpu::Buffer)>,
         label: &'static str,
     ) -> Result<Vec<Op>> {
         let (gpu, s, dim) = (self.gpu, self.s, self.c.dim);
@@ -1235,6 +1294,7 @@ impl LayerOps<'_> {
             let a = MatvecArgs {
                 tiled,
                 int_x,
+                int_next,
                 label,
                 ..MatvecArgs::plain(input, &s.x, &s.step, dim, true)
             };
@@ -1269,13 +1329,16 @@ impl LayerOps<'_> {
     }
 
     /// Fused: norm (tiled: separate), gate and up, act(gate) * up; with
-    /// `int_out`, also as the down product's int8 x where it can (glu_q).
+    /// `int_out`, also as the down product's int8 x where it can (glu_q);
+    /// `int_x`: the int8 x it reads on the integer path, if not
+    /// `Kernels::int_x`.
     fn ffn_fused(
         &self,
         k: &mut Kernels,
         m: &GpuMatrix,
         tiled: bool,
         int_out: Option<&IntX>,
+        int_x: Option<&IntX>,
     ) -> Result<Vec<Op>> {
         let (s, c, w) = (self.s, self.c, self.w);
         let a = MatvecArgs {
@@ -1285,6 +1348,7 @@ impl LayerOps<'_> {
             split: c.ffn_dim,
             tiled,
             int_out,
+            int_x,
             ..MatvecArgs::plain(
                 if tiled { &s.xb } else { &s.x },
                 &s.hb,

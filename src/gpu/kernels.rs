@@ -396,6 +396,70 @@ pub fn own_x_bytes(shape: GluQShape, f: Fmts, cols: usize) -> usize {
     glu_q_bytes(shape, f) + cols + cols / 4
 }
 
+/// matvec.wgsl's `main_q` shape: `rows` rows per team of `threads`
+/// threads, and as many teams a workgroup as make its outputs one
+/// 32-element block of the next product's int8 x.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MainQShape {
+    pub rows: u32,
+    pub threads: u32,
+}
+
+impl MainQShape {
+    /// 2 rows for each of 16 teams of 64 threads: 1,024 threads a
+    /// workgroup, past WebGPU's guaranteed 256 (a device below it runs no
+    /// main_q: `valid`). Each thread then holds as many rows and units as
+    /// the plain product's (2 rows a workgroup of 64), and an H200 SM runs
+    /// 32 warps of it; in 4 teams of 64 threads (8 rows each, 256 threads)
+    /// the real-layout 8B IQ4_XS's Wo product took 637 us a step timed
+    /// alone against 418 for the plain one, and tg128 lost 3% to the
+    /// quantize pass (BENCHMARKS.md, 2026-12-02b: tg128 off 281.7 / 281.6,
+    /// 8x64 273.6 / 273.5, 4x64 281.8 / 281.4, 4x128 283.6 / 283.8, 2x32
+    /// 285.3 / 285.4, 1x32 287.4 / 287.0, 2x64 287.3 / 286.8).
+    pub const DEFAULT: MainQShape = MainQShape {
+        rows: 2,
+        threads: 64,
+    };
+
+    /// Teams a workgroup: its rows make one block of 32.
+    pub fn teams(self) -> u32 {
+        32 / self.rows.max(1)
+    }
+
+    /// Rows dividing 32, and teams of whole threads: a power of two from
+    /// 8, with at most `max_threads` threads a workgroup (the device's
+    /// limit; WebGPU guarantees 256).
+    pub fn valid(self, max_threads: u32) -> bool {
+        self.rows >= 1
+            && self.rows <= 32
+            && self.rows.is_power_of_two()
+            && self.threads >= 8
+            && self.threads.is_power_of_two()
+            && self.teams() * self.threads <= max_threads
+    }
+}
+
+/// The workgroup memory of `main_q` in `shape` over formats `f`: the sums
+/// (`red`), the outputs with their groups' magnitudes and squares (`hm`,
+/// `mmag`, `msq`: 32 + 4 + 4 floats), the code book where the format has
+/// one, and 64 bytes for alignment.
+pub fn main_q_bytes(shape: MainQShape, f: Fmts) -> usize {
+    let threads = (shape.threads * shape.teams()) as usize;
+    let red = 4 * (shape.rows as usize + 1) * threads;
+    let book = if f.iter().any(|&t| has_code_book(t)) {
+        1024
+    } else {
+        0
+    };
+    red + 4 * 40 + book + 64
+}
+
+impl std::fmt::Display for MainQShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{}", self.rows, self.threads)
+    }
+}
+
 impl std::fmt::Display for GluQShape {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}x{}", self.rows, self.threads)
@@ -1514,7 +1578,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 /// What a matvec pipeline is specialised for: formats, entry, rows per
 /// workgroup (a team's), workgroup size (a team's), unit decoder (of the
 /// first format), folded norm, vec4 x, path (f32, integer, wide integer),
-/// teams (1 but for `glu_q`), own x's row length (`glu_q` only: its
+/// teams (1 but for `glu_q` and `main_q`), own x's row length (`glu_q` only: its
 /// workgroup arrays are sized by it; 0 without).
 type MatvecKey = (
     Fmts,
@@ -1576,6 +1640,16 @@ pub struct Kernels {
     pub glu_q: bool,
     pub glu_q_shape: GluQShape,
     pub glu_q_min: usize,
+    /// The fused gate/up product's int8 x where the Wo product writes it
+    /// (`GpuTuning::wo_q`; made with the graph beside `int_x`).
+    pub int_g: Option<super::ops::IntX>,
+    /// `GpuTuning::wo_q`, `wo_q_shape` and `wo_q_min`.
+    pub wo_q: bool,
+    pub wo_q_shape: MainQShape,
+    pub wo_q_min: usize,
+    /// The device's threads a workgroup
+    /// (`max_compute_invocations_per_workgroup`).
+    pub max_threads: u32,
     /// The f16 x the tensor-core prefill tile reads for the large products
     /// (made with the graph where some product qualifies,
     /// `build::half_x_cols`; without it every tile reads f32 x).
@@ -2599,6 +2673,11 @@ impl Kernels {
             glu_q: tuning.glu_q,
             glu_q_shape: tuning.glu_q_shape,
             glu_q_min: tuning.glu_q_min,
+            int_g: None,
+            wo_q: tuning.wo_q,
+            wo_q_shape: tuning.wo_q_shape,
+            wo_q_min: tuning.wo_q_min,
+            max_threads: gpu.limits.max_compute_invocations_per_workgroup,
             half_x: None,
             half_x_min: tuning.half_x_min,
             glu_own_x: tuning.glu_own_x,
@@ -2899,7 +2978,36 @@ impl Kernels {
                 "no glu_q kernel quantizing its own x for {f:?} {shape:?} rows of {cols}"
             )));
         }
-        self.matvec_teams(gpu, f, mv, shape.rows, cols, path, Some(shape), own_x, norm)
+        let teams = Some((shape.threads, shape.teams()));
+        self.matvec_teams(gpu, f, mv, shape.rows, cols, path, teams, own_x, norm)
+    }
+
+    /// matvec.wgsl's `main_q` for a plain product on the integer path that
+    /// also writes the next fused product's int8 x: `shape`'s rows per
+    /// team and threads a team (`MainQShape`).
+    pub fn matvec_main_q(
+        &mut self,
+        gpu: &Gpu,
+        f: Fmts,
+        shape: MainQShape,
+        cols: usize,
+        path: MvPath,
+    ) -> Result<Rc<wgpu::ComputePipeline>> {
+        if !path.int() || !shape.valid(self.max_threads) {
+            return Err(Error::Gpu(format!("no main_q kernel for {shape:?}")));
+        }
+        let teams = Some((shape.threads, shape.teams()));
+        self.matvec_teams(
+            gpu,
+            f,
+            Mv::Main,
+            shape.rows,
+            cols,
+            path,
+            teams,
+            false,
+            false,
+        )
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -2911,7 +3019,7 @@ impl Kernels {
         rows: u32,
         cols: usize,
         path: MvPath,
-        teams: Option<GluQShape>,
+        teams: Option<(u32, u32)>,
         own_x: bool,
         norm: bool,
     ) -> Result<Rc<wgpu::ComputePipeline>> {
@@ -2927,7 +3035,7 @@ impl Kernels {
         }
         let (dec, _) = unit_decoder(ty, cols);
         // A subgroup must not span two teams.
-        let sg = self.subgroups && teams.is_none_or(|t| gpu.adapter.subgroup_max_size <= t.threads);
+        let sg = self.subgroups && teams.is_none_or(|t| gpu.adapter.subgroup_max_size <= t.0);
         let wide = matches!(path, MvPath::Wide { .. });
         // A wide unit is 4 units: below 4096 columns, 128 threads would
         // leave some without one (2048 columns are 64 wide units). The
@@ -2972,7 +3080,7 @@ impl Kernels {
             _ => false,
         };
         let wg = match (self.matvec_wg, teams) {
-            (_, Some(t)) => t.threads,
+            (_, Some(t)) => t.0,
             (0, None)
                 if wide && (cols < 4096 || (whole_units && !even) || (narrow && cols < 8192)) =>
             {
@@ -2980,7 +3088,7 @@ impl Kernels {
             }
             _ => self.matvec_threads(cols),
         };
-        let nteams = teams.map_or(1, |t| t.teams());
+        let nteams = teams.map_or(1, |t| t.1);
         let fold = self.fold_norm;
         if int && !f.iter().all(|&t| int_decoder(t).is_some()) {
             return Err(Error::Gpu(format!("no integer matrix kernel for {f:?}")));
@@ -3101,6 +3209,7 @@ impl Kernels {
                 src.push_str(if vx { G_VEC4 } else { G_SCALAR });
                 src.push_str(&matrix_tail(mv));
                 match teams {
+                    Some(_) if mv == Mv::Main => pipeline(gpu, "main_q", &src, "main_q"),
                     Some(_) => pipeline(gpu, "glu_q", &src, "glu_q"),
                     None => pipeline(gpu, mv.label(), &src, mv.entry()),
                 }

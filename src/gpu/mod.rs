@@ -58,7 +58,7 @@ use crate::source::{read_header, read_small, Source};
 
 use build::Scratch;
 pub use device::{Copy, Gpu, PendingRead, ShaderRecord};
-pub use kernels::{DeepShape, GluQShape, Kernels, Mv, MvPath, Op, Shape};
+pub use kernels::{DeepShape, GluQShape, Kernels, MainQShape, Mv, MvPath, Op, Shape};
 pub use ops::{
     auto_rows, embed_ops, int_x_sizes, matvec_ops, sample_ops, IntX, MatvecArgs, QkvArgs,
     SampleBufs, PEN_CAP,
@@ -273,6 +273,27 @@ pub struct GpuTuning {
     /// quantize_x pass before it, where the row fits its workgroup memory
     /// (`kernels::own_x_fits`); 0 for never. See `GLU_OWN_X`.
     pub glu_own_x: usize,
+    /// Where the Wo product takes the integer path and the fused gate/up
+    /// product would quantize its x in a pass of its own (decode and
+    /// untiled batches, no post-attention norm), the Wo product writes
+    /// that x itself (matvec.wgsl's `main_q`: whole 32-element blocks a
+    /// workgroup, the FFN norm's gains applied and its scale left to
+    /// gate/up, as the pass does): one dispatch fewer a layer. On the
+    /// H200 (BENCHMARKS.md, 2026-12-02b, tg128, two rounds in opposite
+    /// orders) the real-layout llama-3.1-8b IQ4_XS ran 281.7 / 281.6 ->
+    /// 287.3 / 286.8 (+2.0%) and Q4_K_M 356.2 / 356.4 -> 366.9 / 367.2
+    /// (+3.0%); synthetic 8B Q6_K +2.9% and Q4_0 +3.6% (tg64).
+    pub wo_q: bool,
+    /// `main_q`'s rows and threads a team (`kernels::MainQShape`; a shape
+    /// the device does not take, as the default's 1,024 threads where a
+    /// workgroup holds fewer, turns it off).
+    pub wo_q_shape: kernels::MainQShape,
+    /// `wo_q` only for products of at least this many outputs (the model's
+    /// width): main_q runs one workgroup for 32 rows, so llama-3.2-1b's
+    /// 2,048 are 64 workgroups; there it measured even (synthetic IQ4_XS
+    /// and Q4_K, tg64: 1,025.4 against 1,027.0, 1,192.8 against 1,193.5;
+    /// 2026-12-02b). Not measured between 2,048 and 4,096.
+    pub wo_q_min: usize,
 }
 
 /// `GpuTuning::glu_q_min`'s default: glu_q runs one workgroup for 32
@@ -424,6 +445,9 @@ impl Default for GpuTuning {
             glu_q_shape: kernels::GluQShape::DEFAULT,
             glu_q_min: GLU_Q_MIN,
             glu_own_x: GLU_OWN_X,
+            wo_q: true,
+            wo_q_shape: kernels::MainQShape::DEFAULT,
+            wo_q_min: 4096,
         }
     }
 }

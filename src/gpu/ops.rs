@@ -59,6 +59,12 @@ pub struct MatvecArgs<'a> {
     /// here as int8 x (matvec.wgsl's `glu_q`), where `Kernels::glu_q` and
     /// its shape allow; its dispatch is then labelled "gate_up_q".
     pub int_out: Option<&'a IntX>,
+    /// A plain product on the integer path (the Wo product) also writes its
+    /// outputs times these gains (the next rmsnorm's) as the next fused
+    /// product's int8 x, with each block's sum of squares (matvec.wgsl's
+    /// `main_q`), where `Kernels::wo_q` and its shape allow; its dispatch is
+    /// then labelled "wo_q".
+    pub int_next: Option<(&'a IntX, &'a wgpu::Buffer)>,
 }
 
 impl<'a> MatvecArgs<'a> {
@@ -88,6 +94,7 @@ impl<'a> MatvecArgs<'a> {
             tiled: false,
             int_x: None,
             int_out: None,
+            int_next: None,
         }
     }
 }
@@ -371,14 +378,36 @@ pub fn matvec_ops(
         && !a.last
         && matches!(path, kernels::MvPath::Wide { .. })
         && kernels::own_x_fits(k.glu_q_shape, fmts, m.cols);
-    let teams = match glu_q {
-        Some(_) => {
+    // main_q: a plain product writes the next fused product's int8 x
+    // (with the norm's gains), where it takes the integer path over a
+    // whole matrix in one part (a workgroup's rows are whole blocks of
+    // that x from row 0) and that x holds its outputs.
+    let main_q = a.int_next.filter(|(h, _)| {
+        int && a.mv == Mv::Main
+            && k.wo_q
+            && m.rows >= k.wo_q_min
+            && k.wo_q_shape.valid(k.max_threads)
+            && kernels::main_q_bytes(k.wo_q_shape, fmts) <= k.shared_limit as usize
+            && m.parts.len() == 1
+            && rows == (0..m.rows)
+            && a.out_off == 0
+            && !a.last
+            && m.rows.div_ceil(32) <= h.blocks
+    });
+    let teams = match (glu_q, main_q) {
+        (Some(_), _) => {
             r = k.glu_q_shape.rows;
             k.glu_q_shape.teams()
         }
-        None => 1,
+        (None, Some(_)) => {
+            r = k.wo_q_shape.rows;
+            k.wo_q_shape.teams()
+        }
+        (None, None) => 1,
     };
-    let pipeline = if glu_q.is_some() {
+    let pipeline = if main_q.is_some() {
+        k.matvec_main_q(gpu, fmts, k.wo_q_shape, m.cols, path)?
+    } else if glu_q.is_some() {
         k.matvec_glu_q(
             gpu,
             fmts,
@@ -453,7 +482,7 @@ pub fn matvec_ops(
             secs[1].0,
             secs[1].1,
             int_x.as_ref().map_or(0, IntX::sq_base),
-            0,
+            main_q.map_or(0, |(h, _)| h.sq_base()),
             0,
         ];
         let params = gpu.params_words(&words);
@@ -503,6 +532,9 @@ pub fn matvec_ops(
         let ix = int_x.as_ref().filter(|_| (int || int_tile) && !own_x);
         if let Some(h) = glu_q {
             entries.extend([(17, &h.q), (18, &h.d)]);
+        }
+        if let Some((h, gains)) = main_q {
+            entries.extend([(4, gains), (17, &h.q), (18, &h.d)]);
         }
         if let Some(ix) = ix {
             entries.extend([(13, &ix.q), (14, &ix.d)]);
@@ -567,6 +599,7 @@ pub fn matvec_ops(
             (_, true, "gate_up") => "matmul_gate_up",
             (_, true, _) => "matmul",
             _ if glu_q.is_some() => "gate_up_q",
+            _ if main_q.is_some() => "wo_q",
             _ => a.label,
         };
         ops.push(Op {

@@ -12,7 +12,9 @@
 
 use serde::Serialize;
 
-use super::build::{half_x_cols, int_h_cols, int_x_cols, kv_cache_bytes, Dims, ScratchSizes};
+use super::build::{
+    half_x_cols, int_g_cols, int_h_cols, int_x_cols, kv_cache_bytes, Dims, ScratchSizes,
+};
 use super::device::{padded, PARAMS_BYTES, STEP_BYTES};
 use super::ops::{
     half_x_bytes, int_x_sizes, overlap, sample_levels, sample_sizes, LEVEL_BYTES,
@@ -140,6 +142,12 @@ pub fn gpu_memory(
     // The down products' int8 x that gate/up writes (glu_q).
     if let Some(cols) = int_h_cols(w, opts) {
         for b in int_x_sizes(cols, d.batch, false) {
+            add(Scratch, b);
+        }
+    }
+    // The gate/up products' int8 x that Wo writes (wo_q), with its sums.
+    if let Some(cols) = int_g_cols(w, opts) {
+        for b in int_x_sizes(cols, d.batch, true) {
             add(Scratch, b);
         }
     }

@@ -3716,6 +3716,117 @@ fn glu_q_matches_integer_twin_and_quantize_pass() {
     }
 }
 
+/// matvec.wgsl's `main_q` (a plain product on the integer path writing
+/// the next fused product's int8 x, `GpuTuning::wo_q`) through the wide
+/// and per-unit integer paths, code-book formats and others, in team
+/// shapes 2x64 (the default: 1,024 threads, which lavapipe takes), 8x64,
+/// 4x16, 1x8 (32 teams) and 16x16, with and
+/// without subgroup sums. 37 and 70 rows: a workgroup holds 32, so the
+/// last one's teams run past the rows, and the last block is part
+/// padding. Its outputs (37 rows: added to random values, as Wo's
+/// residual; 70: into NaN-poisoned ones) against the integer twin, with
+/// `twin_bound` plus the f32 addition's rounding; the int8 x it wrote,
+/// NaN-poisoned first, must equal bit for bit what quantize_x.wgsl with
+/// the norm's gains makes of those outputs on the same device: values,
+/// scales and the blocks' sums of squares, padding included; and the ops
+/// must be x's quantize pass and the one "wo_q" dispatch.
+#[test]
+fn wo_q_matches_integer_twin_and_quantize_pass() {
+    let Some(g) = int_gpu() else { return };
+    let mut rng = Rng::new(61);
+    let (n, eps) = (2usize, 1e-5f32);
+    use GgmlType::*;
+    let shapes = [(2, 64), (8, 64), (4, 16), (1, 8), (16, 16)]
+        .map(|(rows, threads)| MainQShape { rows, threads });
+    for (i, ty) in [IQ4_XS, Q4_K, IQ4_NL, Q4_0, Q6_K, Q8_0]
+        .into_iter()
+        .enumerate()
+    {
+        let wide = i % 3 != 2;
+        let shape = shapes[i % shapes.len()];
+        for (rows, subgroups) in [(37usize, true), (70, false)] {
+            let acc = rows == 37;
+            let mut k = Kernels::new(
+                &g,
+                &GpuTuning {
+                    wide_int: wide,
+                    subgroups,
+                    wo_q_min: 0,
+                    wo_q_shape: shape,
+                    ..tuning()
+                },
+            );
+            assert!(shape.valid(k.max_threads), "{shape} on this device");
+            let what =
+                format!("{ty:?} wide {wide} shape {shape} rows {rows} subgroups {subgroups}");
+            let cols = if ty.block_len() == 32 { 2144 } else { 2304 };
+            let data = random_matrix(&mut rng, ty, rows, cols);
+            let rb = ty.row_bytes(cols).unwrap();
+            let m = GpuMatrix::upload(&g, "w", ty, rows, cols, &data, u64::MAX).unwrap();
+            let ix = IntX::new(&g, cols, n).unwrap();
+            k.int_x = Some(ix.clone());
+            let xb = g.upload_f32("x", &randn(&mut rng, n * cols));
+            let gains = g.upload_f32("g", &randn(&mut rng, rows));
+            let s = step(&g, 0, n as u32);
+            let prior = randn(&mut rng, n * rows);
+            let y = if acc {
+                g.upload_f32("y", &prior)
+            } else {
+                poisoned(&g, n * rows)
+            };
+            let gx = IntX::new(&g, rows, n).unwrap();
+            poison_int_x(&g, &gx);
+            let a = MatvecArgs {
+                int_next: Some((&gx, &gains)),
+                ..MatvecArgs::plain(&xb, &y, &s, rows, acc)
+            };
+            let ops = matvec_ops(&g, &mut k, &m, 0..rows, &a).unwrap();
+            assert_eq!(labels(&ops), ["quantize_x", "wo_q"], "{what}");
+            assert_eq!(
+                ops[1].shape.groups(n as u32)[0],
+                rows.div_ceil(32) as u32,
+                "{what}: one workgroup a block"
+            );
+            g.run(&[&ops], n as u32, &[]);
+            let got = read_f32(&g, &y, n * rows);
+            let (gq, gd) = read_int_x(&g, &ix, n, None);
+            let (grp, terms) = if wide { (16, cols / 32) } else { (4, cols / 8) };
+            for t in 0..n {
+                for r in 0..rows {
+                    let (v, mag) = int_twin(ty, &data[r * rb..(r + 1) * rb], &gq[t], &gd[t], grp);
+                    let base = if acc { prior[t * rows + r] as f64 } else { 0.0 };
+                    let want = base + v;
+                    let tol = twin_bound(terms, mag) + 2f64.powi(-24) * (want.abs() + mag);
+                    let o = got[t * rows + r] as f64;
+                    assert!(
+                        (o - want).abs() <= tol,
+                        "{what} token {t} row {r}: {o} vs {want} (tol {tol:e})"
+                    );
+                }
+            }
+            // The pass with the norm's gains over the same outputs.
+            let want = quantize_x_gpu(&g, &k, &y, &gains, [rows, n], true, false, eps);
+            let (hq, hd) = read_int_x(&g, &gx, n, None);
+            let (wq, wd) = read_int_x(&g, &want, n, None);
+            let bits = |d: &[f64]| d.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            let sq_bits = |d: &[Vec<f32>]| {
+                d.iter()
+                    .map(|v| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+                    .collect::<Vec<_>>()
+            };
+            for t in 0..n {
+                assert_eq!(hq[t], wq[t], "{what} token {t}: int8 values");
+                assert_eq!(bits(&hd[t]), bits(&wd[t]), "{what} token {t}: scales");
+            }
+            assert_eq!(
+                sq_bits(&read_int_sq(&g, &gx, n)),
+                sq_bits(&read_int_sq(&g, &want, n)),
+                "{what}: sums of squares"
+            );
+        }
+    }
+}
+
 /// glu_q quantizing its own x (matvec.wgsl's OWN_X, own_x.wgsl) against
 /// glu_q after the quantize pass, on the wide path: uniform, mixed and
 /// code-book groups, 37 and 70 outputs (the last workgroup's teams past
@@ -3898,6 +4009,37 @@ fn glu_q_workgroup_memory_bound() {
         threads: 64,
     };
     assert!(kernels::glu_q_bytes(wide, [Q4_K; 3]) > 16384);
+}
+
+/// `kernels::main_q_bytes` against the kernels it admits: main_q over
+/// plain and code-book formats in the team shapes the main_q test samples
+/// has workgroup variables, as naga lays them out, within that bound (and
+/// not loose); the default shape is within WebGPU's guaranteed 16 KiB.
+#[test]
+fn main_q_workgroup_memory_bound() {
+    let Some(g) = int_gpu() else { return };
+    let mut k = Kernels::new(&g, &tuning());
+    let (g, list) = g.recording_shaders();
+    use GgmlType::*;
+    for (rows, threads) in [(2, 64), (8, 64), (4, 16), (1, 8), (16, 16)] {
+        let shape = MainQShape { rows, threads };
+        for ty in [Q4_K, IQ4_XS, Q8_0] {
+            let what = format!("{ty:?} {shape}");
+            let tys = [ty; 3];
+            let path = k.int_path(tys, Mv::Main, true);
+            k.matvec_main_q(&g, tys, shape, 4096, path)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let src = lock_shaders(&list).pop().map(|r| r.source).unwrap();
+            let shared = entry_workgroup_bytes(&src, "main_q", &what);
+            let bound = kernels::main_q_bytes(shape, tys);
+            assert!(shared <= bound, "{what}: {shared} bytes, bound {bound}");
+            assert!(
+                bound <= shared + 128,
+                "{what}: {shared} bytes, bound {bound} (loose)"
+            );
+        }
+    }
+    assert!(kernels::main_q_bytes(MainQShape::DEFAULT, [IQ4_XS; 3]) <= 16384);
 }
 
 /// The workgroup bytes of glu_q (Silu) over `tys` in `shape`, rows of
@@ -4907,6 +5049,82 @@ fn decode_list_uses_glu_q() {
     assert_eq!((q3, g3), (0, 1), "Q3_K gate/up");
     let (q2, g2, _, _) = list(GgmlType::Q2_K, tuning());
     assert_eq!((q2, g2), (1, 0), "Q2_K gate/up");
+}
+
+/// wo_q in the decode list: where the fused gate/up product would
+/// quantize its x in a pass, the Wo product writes that x ("wo_q") and
+/// the pass goes, one dispatch fewer than with `wo_q` off; gate/up then
+/// reads `Kernels::int_g`, which the bit-exact
+/// `wo_q_matches_integer_twin_and_quantize_pass` and
+/// `gpu_wo_q_matches_llama_cpp`'s decode steps check. Not below
+/// `wo_q_min` outputs, nor in a shape past the device's threads a
+/// workgroup (1x64: 2,048), nor where gate/up quantizes its own x
+/// (`glu_own_x`: there is no pass to replace).
+#[test]
+fn decode_list_uses_wo_q() {
+    let Some(g) = int_gpu() else { return };
+    let count = |ops: &[Op], label: &str| ops.iter().filter(|o| o.label == label).count();
+    let list = |ty: GgmlType, tune: GpuTuning| {
+        let b = one_layer(&g, 256, ty, tune);
+        let l = b.layer_list(1, b.keys(1, 10)).to_vec();
+        (
+            count(&l, "wo_q"),
+            count(&l, "wo"),
+            count(&l, "quantize_x"),
+            l.len(),
+        )
+    };
+    let base = GpuTuning {
+        glu_own_x: 0,
+        wo_q_min: 0,
+        ..tuning()
+    };
+    for ty in [GgmlType::IQ4_XS, GgmlType::Q4_0] {
+        let (q_on, w_on, x_on, n_on) = list(ty, base);
+        let (q_off, w_off, x_off, n_off) = list(
+            ty,
+            GpuTuning {
+                wo_q: false,
+                ..base
+            },
+        );
+        assert_eq!((q_on, w_on), (1, 0), "{ty} on");
+        assert_eq!((q_off, w_off), (0, 1), "{ty} off");
+        assert_eq!((x_off, n_off), (x_on + 1, n_on + 1), "{ty}: gate/up's pass");
+        let (q_min, _, x_min, _) = list(
+            ty,
+            GpuTuning {
+                wo_q_min: 257,
+                ..base
+            },
+        );
+        assert_eq!((q_min, x_min), (0, x_off), "{ty} below wo_q_min");
+        let wide = MainQShape {
+            rows: 1,
+            threads: 64,
+        };
+        assert!(!wide.valid(g.limits.max_compute_invocations_per_workgroup));
+        let (q_wide, _, x_wide, _) = list(
+            ty,
+            GpuTuning {
+                wo_q_shape: wide,
+                ..base
+            },
+        );
+        assert_eq!(
+            (q_wide, x_wide),
+            (0, x_off),
+            "{ty} past the device's threads"
+        );
+        let (q_own, _, _, _) = list(
+            ty,
+            GpuTuning {
+                wo_q_min: 0,
+                ..tuning()
+            },
+        );
+        assert_eq!(q_own, 0, "{ty}: gate/up with its own x");
+    }
 }
 
 /// The workgroup variables' bytes of `module` as naga lays them out.
