@@ -341,15 +341,16 @@ impl GluQShape {
     }
 
     /// Even rows dividing 64, and teams of whole threads: a power of two
-    /// from 8, with at most 256 threads a workgroup (WebGPU's guaranteed
-    /// limit).
-    pub fn valid(self) -> bool {
+    /// from 8, with at most `max_threads` threads a workgroup (the
+    /// device's limit; WebGPU guarantees 256, and every shape measured so
+    /// far keeps to it).
+    pub fn valid(self, max_threads: u32) -> bool {
         self.rows >= 2
             && self.rows <= 64
             && self.rows.is_power_of_two()
             && self.threads >= 8
             && self.threads.is_power_of_two()
-            && self.teams() * self.threads <= 256
+            && self.teams() * self.threads <= max_threads
     }
 }
 
@@ -2970,7 +2971,7 @@ impl Kernels {
         own_x: bool,
         norm: bool,
     ) -> Result<Rc<wgpu::ComputePipeline>> {
-        if !matches!(mv, Mv::Silu | Mv::Gelu) || !path.int() || !shape.valid() {
+        if !matches!(mv, Mv::Silu | Mv::Gelu) || !path.int() || !shape.valid(self.max_threads) {
             return Err(Error::Gpu(format!("no glu_q kernel for {mv:?} {shape:?}")));
         }
         if own_x && !(norm && matches!(path, MvPath::Wide { .. }) && own_x_fits(shape, f, cols)) {

@@ -366,7 +366,7 @@ pub fn matvec_ops(
             && k.glu_q
             && kernels::glu_q_takes(fmts)
             && a.split >= k.glu_q_min
-            && k.glu_q_shape.valid()
+            && k.glu_q_shape.valid(k.max_threads)
             && kernels::glu_q_bytes(k.glu_q_shape, fmts) <= k.shared_limit as usize
             && a.split.div_ceil(32) <= h.blocks
     });
