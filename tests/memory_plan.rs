@@ -195,6 +195,17 @@ fn the_plan_follows_tuning_and_the_in_memory_load() {
                 flash_prefill: false,
                 ..GpuTuning::default()
             },
+            // The integer path everywhere, with the int8 x that gate/up
+            // writes for down (glu_q) and that Wo writes for gate/up
+            // (wo_q), which the plan counts.
+            GpuTuning {
+                int_min_bytes: 0,
+                int_min_bytes_q8_0: 0,
+                glu_q_min: 0,
+                glu_own_x: 0,
+                wo_q_min: 0,
+                ..GpuTuning::default()
+            },
         ];
         for tuning in tunings {
             let opts = engine_opts(300);
