@@ -166,7 +166,8 @@ fn gpu_int_prefill_matches_llama_cpp() {
 /// The Wo product writing the gate/up product's int8 x (`GpuTuning::wo_q`,
 /// matvec.wgsl's `main_q`; by default only at 4,096 columns and more, so
 /// no reference file reaches it): forced on from 0 columns, with gate/up's
-/// own x off so that there is a pass to replace, on
+/// own x off so that there is a pass to replace, and again with the down
+/// products writing the next layer's q/k/v x too (`GpuTuning::down_q`), on
 /// the code-book files (synth256 IQ4_XS, IQ4_NL) and a K-quant mix
 /// (synth256 Q4_K_S). Same checks and bounds as the quantized files' (its
 /// int8 x is the pass's, bit for bit: `wo_q_matches_integer_twin_and_quantize_pass`).
@@ -176,8 +177,17 @@ fn gpu_wo_q_matches_llama_cpp() {
         t.wo_q_min = 0;
         t.glu_own_x = 0;
     };
+    let down = |t: &mut GpuTuning| {
+        t.wo_q_min = 0;
+        t.glu_own_x = 0;
+        // glu_q writes the down products' x into int_h, so that down may
+        // write q/k/v's into int_x (it never writes the x it reads).
+        t.glu_q_min = 0;
+        t.down_q = true;
+    };
     for q in ["synth256.IQ4_XS", "synth256.IQ4_NL", "synth256.Q4_K_S"] {
         run_tuned("synth256.json", q, false, usize::MAX, on);
+        run_tuned("synth256.json", q, false, usize::MAX, down);
     }
 }
 

@@ -159,6 +159,9 @@ impl GpuBackend {
             .map(|&(from, _)| (from, Vec::new()))
             .collect();
         let mut layers_flash = Vec::new();
+        // Each list's last down product, for down_q (by the lists' order,
+        // which is the same for every layer).
+        let mut last_down: Vec<Option<LastDown>> = Vec::new();
         for (l, (layer, spec)) in w.layers.iter().zip(&c.spec.layers).enumerate() {
             let lw = LayerBufs::upload(
                 &gpu,
@@ -204,18 +207,34 @@ impl GpuBackend {
             if let Some(tile) = shared.flash {
                 lists.push((&mut layers_flash, false, Attn::Flash(tile)));
             }
-            for (list, one, attn) in lists {
+            last_down.resize(lists.len(), None);
+            for (i, (list, one, attn)) in lists.into_iter().enumerate() {
                 let tiled = !one && opts.tuning.tiled_prefill;
                 // The FFN's ops first: where its gate/up product starts
                 // with a quantize pass into int_g, the Wo product may write
                 // that x instead (main_q), and the pass goes.
-                let (mut ffn, gx) = b.ffn_block(&mut k, tiled)?;
-                let att = b.attention_block(&mut k, tiled, attn, gx.as_ref())?;
+                let (mut ffn, gx, down) = b.ffn_block(&mut k, tiled)?;
+                let mut att = b.attention_block(&mut k, tiled, attn, gx.as_ref())?;
                 if att.iter().any(|o| o.label == "wo_q") {
                     take_quantize(b.gpu, &k, &mut ffn);
                 }
+                // down_q: where this layer's q/k/v product starts with its
+                // pass, the layer before's down product (the last ops in
+                // the list) is made again to write that x, and the pass
+                // goes.
+                if let (Some(at), Some(wd)) = (last_down[i].take(), mats.last()) {
+                    if opts.tuning.down_q && starts_with_quantize(b.gpu, &k, &att) {
+                        let ops = b.down_writing_qkv_x(&mut k, wd, at.had_pass)?;
+                        if ops.iter().any(|o| o.label == "down_q") {
+                            list.truncate(list.len() - at.len);
+                            list.extend(ops);
+                            take_quantize(b.gpu, &k, &mut att);
+                        }
+                    }
+                }
                 list.extend(att);
                 list.extend(ffn);
+                last_down[i] = down;
             }
             keep.extend(lw.bufs);
             mats.extend(lw.qkv.mats);
@@ -681,6 +700,15 @@ impl Shared {
 /// One layer on the GPU: its weights, norms, biases, KV cache and the
 /// uniform blocks of its rope and attention (which differ by layer:
 /// gemma3's sliding layers have their own rope base and a window).
+/// Where a layer's down product's ops end a layer list (its last `len`
+/// ops) and whether they begin with its quantize pass: what the next
+/// layer's down_q needs to make them again.
+#[derive(Clone, Copy)]
+struct LastDown {
+    len: usize,
+    had_pass: bool,
+}
+
 struct LayerBufs {
     qkv: MatGroup,
     gate_up: MatGroup,
@@ -901,7 +929,16 @@ impl LayerOps<'_> {
     /// and the int8 x its ops begin quantizing for a fused gate/up product
     /// (`Kernels::int_g`, in decode and untiled batches without a
     /// post-attention norm), which the Wo product before may write instead.
-    fn ffn_block(&self, k: &mut Kernels, tiled: bool) -> Result<(Vec<Op>, Option<IntX>)> {
+    ///
+    /// Also where its down product's ops end the list, for the next
+    /// layer's down_q: in decode and untiled batches without a post-FFN
+    /// norm (whose down product writes `delta`, not x).
+    #[allow(clippy::type_complexity)]
+    fn ffn_block(
+        &self,
+        k: &mut Kernels,
+        tiled: bool,
+    ) -> Result<(Vec<Op>, Option<IntX>, Option<LastDown>)> {
         // In decode the down product reads its int8 x from int_h, so that
         // a fused gate/up product on the integer path can write it there
         // (glu_q) and its quantize pass goes; where it cannot, that pass
@@ -935,8 +972,37 @@ impl LayerOps<'_> {
         if ops.iter().any(|o| o.label == "gate_up_q") {
             take_quantize(self.gpu, k, &mut down);
         }
+        let last = (!tiled && post.is_none()).then(|| LastDown {
+            len: down.len(),
+            had_pass: starts_with_quantize(self.gpu, k, &down),
+        });
         ops.extend(down);
-        Ok((ops, gx))
+        Ok((ops, gx, last))
+    }
+
+    /// The layer before's down product `wd` (x += wd · hb, its int8 x from
+    /// int_h as `ffn_block` made it, with its quantize pass if `had_pass`)
+    /// also writing this layer's q/k/v int8 x (`Kernels::int_x`, with this
+    /// layer's attn_norm gains) where main_q takes it ("down_q").
+    fn down_writing_qkv_x(
+        &self,
+        k: &mut Kernels,
+        wd: &GpuMatrix,
+        had_pass: bool,
+    ) -> Result<Vec<Op>> {
+        let (s, dim) = (self.s, self.c.dim);
+        let (ih, ix) = (k.int_h.clone(), k.int_x.clone());
+        let a = MatvecArgs {
+            int_x: ih.as_ref(),
+            int_next: ix.as_ref().map(|x| (x, &self.w.attn_norm)),
+            label: "down",
+            ..MatvecArgs::plain(&s.hb, &s.x, &s.step, dim, true)
+        };
+        let mut ops = matvec_ops(self.gpu, k, wd, 0..dim, &a)?;
+        if !had_pass {
+            take_quantize(self.gpu, k, &mut ops);
+        }
+        Ok(ops)
     }
 
     fn norm(&self, k: &Kernels, x: &wgpu::Buffer, g: &wgpu::Buffer, out: &wgpu::Buffer) -> Op {

@@ -294,6 +294,13 @@ pub struct GpuTuning {
     /// and Q4_K, tg64: 1,025.4 against 1,027.0, 1,192.8 against 1,193.5;
     /// 2026-12-02b). Not measured between 2,048 and 4,096.
     pub wo_q_min: usize,
+    /// With `wo_q`'s kernel, shape and floor, each layer's down product
+    /// also writes the next layer's q/k/v int8 x (with its attn_norm's
+    /// gains), where that product would quantize it in a pass: one more
+    /// dispatch fewer a layer. Off: not yet measured on a GPU (the same
+    /// change for Wo gained 2-3.6% on the 8B, 2026-12-02b); tested on
+    /// lavapipe against the oracle and the layer lists.
+    pub down_q: bool,
 }
 
 /// `GpuTuning::glu_q_min`'s default: glu_q runs one workgroup for 32
@@ -448,6 +455,7 @@ impl Default for GpuTuning {
             wo_q: true,
             wo_q_shape: kernels::MainQShape::DEFAULT,
             wo_q_min: 4096,
+            down_q: false,
         }
     }
 }

@@ -59,11 +59,12 @@ pub struct MatvecArgs<'a> {
     /// here as int8 x (matvec.wgsl's `glu_q`), where `Kernels::glu_q` and
     /// its shape allow; its dispatch is then labelled "gate_up_q".
     pub int_out: Option<&'a IntX>,
-    /// A plain product on the integer path (the Wo product) also writes its
-    /// outputs times these gains (the next rmsnorm's) as the next fused
-    /// product's int8 x, with each block's sum of squares (matvec.wgsl's
-    /// `main_q`), where `Kernels::wo_q` and its shape allow; its dispatch is
-    /// then labelled "wo_q".
+    /// A plain product on the integer path (the Wo product; with
+    /// `GpuTuning::down_q` the down product) also writes its outputs times
+    /// these gains (the next rmsnorm's) as the next fused product's int8 x,
+    /// with each block's sum of squares (matvec.wgsl's `main_q`), where
+    /// `Kernels::wo_q` and its shape allow; its dispatch is then labelled
+    /// "down_q" (`label` "down") or "wo_q".
     pub int_next: Option<(&'a IntX, &'a wgpu::Buffer)>,
 }
 
@@ -393,6 +394,9 @@ pub fn matvec_ops(
             && a.out_off == 0
             && !a.last
             && m.rows.div_ceil(32) <= h.blocks
+            // Not the int8 x it reads (a down product without glu_q reads
+            // Kernels::int_x, which q/k/v's x would be).
+            && int_x.as_ref().is_none_or(|x| x.q != h.q)
     });
     let teams = match (glu_q, main_q) {
         (Some(_), _) => {
@@ -599,6 +603,7 @@ pub fn matvec_ops(
             (_, true, "gate_up") => "matmul_gate_up",
             (_, true, _) => "matmul",
             _ if glu_q.is_some() => "gate_up_q",
+            _ if main_q.is_some() && a.label == "down" => "down_q",
             _ if main_q.is_some() => "wo_q",
             _ => a.label,
         };

@@ -4797,10 +4797,21 @@ fn attention_int8_matches_quantize_x() {
 /// wide: 2 query heads of dim / 2 on one kv head, ffn 64, vocabulary
 /// 300, context 256, a 128-token batch) with every matrix in `ty`.
 fn one_layer(g: &Gpu, dim: usize, ty: GgmlType, tuning: GpuTuning) -> GpuBackend {
+    layers_model(g, dim, ty, 1, tuning)
+}
+
+/// `one_layer` with `n_layers` layers.
+fn layers_model(
+    g: &Gpu,
+    dim: usize,
+    ty: GgmlType,
+    n_layers: usize,
+    tuning: GpuTuning,
+) -> GpuBackend {
     let shape = crate::synthetic::Shape {
         name: "one-layer",
         dim,
-        n_layers: 1,
+        n_layers,
         n_heads: 2,
         n_kv_heads: 1,
         // The K-quants' rows are whole 256-element blocks.
@@ -5124,6 +5135,54 @@ fn decode_list_uses_wo_q() {
             },
         );
         assert_eq!(q_own, 0, "{ty}: gate/up with its own x");
+    }
+}
+
+/// down_q in the layer lists: with it on, each down product but the last
+/// layer's also writes the next layer's q/k/v int8 x ("down_q") and that
+/// q/k/v product's pass goes, in every one-token list (and untiled
+/// batches), beside wo_q; so a 3-layer decode list has 2 "down_q", 1
+/// "down" and 2 quantize passes fewer than with it off. Off by default
+/// (not yet measured on a GPU). `gpu_wo_q_matches_llama_cpp` checks its
+/// numbers against the oracle.
+#[test]
+fn layer_lists_use_down_q() {
+    let Some(g) = int_gpu() else { return };
+    let count = |ops: &[Op], label: &str| ops.iter().filter(|o| o.label == label).count();
+    let base = GpuTuning {
+        glu_own_x: 0,
+        glu_q_min: 0,
+        wo_q_min: 0,
+        ..tuning()
+    };
+    assert!(!GpuTuning::default().down_q, "down_q is off by default");
+    for ty in [GgmlType::IQ4_XS, GgmlType::Q4_0] {
+        let off = layers_model(&g, 256, ty, 3, base);
+        let on = layers_model(
+            &g,
+            256,
+            ty,
+            3,
+            GpuTuning {
+                down_q: true,
+                ..base
+            },
+        );
+        for keys in [10, 100] {
+            let (a, b) = (
+                off.layer_list(1, off.keys(1, keys)),
+                on.layer_list(1, on.keys(1, keys)),
+            );
+            let what = format!("{ty} at {keys} keys");
+            assert_eq!((count(a, "down_q"), count(a, "down")), (0, 3), "{what} off");
+            assert_eq!((count(b, "down_q"), count(b, "down")), (2, 1), "{what} on");
+            assert_eq!(count(a, "wo_q"), 3, "{what}");
+            assert_eq!(count(b, "wo_q"), 3, "{what}");
+            assert_eq!(count(a, "quantize_x"), count(b, "quantize_x") + 2, "{what}");
+            assert_eq!(a.len(), b.len() + 2, "{what}");
+            // The last layer's down product stays a plain one, last.
+            assert_eq!(b.last().map(|o| o.label), Some("down"), "{what}");
+        }
     }
 }
 
