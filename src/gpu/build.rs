@@ -697,9 +697,6 @@ impl Shared {
     }
 }
 
-/// One layer on the GPU: its weights, norms, biases, KV cache and the
-/// uniform blocks of its rope and attention (which differ by layer:
-/// gemma3's sliding layers have their own rope base and a window).
 /// Where a layer's down product's ops end a layer list (its last `len`
 /// ops) and whether they begin with its quantize pass: what the next
 /// layer's down_q needs to make them again.
@@ -709,6 +706,9 @@ struct LastDown {
     had_pass: bool,
 }
 
+/// One layer on the GPU: its weights, norms, biases, KV cache and the
+/// uniform blocks of its rope and attention (which differ by layer:
+/// gemma3's sliding layers have their own rope base and a window).
 struct LayerBufs {
     qkv: MatGroup,
     gate_up: MatGroup,
