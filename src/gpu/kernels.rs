@@ -3011,6 +3011,8 @@ impl Kernels {
         )
     }
 
+    /// `matvec`, `matvec_glu_q` and `matvec_main_q`: `teams` is (threads a
+    /// team, teams a workgroup) for the entries in teams, None for one.
     #[allow(clippy::too_many_arguments)]
     fn matvec_teams(
         &mut self,
