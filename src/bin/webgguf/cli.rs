@@ -260,32 +260,28 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
             round_pack: !off("WEBGGUF_GPU_ROUND_PACK"),
             glu_q: !off("WEBGGUF_GPU_GLU_Q"),
             glu_q_min: num("WEBGGUF_GPU_GLU_Q_MIN", d.tuning.glu_q_min),
-            // RxT: rows a team and threads a team.
-            glu_q_shape: var("WEBGGUF_GPU_GLU_Q_SHAPE")
-                .and_then(|v| {
-                    let mut n = v.split('x').map(|f| f.parse().ok());
-                    let (rows, threads) = (n.next()??, n.next()??);
-                    n.next()
-                        .is_none()
-                        .then_some(gpu::GluQShape { rows, threads })
-                })
+            glu_q_shape: team_shape("WEBGGUF_GPU_GLU_Q_SHAPE")
+                .map(|(rows, threads)| gpu::GluQShape { rows, threads })
                 .unwrap_or(d.tuning.glu_q_shape),
             glu_own_x: num("WEBGGUF_GPU_OWN_X", d.tuning.glu_own_x),
             wo_q: !off("WEBGGUF_GPU_WO_Q"),
             down_q: var("WEBGGUF_GPU_DOWN_Q").as_deref() == Some("1"),
             wo_q_min: num("WEBGGUF_GPU_WO_Q_MIN", d.tuning.wo_q_min),
-            wo_q_shape: var("WEBGGUF_GPU_WO_Q_SHAPE")
-                .and_then(|v| {
-                    let mut n = v.split('x').map(|f| f.parse().ok());
-                    let (rows, threads) = (n.next()??, n.next()??);
-                    n.next()
-                        .is_none()
-                        .then_some(gpu::MainQShape { rows, threads })
-                })
+            wo_q_shape: team_shape("WEBGGUF_GPU_WO_Q_SHAPE")
+                .map(|(rows, threads)| gpu::MainQShape { rows, threads })
                 .unwrap_or(d.tuning.wo_q_shape),
         },
         ..d
     }
+}
+
+/// A team shape "RxT" (rows a team and threads a team) from environment
+/// variable `name`; None where it is unset or not two numbers.
+fn team_shape(name: &str) -> Option<(u32, u32)> {
+    let v = std::env::var(name).ok()?;
+    let mut n = v.split('x').map(|f| f.parse().ok());
+    let (rows, threads) = (n.next()??, n.next()??);
+    n.next().is_none().then_some((rows, threads))
 }
 
 fn now_ms() -> f64 {
