@@ -295,6 +295,28 @@ fn qkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) l
     }
 }
 
+// A thread's place in a workgroup of TEAMS teams (`glu_q`, `main_q`): its
+// team and index in it, the workgroup w, its team's row group g = w TEAMS +
+// team, and the token t it writes; it also sets FLID and TB (the team's
+// sums). Every team runs to the end, past the last row too (row_start
+// reads the last row for those; nothing of theirs is stored): the
+// barriers need the whole workgroup.
+struct TeamAt {
+    team: u32,
+    tl: u32,
+    w: u32,
+    g: u32,
+    t: u32,
+}
+
+fn team_at(wid: vec3<u32>, lid: u32) -> TeamAt {
+    FLID = lid;
+    let team = lid / WG;
+    TB = team * RW;
+    let w = wid.x + wid.y * P.nx;
+    return TeamAt(team, lid % WG, w, w * TEAMS + team, dst_token(wid.z));
+}
+
 // glu_q's outputs as int8 blocks (quantize_x.wgsl's layout: token t's
 // words from t * nb * 8, scales from t * nb, nb = ceil(split / 32)).
 @group(0) @binding(17) var<storage, read_write> HQ: array<u32>;
@@ -307,16 +329,12 @@ var<workgroup> hq: array<f32, QP>;
 @compute @workgroup_size(WG * TEAMS)
 fn glu_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     SG_INIT
-    FLID = lid;
-    // Every team runs to the end, past the last row too (row_start reads
-    // the last row for those; nothing of theirs is stored): the barriers
-    // need the whole workgroup.
-    let team = lid / WG;
-    let tl = lid % WG;
-    TB = team * RW;
-    let w = wid.x + wid.y * P.nx;
-    let g = w * TEAMS + team;
-    let t = dst_token(wid.z);
+    let at = team_at(wid, lid);
+    let team = at.team;
+    let tl = at.tl;
+    let w = at.w;
+    let g = at.g;
+    let t = at.t;
     if OWN_X {
         own_x(lid, src_token(wid.z) * P.cols);
     }
@@ -364,14 +382,12 @@ var<workgroup> msq: array<f32, QG>;
 @compute @workgroup_size(WG * TEAMS)
 fn main_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     SG_INIT
-    FLID = lid;
-    // Every team runs to the end, as glu_q's.
-    let team = lid / WG;
-    let tl = lid % WG;
-    TB = team * RW;
-    let w = wid.x + wid.y * P.nx;
-    let g = w * TEAMS + team;
-    let t = dst_token(wid.z);
+    let at = team_at(wid, lid);
+    let team = at.team;
+    let tl = at.tl;
+    let w = at.w;
+    let g = at.g;
+    let t = at.t;
     let sc = group_rows(g, tl, wid.z, ROWS_PLAIN);
     let L = g * R + tl;
     if tl < R {
