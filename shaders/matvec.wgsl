@@ -330,23 +330,18 @@ var<workgroup> hq: array<f32, QP>;
 fn glu_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     SG_INIT
     let at = team_at(wid, lid);
-    let team = at.team;
-    let tl = at.tl;
-    let w = at.w;
-    let g = at.g;
-    let t = at.t;
     if OWN_X {
         own_x(lid, src_token(wid.z) * P.cols);
     }
-    let sc = group_rows(g, tl, wid.z, ROWS_GLU);
-    let L = g * R + 2u * tl;
-    if tl < R / 2u {
+    let sc = group_rows(at.g, at.tl, wid.z, ROWS_GLU);
+    let L = at.g * R + 2u * at.tl;
+    if at.tl < R / 2u {
         var h = 0.0;
         if L < P.rows {
-            h = act(red[TB + 2u * tl * WG] * sc, red[TB + (2u * tl + 1u) * WG] * sc);
-            Y[t * P.out_stride + P.out_off + (L >> 1u)] = h;
+            h = act(red[TB + 2u * at.tl * WG] * sc, red[TB + (2u * at.tl + 1u) * WG] * sc);
+            Y[at.t * P.out_stride + P.out_off + (L >> 1u)] = h;
         }
-        hq[team * (R / 2u) + tl] = h;
+        hq[at.team * (R / 2u) + at.tl] = h;
     }
     workgroupBarrier();
     // Thread i packs outputs 4i .. 4i + 3: block i / 8, word i % 8.
@@ -357,12 +352,12 @@ fn glu_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
         for (var j = 0u; j < 32u; j++) {
             amax = max(amax, abs(hq[32u * b + j]));
         }
-        let blk = w * (QP / 32u) + b;
+        let blk = at.w * (QP / 32u) + b;
         if blk < nb {
             let v = vec4<f32>(hq[4u * lid], hq[4u * lid + 1u], hq[4u * lid + 2u], hq[4u * lid + 3u]);
-            HQ[(t * nb + blk) * 8u + lid % 8u] = q8_pack(v, q8_inv(amax));
+            HQ[(at.t * nb + blk) * 8u + lid % 8u] = q8_pack(v, q8_inv(amax));
             if lid % 8u == 0u {
-                HD[t * nb + blk] = q8_scale(amax);
+                HD[at.t * nb + blk] = q8_scale(amax);
             }
         }
     }
@@ -383,25 +378,20 @@ var<workgroup> msq: array<f32, QG>;
 fn main_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     SG_INIT
     let at = team_at(wid, lid);
-    let team = at.team;
-    let tl = at.tl;
-    let w = at.w;
-    let g = at.g;
-    let t = at.t;
-    let sc = group_rows(g, tl, wid.z, ROWS_PLAIN);
-    let L = g * R + tl;
-    if tl < R {
+    let sc = group_rows(at.g, at.tl, wid.z, ROWS_PLAIN);
+    let L = at.g * R + at.tl;
+    if at.tl < R {
         var y = 0.0;
         if L < P.rows {
             // store_row's arithmetic, keeping the value.
-            let o = t * P.out_stride + P.out_off + L;
-            y = red[TB + tl * WG] * sc;
+            let o = at.t * P.out_stride + P.out_off + L;
+            y = red[TB + at.tl * WG] * sc;
             if (P.flags & F_ACC) != 0u {
                 y += Y[o];
             }
             Y[o] = y;
         }
-        hm[team * R + tl] = y;
+        hm[at.team * R + at.tl] = y;
     }
     workgroupBarrier();
     // quantize_x.wgsl's arithmetic, in its order: thread c takes outputs
@@ -415,7 +405,7 @@ fn main_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
     if lid < QM / 8u {
         let x0 = vec4<f32>(hm[k0], hm[k0 + 1u], hm[k0 + 2u], hm[k0 + 3u]);
         let x1 = vec4<f32>(hm[k0 + 4u], hm[k0 + 5u], hm[k0 + 6u], hm[k0 + 7u]);
-        let kg = vec4<u32>(k0, k0 + 1u, k0 + 2u, k0 + 3u) + vec4<u32>(w * QM);
+        let kg = vec4<u32>(k0, k0 + 1u, k0 + 2u, k0 + 3u) + vec4<u32>(at.w * QM);
         let last = vec4<u32>(P.rows - 1u);
         let ga = min(kg, last);
         let gb = min(kg + vec4<u32>(4u), last);
@@ -426,17 +416,17 @@ fn main_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
         mmag[lid] = max(max(m.x, m.y), max(m.z, m.w));
     }
     workgroupBarrier();
-    let blk = w * (QM / 32u) + lid / 4u;
+    let blk = at.w * (QM / 32u) + lid / 4u;
     if lid < QM / 8u && blk < nb {
         let g0 = lid & ~3u;
         let amax = max(max(mmag[g0], mmag[g0 + 1u]), max(mmag[g0 + 2u], mmag[g0 + 3u]));
         let id = q8_inv(amax);
-        let o = (t * nb + blk) * 8u + 2u * (lid & 3u);
+        let o = (at.t * nb + blk) * 8u + 2u * (lid & 3u);
         HQ[o] = q8_pack(a, id);
         HQ[o + 1u] = q8_pack(b, id);
         if (lid & 3u) == 0u {
-            HD[t * nb + blk] = q8_scale(amax);
-            HD[P.out_sq_base + t * nb + blk] = (msq[g0] + msq[g0 + 1u]) + (msq[g0 + 2u] + msq[g0 + 3u]);
+            HD[at.t * nb + blk] = q8_scale(amax);
+            HD[P.out_sq_base + at.t * nb + blk] = (msq[g0] + msq[g0 + 1u]) + (msq[g0 + 2u] + msq[g0 + 3u]);
         }
     }
 }
