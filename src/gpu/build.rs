@@ -498,13 +498,13 @@ pub(super) fn int_h_cols(w: &Weights, opts: &GpuOptions) -> Option<usize> {
 /// whether or not it has dot4I8Packed.
 pub(super) fn int_g_cols(w: &Weights, opts: &GpuOptions) -> Option<usize> {
     let t = &opts.tuning;
-    if !t.int_dot {
+    if !(t.wo_q && t.int_dot) {
         return None;
     }
     int_x_cols(w, opts)?;
     w.layers
         .iter()
-        .filter(|l| t.wo_q && l.wo.rows >= t.wo_q_min)
+        .filter(|l| l.wo.rows >= t.wo_q_min)
         .map(|l| l.w_gate.cols)
         .max()
 }
@@ -990,15 +990,9 @@ impl LayerOps<'_> {
         wd: &GpuMatrix,
         had_pass: bool,
     ) -> Result<Vec<Op>> {
-        let (s, dim) = (self.s, self.c.dim);
         let (ih, ix) = (k.int_h.clone(), k.int_x.clone());
-        let a = MatvecArgs {
-            int_x: ih.as_ref(),
-            int_next: ix.as_ref().map(|x| (x, &self.w.attn_norm)),
-            label: "down",
-            ..MatvecArgs::plain(&s.hb, &s.x, &s.step, dim, true)
-        };
-        let mut ops = matvec_ops(self.gpu, k, wd, 0..dim, &a)?;
+        let next = ix.as_ref().map(|x| (x, &self.w.attn_norm));
+        let mut ops = self.residual(k, wd, &self.s.hb, None, false, ih.as_ref(), next, "down")?;
         if !had_pass {
             take_quantize(self.gpu, k, &mut ops);
         }

@@ -314,13 +314,46 @@ pub fn glu_q_takes(f: Fmts) -> bool {
     !(slower(f[0]) && slower(f[1]))
 }
 
-/// matvec.wgsl's `glu_q` shape: `rows` gate/up rows (rows / 2 outputs)
-/// per team of `threads` threads, and as many teams a workgroup as make
-/// its outputs one 32-element block of the down product's int8 x.
+/// The team shape of matvec.wgsl's `glu_q` (`GluQShape`) and `main_q`
+/// (`MainQShape`): `rows` rows per team of `threads` threads, and as many
+/// teams a workgroup as make its rows one 32-element block of the next
+/// product's int8 x: BLOCK rows, 64 for glu_q (gate/up pairs, 32
+/// outputs) and 32 for main_q.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct GluQShape {
+pub struct TeamShape<const BLOCK: u32> {
     pub rows: u32,
     pub threads: u32,
+}
+
+/// `glu_q`'s: gate/up rows, rows / 2 outputs a team.
+pub type GluQShape = TeamShape<64>;
+/// `main_q`'s: plain rows.
+pub type MainQShape = TeamShape<32>;
+
+impl<const BLOCK: u32> TeamShape<BLOCK> {
+    /// Teams a workgroup: its rows make one block.
+    pub fn teams(self) -> u32 {
+        BLOCK / self.rows.max(1)
+    }
+
+    /// Rows a power of two dividing BLOCK, at least BLOCK / 32 (glu_q's
+    /// even: pairs), and teams of whole threads: a power of two from 8,
+    /// with at most `max_threads` threads a workgroup (the device's
+    /// limit; WebGPU guarantees 256).
+    pub fn valid(self, max_threads: u32) -> bool {
+        self.rows >= BLOCK / 32
+            && self.rows <= BLOCK
+            && self.rows.is_power_of_two()
+            && self.threads >= 8
+            && self.threads.is_power_of_two()
+            && self.teams() * self.threads <= max_threads
+    }
+}
+
+impl<const BLOCK: u32> std::fmt::Display for TeamShape<BLOCK> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{}", self.rows, self.threads)
+    }
 }
 
 impl GluQShape {
@@ -329,29 +362,12 @@ impl GluQShape {
     /// interleaved rounds) glu_q in this shape against the quantize pass:
     /// llama-3.1-8b Q4_K +7.3%, Q4_0 +7.1%, IQ4_XS +0.5%, llama-3.2-1b
     /// Q4_K +2.4%; 16x64 and 4x16 lost 2.6-2.8% on IQ4_XS and gained
-    /// less on the 8B Q4_K and Q4_0.
+    /// less on the 8B Q4_K and Q4_0. Every glu_q shape measured so far
+    /// had 256 threads.
     pub const DEFAULT: GluQShape = GluQShape {
         rows: 8,
         threads: 32,
     };
-
-    /// Teams a workgroup: its rows / 2 outputs make one block of 32.
-    pub fn teams(self) -> u32 {
-        64 / self.rows.max(1)
-    }
-
-    /// Even rows dividing 64, and teams of whole threads: a power of two
-    /// from 8, with at most `max_threads` threads a workgroup (the
-    /// device's limit; WebGPU guarantees 256, and every shape measured so
-    /// far keeps to it).
-    pub fn valid(self, max_threads: u32) -> bool {
-        self.rows >= 2
-            && self.rows <= 64
-            && self.rows.is_power_of_two()
-            && self.threads >= 8
-            && self.threads.is_power_of_two()
-            && self.teams() * self.threads <= max_threads
-    }
 }
 
 /// Whether `glu_q` in `shape` over formats `f` may quantize its own x
@@ -382,12 +398,7 @@ pub fn glu_q_bytes(shape: GluQShape, f: Fmts) -> usize {
     );
     let red = 4 * (rows + 1) * threads * teams;
     let hq = 4 * (teams * rows / 2).max(1);
-    let book = if f.iter().any(|&t| has_code_book(t)) {
-        1024
-    } else {
-        0
-    };
-    red + hq + book + 64
+    red + hq + code_book_bytes(f) + 64
 }
 
 /// The workgroup memory of `glu_q` with its own x (`own_x_fits`):
@@ -395,15 +406,6 @@ pub fn glu_q_bytes(shape: GluQShape, f: Fmts) -> usize {
 pub fn own_x_bytes(shape: GluQShape, f: Fmts, cols: usize) -> usize {
     // XQ4 (a byte an element), XD (a scale and a sum of squares a block).
     glu_q_bytes(shape, f) + cols + cols / 4
-}
-
-/// matvec.wgsl's `main_q` shape: `rows` rows per team of `threads`
-/// threads, and as many teams a workgroup as make its outputs one
-/// 32-element block of the next product's int8 x.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct MainQShape {
-    pub rows: u32,
-    pub threads: u32,
 }
 
 impl MainQShape {
@@ -421,23 +423,6 @@ impl MainQShape {
         rows: 2,
         threads: 64,
     };
-
-    /// Teams a workgroup: its rows make one block of 32.
-    pub fn teams(self) -> u32 {
-        32 / self.rows.max(1)
-    }
-
-    /// Rows dividing 32, and teams of whole threads: a power of two from
-    /// 8, with at most `max_threads` threads a workgroup (the device's
-    /// limit; WebGPU guarantees 256).
-    pub fn valid(self, max_threads: u32) -> bool {
-        self.rows >= 1
-            && self.rows <= 32
-            && self.rows.is_power_of_two()
-            && self.threads >= 8
-            && self.threads.is_power_of_two()
-            && self.teams() * self.threads <= max_threads
-    }
 }
 
 /// The workgroup memory of `main_q` in `shape` over formats `f`: the sums
@@ -447,23 +432,15 @@ impl MainQShape {
 pub fn main_q_bytes(shape: MainQShape, f: Fmts) -> usize {
     let threads = (shape.threads * shape.teams()) as usize;
     let red = 4 * (shape.rows as usize + 1) * threads;
-    let book = if f.iter().any(|&t| has_code_book(t)) {
+    red + 4 * 40 + code_book_bytes(f) + 64
+}
+
+/// wide.wgsl's code book (IQ4L: 256 words) where a member of `f` has one.
+fn code_book_bytes(f: Fmts) -> usize {
+    if f.iter().any(|&t| has_code_book(t)) {
         1024
     } else {
         0
-    };
-    red + 4 * 40 + book + 64
-}
-
-impl std::fmt::Display for MainQShape {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}x{}", self.rows, self.threads)
-    }
-}
-
-impl std::fmt::Display for GluQShape {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}x{}", self.rows, self.threads)
     }
 }
 
