@@ -297,9 +297,12 @@ pub struct GpuTuning {
     /// With `wo_q`'s kernel, shape and floor, each layer's down product
     /// also writes the next layer's q/k/v int8 x (with its attn_norm's
     /// gains), where that product would quantize it in a pass: one more
-    /// dispatch fewer a layer. Off: not yet measured on a GPU (the same
-    /// change for Wo gained 2-3.6% on the 8B, 2026-12-02b); tested on
-    /// lavapipe against the oracle and the layer lists.
+    /// dispatch fewer a layer. Needs glu_q on that layer (down must read
+    /// int_h, not the int_x it writes). Measured on the H200 (2026-12-02c,
+    /// tg128, two rounds in opposite orders): real-layout 8B IQ4_XS
+    /// 287.0 -> 299.8 (+4.5%), Q4_K_M 368.6 -> 393.0 (+6.6%); synthetic 8B
+    /// Q4_K +5.4%, Q4_0 +3.7% (tg64); llama-3.2-1b even (below
+    /// `wo_q_min`, so unchanged).
     pub down_q: bool,
 }
 
@@ -455,7 +458,7 @@ impl Default for GpuTuning {
             wo_q: true,
             wo_q_shape: kernels::MainQShape::DEFAULT,
             wo_q_min: 4096,
-            down_q: false,
+            down_q: true,
         }
     }
 }

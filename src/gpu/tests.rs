@@ -5142,9 +5142,9 @@ fn decode_list_uses_wo_q() {
 /// layer's also writes the next layer's q/k/v int8 x ("down_q") and that
 /// q/k/v product's pass goes, in every one-token list (and untiled
 /// batches), beside wo_q; so a 3-layer decode list has 2 "down_q", 1
-/// "down" and 2 quantize passes fewer than with it off. Off by default
-/// (not yet measured on a GPU). `gpu_wo_q_matches_llama_cpp` checks its
-/// numbers against the oracle.
+/// "down" and 2 quantize passes fewer than with it off (on by default,
+/// from `wo_q_min`). `gpu_wo_q_matches_llama_cpp` checks its numbers
+/// against the oracle.
 #[test]
 fn layer_lists_use_down_q() {
     let Some(g) = int_gpu() else { return };
@@ -5153,9 +5153,10 @@ fn layer_lists_use_down_q() {
         glu_own_x: 0,
         glu_q_min: 0,
         wo_q_min: 0,
+        down_q: false,
         ..tuning()
     };
-    assert!(!GpuTuning::default().down_q, "down_q is off by default");
+    assert!(GpuTuning::default().down_q, "down_q is on by default");
     for ty in [GgmlType::IQ4_XS, GgmlType::Q4_0] {
         let off = layers_model(&g, 256, ty, 3, base);
         let on = layers_model(

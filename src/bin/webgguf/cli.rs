@@ -73,7 +73,7 @@ common options:
 environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
   WEBGGUF_GPU_{FUSE,TILED,FEW,SPLIT,FLASH,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE,INT_PREFILL,GLU_Q,ROUND_PACK}=0,
   WEBGGUF_GPU_GLU_Q_SHAPE=RxT, WEBGGUF_GPU_GLU_Q_MIN=N,
-  WEBGGUF_GPU_OWN_X=N, WEBGGUF_GPU_WO_Q=0, WEBGGUF_GPU_WO_Q_SHAPE=RxT, WEBGGUF_GPU_WO_Q_MIN=N, WEBGGUF_GPU_DOWN_Q=1,
+  WEBGGUF_GPU_OWN_X=N, WEBGGUF_GPU_WO_Q=0, WEBGGUF_GPU_WO_Q_SHAPE=RxT, WEBGGUF_GPU_WO_Q_MIN=N, WEBGGUF_GPU_DOWN_Q=0,
   WEBGGUF_GPU_{DEEP_KEYS,DEEP_FAR_KEYS,DEEP_FAR_CHUNKS,SPLIT_WGS,SPLIT_MAX,MV_WG}=N,
   WEBGGUF_GPU_MV_ROWS=Q,G,M,
   WEBGGUF_GPU_ATTENTION=simple, WEBGGUF_GPU_TILE=large, WEBGGUF_GPU_LOOP_BOUND=1 (see README.md)
@@ -150,8 +150,9 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   product instead of the Wo product writing its int8 x (`wo_q`);
 ///   `WEBGGUF_GPU_WO_Q_SHAPE=RxT`: R rows a team of T threads (default
 ///   2x64); `WEBGGUF_GPU_WO_Q_MIN=N`: only for models N or more wide
-///   (default 4096); `WEBGGUF_GPU_DOWN_Q=1`: each down product writes the
-///   next layer's q/k/v int8 x the same way (`down_q`, off by default).
+///   (default 4096); `WEBGGUF_GPU_DOWN_Q=0`: a quantize_x pass before each
+///   q/k/v product instead of the down product before it writing that int8
+///   x the same way (`down_q`).
 /// - `WEBGGUF_GPU_SPLIT_WGS=N`: decode splits as short as one chunk while
 ///   they keep at most N workgroups busy (default 320; 0: 64 keys always);
 ///   `WEBGGUF_GPU_SPLIT_MAX=K`: past that, splits up to K keys (default 64).
@@ -265,7 +266,7 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
                 .unwrap_or(d.tuning.glu_q_shape),
             glu_own_x: num("WEBGGUF_GPU_OWN_X", d.tuning.glu_own_x),
             wo_q: !off("WEBGGUF_GPU_WO_Q"),
-            down_q: var("WEBGGUF_GPU_DOWN_Q").as_deref() == Some("1"),
+            down_q: !off("WEBGGUF_GPU_DOWN_Q"),
             wo_q_min: num("WEBGGUF_GPU_WO_Q_MIN", d.tuning.wo_q_min),
             wo_q_shape: team_shape("WEBGGUF_GPU_WO_Q_SHAPE")
                 .map(|(rows, threads)| gpu::MainQShape { rows, threads })
