@@ -197,7 +197,9 @@ fn the_plan_follows_tuning_and_the_in_memory_load() {
             },
             // The integer path everywhere, with the int8 x that gate/up
             // writes for down (glu_q) and that Wo writes for gate/up
-            // (wo_q), which the plan counts.
+            // (wo_q), which the plan counts, and the down products made
+            // again to write q/k/v's (down_q), whose first uniforms the
+            // load releases.
             GpuTuning {
                 int_min_bytes: 0,
                 int_min_bytes_q8_0: 0,

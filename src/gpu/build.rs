@@ -224,11 +224,16 @@ impl GpuBackend {
                 // goes.
                 if let (Some(at), Some(wd)) = (last_down[i].take(), mats.last()) {
                     if opts.tuning.down_q && starts_with_quantize(b.gpu, &k, &att) {
+                        let mark = gpu.mark();
                         let ops = b.down_writing_qkv_x(&mut k, wd, at.had_pass)?;
                         if ops.iter().any(|o| o.label == "down_q") {
                             list.truncate(list.len() - at.len);
+                            gpu.release(&at.uniforms);
                             list.extend(ops);
                             take_quantize(b.gpu, &k, &mut att);
+                        } else {
+                            // Not taken: its ops go unused.
+                            gpu.release(&gpu.uniforms_since(mark));
                         }
                     }
                 }
@@ -698,12 +703,14 @@ impl Shared {
 }
 
 /// Where a layer's down product's ops end a layer list (its last `len`
-/// ops) and whether they begin with its quantize pass: what the next
-/// layer's down_q needs to make them again.
-#[derive(Clone, Copy)]
+/// ops), whether they begin with its quantize pass, and their uniform
+/// blocks: what the next layer's down_q needs to make them again (and to
+/// release what the first ones held).
+#[derive(Clone)]
 struct LastDown {
     len: usize,
     had_pass: bool,
+    uniforms: Vec<wgpu::Buffer>,
 }
 
 /// One layer on the GPU: its weights, norms, biases, KV cache and the
@@ -945,6 +952,7 @@ impl LayerOps<'_> {
         // writes int_h instead.
         let ih = k.int_h.clone().filter(|_| !tiled);
         let post = self.w.post_ffn_norm.as_ref();
+        let mark = self.gpu.mark();
         let mut down = self.residual(
             k,
             &self.w.wd,
@@ -955,6 +963,7 @@ impl LayerOps<'_> {
             None,
             "down",
         )?;
+        let uniforms = self.gpu.uniforms_since(mark);
         let down_int = starts_with_quantize(self.gpu, k, &down);
         let gx = k
             .int_g
@@ -975,6 +984,7 @@ impl LayerOps<'_> {
         let last = (!tiled && post.is_none()).then(|| LastDown {
             len: down.len(),
             had_pass: starts_with_quantize(self.gpu, k, &down),
+            uniforms,
         });
         ops.extend(down);
         Ok((ops, gx, last))

@@ -81,7 +81,8 @@ pub struct ShaderRecord {
 /// A tracking handle's live buffers, and their bytes by kind.
 #[derive(Default)]
 struct Owned {
-    bufs: Vec<wgpu::Buffer>,
+    /// Each buffer with the kind its bytes are counted under.
+    bufs: Vec<(wgpu::Buffer, MemKind)>,
     memory: GpuMemory,
 }
 
@@ -369,6 +370,49 @@ impl Gpu {
         self.owned.as_ref().map_or(0, |o| lock(o).bufs.len())
     }
 
+    /// A mark in this tracking handle's buffers, for `uniforms_since`.
+    pub fn mark(&self) -> usize {
+        self.live_buffers()
+    }
+
+    /// The uniform buffers created through this tracking handle since
+    /// `mark` (none where it does not track), for `release`. Only uniforms:
+    /// each belongs to the one dispatch it was made for, while a storage
+    /// buffer made on the way (a lazily made scratch) may be shared.
+    pub fn uniforms_since(&self, mark: usize) -> Vec<wgpu::Buffer> {
+        self.owned.as_ref().map_or_else(Vec::new, |o| {
+            let o = lock(o);
+            o.bufs
+                .get(mark..)
+                .unwrap_or_default()
+                .iter()
+                .filter(|(b, _)| b.usage().contains(wgpu::BufferUsages::UNIFORM))
+                .map(|(b, _)| b.clone())
+                .collect()
+        })
+    }
+
+    /// Destroy `bufs` (made through this tracking handle, for dispatches
+    /// that were made again another way) and stop counting them, so that
+    /// a load holds only what its ops use and its memory plan says.
+    pub fn release(&self, bufs: &[wgpu::Buffer]) {
+        if bufs.is_empty() {
+            return;
+        }
+        if let Some(o) = &self.owned {
+            let mut o = lock(o);
+            o.bufs.retain(|(b, _)| !bufs.contains(b));
+            let mut memory = GpuMemory::default();
+            for (b, kind) in &o.bufs {
+                memory.add(*kind, b.size());
+            }
+            o.memory = memory;
+        }
+        for b in bufs {
+            b.destroy();
+        }
+    }
+
     /// The bytes of the buffers created through this tracking handle (and
     /// not yet destroyed), by kind, and the largest of them.
     pub fn memory(&self) -> GpuMemory {
@@ -390,7 +434,7 @@ impl Gpu {
     pub fn destroy_buffers(&self) {
         if let Some(o) = &self.owned {
             let mut o = lock(o);
-            for b in o.bufs.drain(..) {
+            for (b, _) in o.bufs.drain(..) {
                 b.destroy();
             }
             o.memory = GpuMemory::default();
@@ -403,7 +447,7 @@ impl Gpu {
         if let Some(o) = &self.owned {
             let mut o = lock(o);
             o.memory.add(self.kind, b.size());
-            o.bufs.push(b.clone());
+            o.bufs.push((b.clone(), self.kind));
         }
         b
     }
