@@ -363,9 +363,21 @@ impl GluQShape {
     /// llama-3.1-8b Q4_K +7.3%, Q4_0 +7.1%, IQ4_XS +0.5%, llama-3.2-1b
     /// Q4_K +2.4%; 16x64 and 4x16 lost 2.6-2.8% on IQ4_XS and gained
     /// less on the 8B Q4_K and Q4_0. Every glu_q shape measured so far
-    /// had 256 threads.
+    /// had 256 threads (see `NARROW` for rows of at most 2,048).
     pub const DEFAULT: GluQShape = GluQShape {
         rows: 8,
+        threads: 32,
+    };
+
+    /// 2 rows for each of 32 teams of 32 threads: 1,024 threads, for rows
+    /// of at most `GpuTuning::glu_q_narrow_cols` (2,048). On the H200
+    /// (BENCHMARKS.md, 2026-12-02c, two rounds in opposite orders) against
+    /// `DEFAULT`: real-layout llama-3.2-1b Q4_K_M +4.8%, Q4_0 +1.9%, Q5_K_M
+    /// +1.1%, Q6_K and IQ4_XS even (tg128); synthetic TinyLlama Q4_K
+    /// +4.6%, Q4_0 +2.2% (tg64). At 4,096 columns it loses (synthetic
+    /// llama-3.1-8b Q4_K -8.8%, Q4_0 -0.7%), so wider rows keep `DEFAULT`.
+    pub const NARROW: GluQShape = GluQShape {
+        rows: 2,
         threads: 32,
     };
 }
@@ -1614,10 +1626,13 @@ pub struct Kernels {
     /// The down product's int8 x where the gate/up product writes it
     /// (`GpuTuning::glu_q`; made with the graph beside `int_x`).
     pub int_h: Option<super::ops::IntX>,
-    /// `GpuTuning::glu_q`, `glu_q_shape` and `glu_q_min`.
+    /// `GpuTuning::glu_q`, `glu_q_shape`, `glu_q_min`, `glu_q_narrow_cols`
+    /// and `glu_q_narrow_shape` (`glu_q_shape_for` picks the shape).
     pub glu_q: bool,
     pub glu_q_shape: GluQShape,
     pub glu_q_min: usize,
+    pub glu_q_narrow_cols: usize,
+    pub glu_q_narrow_shape: GluQShape,
     /// The fused gate/up product's int8 x where the Wo product writes it
     /// (`GpuTuning::wo_q`; made with the graph beside `int_x`).
     pub int_g: Option<super::ops::IntX>,
@@ -2651,6 +2666,8 @@ impl Kernels {
             glu_q: tuning.glu_q,
             glu_q_shape: tuning.glu_q_shape,
             glu_q_min: tuning.glu_q_min,
+            glu_q_narrow_cols: tuning.glu_q_narrow_cols,
+            glu_q_narrow_shape: tuning.glu_q_narrow_shape,
             int_g: None,
             wo_q: tuning.wo_q,
             wo_q_shape: tuning.wo_q_shape,
@@ -2930,6 +2947,23 @@ impl Kernels {
         norm: bool,
     ) -> Result<Rc<wgpu::ComputePipeline>> {
         self.matvec_teams(gpu, f, mv, rows, cols, path, None, false, norm)
+    }
+
+    /// The glu_q team shape for gate/up rows of `cols` in formats `f`:
+    /// `glu_q_narrow_shape` for rows of at most `glu_q_narrow_cols` where
+    /// the device takes it (its threads a workgroup and workgroup memory),
+    /// else `glu_q_shape`, so that a device of 256 threads a workgroup
+    /// keeps glu_q in the default shape.
+    pub fn glu_q_shape_for(&self, cols: usize, f: Fmts) -> GluQShape {
+        let n = self.glu_q_narrow_shape;
+        if cols <= self.glu_q_narrow_cols
+            && n.valid(self.max_threads)
+            && glu_q_bytes(n, f) <= self.shared_limit as usize
+        {
+            n
+        } else {
+            self.glu_q_shape
+        }
     }
 
     /// matvec.wgsl's `glu_q` for a gate/up product on the integer path:

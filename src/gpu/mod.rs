@@ -267,6 +267,14 @@ pub struct GpuTuning {
     /// `glu_q` only for products of at least this many outputs (the FFN
     /// width). See `GLU_Q_MIN`.
     pub glu_q_min: usize,
+    /// Gate/up rows of at most this many columns (the model's width) take
+    /// glu_q in `glu_q_narrow_shape` instead, where the device allows it
+    /// (`Kernels::glu_q_shape_for`); 0 for never. Measured on both sides:
+    /// 2,048 gains, 4,096 loses (`kernels::GluQShape::NARROW`).
+    pub glu_q_narrow_cols: usize,
+    /// glu_q's team shape for those rows (default `GluQShape::NARROW`,
+    /// 1,024 threads a workgroup).
+    pub glu_q_narrow_shape: kernels::GluQShape,
     /// A `glu_q` gate/up product on the wide path whose rows are at most
     /// this long quantizes its own x (matvec.wgsl's OWN_X, own_x.wgsl:
     /// every workgroup from x and the FFN norm's gains) instead of a
@@ -454,6 +462,8 @@ impl Default for GpuTuning {
             glu_q: true,
             glu_q_shape: kernels::GluQShape::DEFAULT,
             glu_q_min: GLU_Q_MIN,
+            glu_q_narrow_cols: 2048,
+            glu_q_narrow_shape: kernels::GluQShape::NARROW,
             glu_own_x: GLU_OWN_X,
             wo_q: true,
             wo_q_shape: kernels::MainQShape::DEFAULT,

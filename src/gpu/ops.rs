@@ -361,14 +361,15 @@ pub fn matvec_ops(
     let tile = k.half_tile(k.tile_for(fmts, a.mv, rows.len()), rows.len(), m.cols);
     // glu_q: the gate/up product writes the down product's int8 x, where
     // it takes the integer path and that x holds its outputs.
+    let glu_shape = k.glu_q_shape_for(m.cols, fmts);
     let glu_q = a.int_out.filter(|h| {
         int && fused
             && matches!(a.mv, Mv::Silu | Mv::Gelu)
             && k.glu_q
             && kernels::glu_q_takes(fmts)
             && a.split >= k.glu_q_min
-            && k.glu_q_shape.valid(k.max_threads)
-            && kernels::glu_q_bytes(k.glu_q_shape, fmts) <= k.shared_limit as usize
+            && glu_shape.valid(k.max_threads)
+            && kernels::glu_q_bytes(glu_shape, fmts) <= k.shared_limit as usize
             && a.split.div_ceil(32) <= h.blocks
     });
     // glu_q may quantize its own x (the FFN norm folded), which saves the
@@ -378,7 +379,7 @@ pub fn matvec_ops(
         && a.norm.is_some()
         && !a.last
         && matches!(path, kernels::MvPath::Wide { .. })
-        && kernels::own_x_fits(k.glu_q_shape, fmts, m.cols);
+        && kernels::own_x_fits(glu_shape, fmts, m.cols);
     // main_q: a plain product writes the next fused product's int8 x
     // (with the norm's gains), where it takes the integer path over a
     // whole matrix in one part (a workgroup's rows are whole blocks of
@@ -400,8 +401,8 @@ pub fn matvec_ops(
     });
     let teams = match (glu_q, main_q) {
         (Some(_), _) => {
-            r = k.glu_q_shape.rows;
-            k.glu_q_shape.teams()
+            r = glu_shape.rows;
+            glu_shape.teams()
         }
         (None, Some(_)) => {
             r = k.wo_q_shape.rows;
@@ -416,7 +417,7 @@ pub fn matvec_ops(
             gpu,
             fmts,
             a.mv,
-            k.glu_q_shape,
+            glu_shape,
             m.cols,
             path,
             own_x,

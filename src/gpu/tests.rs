@@ -3610,6 +3610,25 @@ struct GluQRun {
 
 /// `m` (`ff` gate rows, then `ff` up rows) over `xg` with the norm (eps)
 /// through `k`, whose `int_x` it sets to its own `ix`.
+/// A tuning whose glu_q runs in `shape` at any width: `GluQShape::NARROW`
+/// through the narrow rows' choice (`Kernels::glu_q_shape_for`), every
+/// other shape as `glu_q_shape` with that choice off.
+fn glu_q_tuning(shape: GluQShape) -> GpuTuning {
+    if shape == GluQShape::NARROW {
+        GpuTuning {
+            glu_q_narrow_cols: usize::MAX,
+            glu_q_narrow_shape: shape,
+            ..tuning()
+        }
+    } else {
+        GpuTuning {
+            glu_q_shape: shape,
+            glu_q_narrow_cols: 0,
+            ..tuning()
+        }
+    }
+}
+
 fn run_glu_q(g: &Gpu, k: &mut Kernels, m: &GpuMatrix, xg: &GluQX, eps: f32, ff: usize) -> GluQRun {
     let n = xg.tokens;
     let y = poisoned(g, n * ff);
@@ -3645,7 +3664,8 @@ fn labels(ops: &[Op]) -> Vec<&'static str> {
 /// matvec.wgsl's `glu_q` (the gate/up product writing the down product's
 /// int8 x) through the wide and per-unit integer paths, on mixed groups,
 /// code-book ones included, in every team shape the tuning takes a sample
-/// of (8x32, the default; 4x16, 2x8 with 32 teams; 16x64 with 4), with
+/// of (8x32, the default; 2x32, NARROW's 1,024 threads, which lavapipe
+/// takes; 4x16, 2x8 with 32 teams; 16x64 with 4), with
 /// and without subgroup sums (a shape whose team is narrower than the
 /// adapter's subgroups sums through shared memory). 37 and 70 outputs: a
 /// workgroup holds 32, so the last one's teams run past the rows, and the
@@ -3661,8 +3681,8 @@ fn glu_q_matches_integer_twin_and_quantize_pass() {
     let mut rng = Rng::new(59);
     let (n, eps) = (2usize, 1e-5f32);
     use GgmlType::*;
-    let shapes =
-        [(8, 32), (4, 16), (2, 8), (16, 64)].map(|(rows, threads)| GluQShape { rows, threads });
+    let shapes = [(8, 32), (2, 32), (4, 16), (2, 8), (16, 64)]
+        .map(|(rows, threads)| GluQShape { rows, threads });
     for (i, tys) in [
         [Q4_K, Q4_K],
         [IQ4_XS, IQ4_XS],
@@ -3683,12 +3703,16 @@ fn glu_q_matches_integer_twin_and_quantize_pass() {
                 &GpuTuning {
                     wide_int: wide,
                     subgroups,
-                    glu_q_shape: shape,
-                    ..tuning()
+                    ..glu_q_tuning(shape)
                 },
             );
             let what = format!("{tys:?} wide {wide} shape {shape} ff {ff} subgroups {subgroups}");
             let cols = if tys[0].block_len() == 32 { 2144 } else { 2304 };
+            assert_eq!(
+                k.glu_q_shape_for(cols, [tys[0], tys[1], tys[1]]),
+                shape,
+                "{what}"
+            );
             let (grp, w) = group_rows_bytes(&g, &mut rng, &tys, &[ff, ff], cols);
             let m = grp.fused().unwrap();
             let xg = GluQX::new(&g, &mut rng, n, cols);
@@ -3835,7 +3859,8 @@ fn wo_q_matches_integer_twin_and_quantize_pass() {
 /// first) and the int8 x written for the down product must equal the
 /// pass's bit for bit; the outputs are also checked against the integer
 /// twin on the pass's int8 x, as `glu_q_matches_integer_twin_and_quantize_pass`
-/// checks them; also in a team shape of 128 threads. The ops: one
+/// checks them; also in a team shape of 128 threads and in NARROW's
+/// 1,024 (llama-3.2-1b's and TinyLlama's gate/up). The ops: one
 /// "gate_up_q" dispatch with OWN_X, the pass and it without; rows longer
 /// than `glu_own_x` keep the pass, and 8,192 columns with the code book do
 /// not fit 16 KiB of workgroup memory beside 8x32's sums.
@@ -3862,6 +3887,7 @@ fn glu_q_own_x_matches_quantize_pass() {
             (37usize, true, GluQShape::DEFAULT),
             (70, false, GluQShape::DEFAULT),
             (70, true, narrow),
+            (37, true, GluQShape::NARROW),
         ] {
             let what = format!("{tys:?} ff {ff} subgroups {subgroups} {shape}");
             let cols = if tys[0].block_len() == 32 { 2144 } else { 2304 };
@@ -3875,8 +3901,7 @@ fn glu_q_own_x_matches_quantize_pass() {
                     &GpuTuning {
                         subgroups,
                         glu_own_x: own,
-                        glu_q_shape: shape,
-                        ..tuning()
+                        ..glu_q_tuning(shape)
                     },
                 );
                 run_glu_q(&g, &mut k, m, &xg, eps, ff)
@@ -3920,10 +3945,47 @@ fn glu_q_own_x_matches_quantize_pass() {
     assert!(!kernels::own_x_fits(GluQShape::DEFAULT, [IQ4_XS; 3], 8192));
 }
 
+/// Which team shape glu_q takes by row length (`Kernels::glu_q_shape_for`):
+/// NARROW up to `glu_q_narrow_cols` (2,048 by default: llama-3.2-1b's and
+/// TinyLlama's gate/up, where it measured faster), DEFAULT past it (the
+/// 8B's 4,096, where it measured slower), DEFAULT where the device holds
+/// fewer threads a workgroup than NARROW's 1,024 (WebGPU guarantees 256)
+/// or the choice is off; and at 2,048 columns NARROW quantizes its own x
+/// (glu_own_x), as on the 1B.
+#[test]
+fn glu_q_shape_follows_the_row_length() {
+    let Some(g) = int_gpu() else { return };
+    use GgmlType::*;
+    let f = [Q4_K, Q4_K, Q4_K];
+    let mut k = Kernels::new(&g, &tuning());
+    assert_eq!(GpuTuning::default().glu_q_narrow_cols, 2048);
+    assert_eq!(GpuTuning::default().glu_q_narrow_shape, GluQShape::NARROW);
+    assert_eq!(k.glu_q_shape_for(2048, f), GluQShape::NARROW);
+    assert_eq!(k.glu_q_shape_for(2080, f), GluQShape::DEFAULT);
+    assert_eq!(k.glu_q_shape_for(4096, f), GluQShape::DEFAULT);
+    assert!(kernels::own_x_fits(GluQShape::NARROW, f, 2048));
+    assert!(kernels::own_x_fits(GluQShape::NARROW, [IQ4_XS; 3], 2048));
+    k.max_threads = 256;
+    assert_eq!(
+        k.glu_q_shape_for(2048, f),
+        GluQShape::DEFAULT,
+        "256 threads"
+    );
+    let k = Kernels::new(
+        &g,
+        &GpuTuning {
+            glu_q_narrow_cols: 0,
+            ..tuning()
+        },
+    );
+    assert_eq!(k.glu_q_shape_for(2048, f), GluQShape::DEFAULT, "off");
+}
+
 /// `kernels::own_x_fits` against the kernels it admits: glu_q with its own
 /// x, compiled for uniform, mixed and code-book groups at 256, 2,048 and
 /// 4,096 columns and at the widest that fits (found here: 5,376 or 5,568
-/// without the code book, 4,608 with it), has workgroup variables, as naga lays
+/// without the code book, 4,608 with it), and in NARROW at 256 and 2,048
+/// columns, has workgroup variables, as naga lays
 /// them out, within `kernels::own_x_bytes` and so within WebGPU's
 /// guaranteed 16 KiB (which lavapipe, allowing more, would not hold it to).
 #[test]
@@ -3964,6 +4026,19 @@ fn own_x_workgroup_memory_fits_webgpu() {
                 "{what}: {shared} bytes, bound {bound}"
             );
         }
+        // NARROW (1,024 threads), at the widths it takes (rows of at most
+        // 2,048 by default).
+        for cols in [256, 2048] {
+            let what = format!("{tys:?} NARROW cols {cols}");
+            let narrow = GluQShape::NARROW;
+            assert!(kernels::own_x_fits(narrow, tys, cols), "{what}");
+            let shared = glu_q_workgroup_bytes(&mut k, &g, &list, tys, narrow, cols, true, &what);
+            let bound = kernels::own_x_bytes(narrow, tys, cols);
+            assert!(
+                shared <= bound && bound <= 16384,
+                "{what}: {shared} bytes, bound {bound}"
+            );
+        }
     }
 }
 
@@ -3985,7 +4060,7 @@ fn glu_q_workgroup_memory_bound() {
     );
     let (g, list) = g.recording_shaders();
     use GgmlType::*;
-    for (rows, threads) in [(8, 32), (4, 16), (2, 8), (16, 64)] {
+    for (rows, threads) in [(8, 32), (2, 32), (4, 16), (2, 8), (16, 64)] {
         let shape = GluQShape { rows, threads };
         for tys in [
             [Q4_K; 3],
@@ -4004,6 +4079,7 @@ fn glu_q_workgroup_memory_bound() {
         }
     }
     assert!(kernels::glu_q_bytes(GluQShape::DEFAULT, [IQ4_XS; 3]) <= 16384);
+    assert!(kernels::glu_q_bytes(GluQShape::NARROW, [IQ4_XS; 3]) <= 16384);
     let wide = GluQShape {
         rows: 16,
         threads: 64,

@@ -72,7 +72,8 @@ common options:
 
 environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
   WEBGGUF_GPU_{FUSE,TILED,FEW,SPLIT,FLASH,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE,INT_PREFILL,GLU_Q,ROUND_PACK}=0,
-  WEBGGUF_GPU_GLU_Q_SHAPE=RxT, WEBGGUF_GPU_GLU_Q_MIN=N,
+  WEBGGUF_GPU_GLU_Q_SHAPE=RxT, WEBGGUF_GPU_GLU_Q_MIN=N, WEBGGUF_GPU_GLU_Q_NARROW=N,
+  WEBGGUF_GPU_GLU_Q_NARROW_SHAPE=RxT,
   WEBGGUF_GPU_OWN_X=N, WEBGGUF_GPU_WO_Q=0, WEBGGUF_GPU_WO_Q_SHAPE=RxT, WEBGGUF_GPU_WO_Q_MIN=N, WEBGGUF_GPU_DOWN_Q=0,
   WEBGGUF_GPU_{DEEP_KEYS,DEEP_FAR_KEYS,DEEP_FAR_CHUNKS,SPLIT_WGS,SPLIT_MAX,MV_WG}=N,
   WEBGGUF_GPU_MV_ROWS=Q,G,M,
@@ -142,7 +143,9 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 /// - `WEBGGUF_GPU_GLU_Q=0`: a quantize_x pass before each down product
 ///   instead of the gate/up product writing its int8 x (`glu_q`);
 ///   `WEBGGUF_GPU_GLU_Q_SHAPE=RxT`: R rows a team of T threads (default
-///   8x32); `WEBGGUF_GPU_GLU_Q_MIN=N`: only for FFNs of N or more outputs
+///   8x32); `WEBGGUF_GPU_GLU_Q_NARROW=N`: rows of at most N columns in
+///   `WEBGGUF_GPU_GLU_Q_NARROW_SHAPE=RxT` instead (default 2048 and 2x32;
+///   0 never); `WEBGGUF_GPU_GLU_Q_MIN=N`: only for FFNs of N or more outputs
 ///   (default 5632); `WEBGGUF_GPU_OWN_X=N`: that product quantizes its own
 ///   x where its rows are at most N long (`glu_own_x`, default 2048, 0
 ///   never).
@@ -264,6 +267,10 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
             glu_q_shape: team_shape("WEBGGUF_GPU_GLU_Q_SHAPE")
                 .map(|(rows, threads)| gpu::GluQShape { rows, threads })
                 .unwrap_or(d.tuning.glu_q_shape),
+            glu_q_narrow_cols: num("WEBGGUF_GPU_GLU_Q_NARROW", d.tuning.glu_q_narrow_cols),
+            glu_q_narrow_shape: team_shape("WEBGGUF_GPU_GLU_Q_NARROW_SHAPE")
+                .map(|(rows, threads)| gpu::GluQShape { rows, threads })
+                .unwrap_or(d.tuning.glu_q_narrow_shape),
             glu_own_x: num("WEBGGUF_GPU_OWN_X", d.tuning.glu_own_x),
             wo_q: !off("WEBGGUF_GPU_WO_Q"),
             down_q: !off("WEBGGUF_GPU_DOWN_Q"),
