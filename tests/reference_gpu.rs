@@ -169,7 +169,8 @@ fn gpu_int_prefill_matches_llama_cpp() {
 /// own x off so that there is a pass to replace, and again with the down
 /// products writing the next layer's q/k/v x too (`GpuTuning::down_q`), on
 /// the code-book files (synth256 IQ4_XS, IQ4_NL) and a K-quant mix
-/// (synth256 Q4_K_S). Same checks and bounds as the quantized files' (its
+/// (synth256 Q4_K_S), and both forced on the qwen2, phi3, llama3 and
+/// qwen3 K-quant mixes. Same checks and bounds as the quantized files' (its
 /// int8 x is the pass's, bit for bit: `wo_q_matches_integer_twin_and_quantize_pass`).
 #[test]
 fn gpu_wo_q_matches_llama_cpp() {
@@ -188,6 +189,18 @@ fn gpu_wo_q_matches_llama_cpp() {
     for q in ["synth256.IQ4_XS", "synth256.IQ4_NL", "synth256.Q4_K_S"] {
         run_tuned("synth256.json", q, false, usize::MAX, on);
         run_tuned("synth256.json", q, false, usize::MAX, down);
+    }
+    // The other architectures whose layers take both when forced (`webgguf
+    // gpu-profile` lists "wo_q" and "down_q" there): qwen2's q/k/v biases,
+    // phi3's fused weights, llama3's rope scaling; and qwen3, whose q/k
+    // norms keep q/k/v unfused, so that only Wo writes.
+    for (file, q) in [
+        ("synthqwen2.json", "synthqwen2.Q4_K_S"),
+        ("synthphi3.json", "synthphi3.Q4_K_S"),
+        ("synthllama3.json", "synthllama3.Q4_K_S"),
+        ("synthqwen3.json", "synthqwen3.Q4_K_S"),
+    ] {
+        run_tuned(file, q, false, usize::MAX, down);
     }
 }
 
