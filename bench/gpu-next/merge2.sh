@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepared for the next session (carry ['.sbs'], ~4 device minutes with the
+# Prepared for the next session (carry ['.sbs'], ~5 device minutes with the
 # start; no llama.cpp): the merge's lanes added in two levels
 # (GpuTuning::merge_two_level, c484f33, off by default, never run on a
 # GPU) against main's one walk, decode at depth on synthetic 8B and 1B
@@ -20,10 +20,14 @@ depth() {  # MODEL [ENV=VALUE]: "tok/s at 2048 / at 8192" (tg64 medians)
   env "$@" timeout 90 .sbs/webgguf bench --backend gpu --synthetic $m --ctx 8448 -p 1 -n 64 -d 2048,8192 -r 3 --json 2>/dev/null \
     | grep '^{' | python3 -c 'import json,sys; print(" / ".join("%.1f" % json.loads(l)["tg_median_tok_s"] for l in sys.stdin))'
 }
+# Variants: main, the merge in two levels, and (the other untried depth
+# lead) split.wgsl's two-chunk splits from 2,048 keys instead of 4,096
+# (16 splits of 128 keys at 2,048 rather than 32 of 64).
+vs=(WEBGGUF_GPU_MERGE2=0 WEBGGUF_GPU_MERGE2=1 WEBGGUF_GPU_DEEP_FAR_KEYS=2048)
 for rd in 1 2; do
-  order="0 1"; [ $rd = 2 ] && order="1 0"
+  order="0 1 2"; [ $rd = 2 ] && order="2 1 0"
   for m in llama-3.1-8b:Q4_K llama-3.1-8b:IQ4_XS llama-3.2-1b:Q4_K; do
-    for v in $order; do echo "$rd $m merge2=$v $(depth $m WEBGGUF_GPU_MERGE2=$v)" | tee -a $OUT/merge2.txt; done
+    for i in $order; do echo "$rd $m ${vs[$i]} $(depth $m ${vs[$i]})" | tee -a $OUT/merge2.txt; done
   done
 done
 for v in 0 1; do
