@@ -268,7 +268,9 @@ pub struct GpuTuning {
     /// layer (not where gate and up are Q8_0 or Q3_K: `kernels::glu_q_takes`).
     pub glu_q: bool,
     /// `glu_q`'s rows and threads a team (`kernels::GluQShape`; a shape it
-    /// does not take turns `glu_q` off).
+    /// does not take turns `glu_q` off), for rows longer than
+    /// `glu_q_narrow_cols` and where the device does not take the narrow
+    /// shape.
     pub glu_q_shape: kernels::GluQShape,
     /// `glu_q` only for products of at least this many outputs (the FFN
     /// width). See `GLU_Q_MIN`.
