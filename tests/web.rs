@@ -868,6 +868,87 @@ async fn gemma3_270m_teacher_forced_on_the_wasm_cpu_and_webgpu() {
     );
 }
 
+/// The decode kernels that by default only wider models take, as the
+/// browser's WGSL compiler builds them and WebGPU (SwiftShader) runs them:
+/// synth256 Q4_K_S and IQ4_XS with the integer path for every product (as
+/// tests/reference_gpu.rs takes it), the Wo product writing gate/up's int8
+/// x and each down product the next layer's q/k/v x (main_q), and gate/up
+/// writing down's (glu_q in its narrow shape, which these 256-column rows
+/// take), after the quantize pass and with its own x. Their default shapes
+/// have 1,024 threads a workgroup; an adapter that allows fewer (this
+/// SwiftShader: 256, where the defaults fall back to the passes) runs them
+/// in shapes of 256 threads (main_q 8x64, glu_q 2x8: the same entries with
+/// other constants). Teacher-forced against llama.cpp: top-1 equal outside
+/// near-ties, and tests/reference_gpu.rs's bound for these files (0.75,
+/// which says why). An 8B's layers take these kernels in the browser;
+/// before this test only lavapipe's compiler (naga) had built them.
+#[wasm_bindgen_test]
+async fn wide_model_decode_kernels_on_webgpu() {
+    if server().is_none() {
+        return;
+    }
+    use webgguf::gpu::kernels::{GluQShape, MainQShape};
+    let gpu = webgguf::gpu::Gpu::new().await.unwrap();
+    let threads = gpu.limits.max_compute_invocations_per_workgroup;
+    let (main_q, narrow) = if MainQShape::DEFAULT.valid(threads) {
+        (MainQShape::DEFAULT, GluQShape::NARROW)
+    } else {
+        (
+            MainQShape {
+                rows: 8,
+                threads: 64,
+            },
+            GluQShape {
+                rows: 2,
+                threads: 8,
+            },
+        )
+    };
+    assert!(main_q.valid(threads) && narrow.valid(threads));
+    console_log!("WebGPU adapter: {threads} threads a workgroup: main_q {main_q}, glu_q {narrow}");
+    let refs = references("synth256.json").await;
+    for file in ["synth256.Q4_K_S.gguf", "synth256.IQ4_XS.gguf"] {
+        let bytes = fetch(&format!("shared/models/{file}")).await.to_vec();
+        for own_x in [0, usize::MAX] {
+            let mut o = webgguf::gpu::GpuOptions::default();
+            o.tuning.int_min_bytes = 0;
+            o.tuning.int_min_bytes_q8_0 = 0;
+            o.tuning.glu_q_min = 0;
+            o.tuning.wo_q_min = 0;
+            o.tuning.glu_own_x = own_x;
+            o.tuning.wo_q_shape = main_q;
+            o.tuning.glu_q_narrow_shape = narrow;
+            let opts = webgguf::engine::EngineOptions {
+                context: 256,
+                ..Default::default()
+            };
+            let mut e =
+                webgguf::gpu::load_engine(gpu.clone(), bytes.clone(), opts, o, now, &|_| {})
+                    .await
+                    .unwrap();
+            let mut checked = 0;
+            for r in refs.iter().filter(|r| r.model == file) {
+                let (toks, start) = oracle::forced_input(r);
+                let steps = e.logits_at(&toks, start, 10).await.unwrap();
+                let (bad, worst) = oracle::compare_forced(&steps, r);
+                console_log!(
+                    "{file} {:?} own x {}: top-1 disagreements {bad:?}, max |dlogit| {worst:.4}",
+                    r.prompt,
+                    own_x > 0
+                );
+                assert!(
+                    bad.is_empty() && worst <= 0.75,
+                    "{file} {:?} own x {}: {bad:?} {worst}",
+                    r.prompt,
+                    own_x > 0
+                );
+                checked += 1;
+            }
+            assert!(checked > 0, "{file}: no reference");
+        }
+    }
+}
+
 /// (fraction, stage, detail.loaded, detail.total) of each progress report.
 type Reports = Rc<RefCell<Vec<(f64, String, f64, f64)>>>;
 
