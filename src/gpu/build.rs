@@ -224,7 +224,7 @@ impl GpuBackend {
                 // goes.
                 if let (Some(at), Some(wd)) = (last_down[i].take(), mats.last()) {
                     if opts.tuning.down_q && starts_with_quantize(b.gpu, &k, &att) {
-                        let mark = gpu.mark();
+                        let mark = gpu.live_buffers();
                         let ops = b.down_writing_qkv_x(&mut k, wd, at.had_pass)?;
                         if ops.iter().any(|o| o.label == "down_q") {
                             list.truncate(list.len() - at.len);
@@ -952,7 +952,7 @@ impl LayerOps<'_> {
         // writes int_h instead.
         let ih = k.int_h.clone().filter(|_| !tiled);
         let post = self.w.post_ffn_norm.as_ref();
-        let mark = self.gpu.mark();
+        let mark = self.gpu.live_buffers();
         let mut down = self.residual(
             k,
             &self.w.wd,

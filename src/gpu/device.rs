@@ -370,13 +370,9 @@ impl Gpu {
         self.owned.as_ref().map_or(0, |o| lock(o).bufs.len())
     }
 
-    /// A mark in this tracking handle's buffers, for `uniforms_since`.
-    pub fn mark(&self) -> usize {
-        self.live_buffers()
-    }
-
-    /// The uniform buffers created through this tracking handle since
-    /// `mark` (none where it does not track), for `release`. Only uniforms:
+    /// The uniform buffers created through this tracking handle since it
+    /// held `mark` buffers (`live_buffers`; none where it does not track),
+    /// for `release`. Only uniforms:
     /// each belongs to the one dispatch it was made for, while a storage
     /// buffer made on the way (a lazily made scratch) may be shared.
     pub fn uniforms_since(&self, mark: usize) -> Vec<wgpu::Buffer> {

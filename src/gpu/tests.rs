@@ -4078,12 +4078,7 @@ fn glu_q_workgroup_memory_bound() {
         ] {
             let what = format!("{tys:?} {shape}");
             let shared = glu_q_workgroup_bytes(&mut k, &g, &list, tys, shape, 4096, false, &what);
-            let bound = kernels::glu_q_bytes(shape, tys);
-            assert!(shared <= bound, "{what}: {shared} bytes, bound {bound}");
-            assert!(
-                bound <= shared + 128,
-                "{what}: {shared} bytes, bound {bound} (loose)"
-            );
+            assert_tight_bound(shared, kernels::glu_q_bytes(shape, tys), &what);
         }
     }
     assert!(kernels::glu_q_bytes(GluQShape::DEFAULT, [IQ4_XS; 3]) <= 16384);
@@ -4093,6 +4088,16 @@ fn glu_q_workgroup_memory_bound() {
         threads: 64,
     };
     assert!(kernels::glu_q_bytes(wide, [Q4_K; 3]) > 16384);
+}
+
+/// A workgroup-memory bound against the bytes naga laid out: it holds
+/// them, and by no more than 128 bytes (not loose).
+fn assert_tight_bound(shared: usize, bound: usize, what: &str) {
+    assert!(shared <= bound, "{what}: {shared} bytes, bound {bound}");
+    assert!(
+        bound <= shared + 128,
+        "{what}: {shared} bytes, bound {bound} (loose)"
+    );
 }
 
 /// `kernels::main_q_bytes` against the kernels it admits: main_q over
@@ -4115,12 +4120,7 @@ fn main_q_workgroup_memory_bound() {
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
             let src = lock_shaders(&list).pop().map(|r| r.source).unwrap();
             let shared = entry_workgroup_bytes(&src, "main_q", &what);
-            let bound = kernels::main_q_bytes(shape, tys);
-            assert!(shared <= bound, "{what}: {shared} bytes, bound {bound}");
-            assert!(
-                bound <= shared + 128,
-                "{what}: {shared} bytes, bound {bound} (loose)"
-            );
+            assert_tight_bound(shared, kernels::main_q_bytes(shape, tys), &what);
         }
     }
     assert!(kernels::main_q_bytes(MainQShape::DEFAULT, [IQ4_XS; 3]) <= 16384);

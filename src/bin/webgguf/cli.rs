@@ -13,6 +13,7 @@ use webgguf::engine::{Engine, EngineOptions, Generation};
 use webgguf::gguf::write;
 use webgguf::gguf::{Gguf, Parts};
 use webgguf::gpu;
+use webgguf::gpu::kernels::TeamShape;
 use webgguf::model::LoadOptions;
 use webgguf::pool::ThreadPool;
 use webgguf::sampler::SamplerParams;
@@ -266,32 +267,32 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
             round_pack: !off("WEBGGUF_GPU_ROUND_PACK"),
             glu_q: !off("WEBGGUF_GPU_GLU_Q"),
             glu_q_min: num("WEBGGUF_GPU_GLU_Q_MIN", d.tuning.glu_q_min),
-            glu_q_shape: team_shape("WEBGGUF_GPU_GLU_Q_SHAPE")
-                .map(|(rows, threads)| gpu::GluQShape { rows, threads })
-                .unwrap_or(d.tuning.glu_q_shape),
+            glu_q_shape: team_shape("WEBGGUF_GPU_GLU_Q_SHAPE", d.tuning.glu_q_shape),
             glu_q_narrow_cols: num("WEBGGUF_GPU_GLU_Q_NARROW", d.tuning.glu_q_narrow_cols),
-            glu_q_narrow_shape: team_shape("WEBGGUF_GPU_GLU_Q_NARROW_SHAPE")
-                .map(|(rows, threads)| gpu::GluQShape { rows, threads })
-                .unwrap_or(d.tuning.glu_q_narrow_shape),
+            glu_q_narrow_shape: team_shape(
+                "WEBGGUF_GPU_GLU_Q_NARROW_SHAPE",
+                d.tuning.glu_q_narrow_shape,
+            ),
             glu_own_x: num("WEBGGUF_GPU_OWN_X", d.tuning.glu_own_x),
             wo_q: !off("WEBGGUF_GPU_WO_Q"),
             down_q: !off("WEBGGUF_GPU_DOWN_Q"),
             wo_q_min: num("WEBGGUF_GPU_WO_Q_MIN", d.tuning.wo_q_min),
-            wo_q_shape: team_shape("WEBGGUF_GPU_WO_Q_SHAPE")
-                .map(|(rows, threads)| gpu::MainQShape { rows, threads })
-                .unwrap_or(d.tuning.wo_q_shape),
+            wo_q_shape: team_shape("WEBGGUF_GPU_WO_Q_SHAPE", d.tuning.wo_q_shape),
         },
         ..d
     }
 }
 
 /// A team shape "RxT" (rows a team and threads a team) from environment
-/// variable `name`; None where it is unset or not two numbers.
-fn team_shape(name: &str) -> Option<(u32, u32)> {
-    let v = std::env::var(name).ok()?;
-    let mut n = v.split('x').map(|f| f.parse().ok());
-    let (rows, threads) = (n.next()??, n.next()??);
-    n.next().is_none().then_some((rows, threads))
+/// variable `name`; `default` where it is unset or not two numbers.
+fn team_shape<const B: u32>(name: &str, default: TeamShape<B>) -> TeamShape<B> {
+    let parse = || {
+        let v = std::env::var(name).ok()?;
+        let mut n = v.split('x').map(|f| f.parse().ok());
+        let (rows, threads) = (n.next()??, n.next()??);
+        n.next().is_none().then_some(TeamShape { rows, threads })
+    };
+    parse().unwrap_or(default)
 }
 
 fn now_ms() -> f64 {
