@@ -62,9 +62,7 @@
 //   threads, each part md = head_dim / parts dimensions of its head (parts
 //   divides head_dim; with several, md is a multiple of 32: see
 //   `merge_out`). The host prepends `const MD` (md), so a merge pipeline
-//   serves one head size and one number of parts, and `const MERGE2`
-//   (`merge_lanes2`: the lanes added in two levels, groups of GL lanes
-//   first, instead of one walk over all of them).
+//   serves one head size and one number of parts.
 // Entries `chunked_q` and `merge_q` (head_dim a multiple of 32): `chunked`
 //   and `merge`, and their outputs also as the int8 blocks the Wo product's
 //   integer path reads (13 XQ, 14 XD: exactly what quantize_x.wgsl makes
@@ -664,9 +662,6 @@ fn merge_out(wid: vec3<u32>, lid: u32) -> f32 {
         }
     }
     workgroupBarrier();
-    if MERGE2 {
-        return merge_lanes2(h * hd + e0, md, lanes, lid);
-    }
     if lid < md {
         var mm = -3.4e38;
         for (var l = 0u; l < lanes; l++) {
@@ -681,66 +676,6 @@ fn merge_out(wid: vec3<u32>, lid: u32) -> f32 {
         }
         let v = a * (1.0 / t);
         Out[h * hd + e0 + lid] = v;
-        return v;
-    }
-    return 0.0;
-}
-
-// Lanes a group of `merge_lanes2`'s first level adds.
-const GL: u32 = 4u;
-// Each group's largest max and total (at most 256 lanes: 64 groups).
-var<workgroup> mgm: array<f32, 64>;
-var<workgroup> mgt: array<f32, 64>;
-
-// `merge_out`'s last step in two levels (MERGE2): thread (g, d) adds
-// lanes GL g .. GL g + GL - 1 of dimension d at their largest max, into
-// lane GL g's row of macc (only that thread reads those entries), and
-// leaves the group's max and total; then thread d adds the groups. At 32
-// dimensions a workgroup (32 lanes) a thread's chain is 4 + 4 steps, a
-// barrier, and 8 + 8, where the one walk is 32 + 32: the merge's time at
-// depth is its chain of dependent steps (2026-11-29b, 2026-12-02). The
-// sums differ from the one walk's only in their order and one more
-// rescale (exact where a group's max is the workgroup's). Writes Out[o +
-// d] and returns thread d's output (0 past md).
-fn merge_lanes2(o: u32, md: u32, lanes: u32, lid: u32) -> f32 {
-    let groups = (lanes + GL - 1u) / GL;
-    for (var i = lid; i < groups * md; i += MT) {
-        let g = i / md;
-        let d = i % md;
-        let l0 = g * GL;
-        let l1 = min(l0 + GL, lanes);
-        var mg = -3.4e38;
-        for (var l = l0; l < l1; l++) {
-            mg = max(mg, mred[l]);
-        }
-        var a = 0.0;
-        var t = 0.0;
-        for (var l = l0; l < l1; l++) {
-            let k = rel(mred[l], mg);
-            a += macc[l * md + d] * k;
-            t += mtot[l] * k;
-        }
-        macc[l0 * md + d] = a;
-        if d == 0u {
-            mgm[g] = mg;
-            mgt[g] = t;
-        }
-    }
-    workgroupBarrier();
-    if lid < md {
-        var mm = -3.4e38;
-        for (var g = 0u; g < groups; g++) {
-            mm = max(mm, mgm[g]);
-        }
-        var a = 0.0;
-        var t = 0.0;
-        for (var g = 0u; g < groups; g++) {
-            let k = rel(mgm[g], mm);
-            a += macc[g * GL * md + lid] * k;
-            t += mgt[g] * k;
-        }
-        let v = a * (1.0 / t);
-        Out[o + lid] = v;
         return v;
     }
     return 0.0;

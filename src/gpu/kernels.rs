@@ -1651,8 +1651,6 @@ pub struct Kernels {
     pub half_x_min: usize,
     /// `GpuTuning::glu_own_x`.
     pub glu_own_x: usize,
-    /// `GpuTuning::merge_two_level`.
-    pub merge_two_level: bool,
     quantize_x: Lazy,
     pack_f16: Lazy,
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
@@ -1824,11 +1822,10 @@ fn lazy(
     cell.get_or_init(build).clone()
 }
 
-/// An attention.wgsl pipeline: its chunk shape (C, QS), entry, split rule,
-/// MD (the merge's dimensions a workgroup; the head's for the other
-/// entries) and MERGE2 (the merge's lanes added in two levels; false for
-/// the other entries).
-type ChunkedKey = ((u32, u32), &'static str, SplitRule, usize, bool);
+/// An attention.wgsl pipeline: its chunk shape (C, QS), entry, split rule
+/// and MD (the merge's dimensions a workgroup; the head's for the other
+/// entries).
+type ChunkedKey = ((u32, u32), &'static str, SplitRule, usize);
 
 /// How attention.wgsl's `split` cuts a decode step's keys, and so what
 /// its `merge` expects: splits as short as one chunk of the kernel while
@@ -1933,18 +1930,12 @@ impl SplitGrid {
 /// and `group` query heads per kv head, `split`'s and `merge`'s split
 /// lengths by `rule`, and `merge`'s dimensions a workgroup `md` (the
 /// head's for the other entries, which do not read it).
-fn attention_src(
-    head_dim: usize,
-    group: usize,
-    rule: SplitRule,
-    md: usize,
-    merge2: bool,
-) -> String {
+fn attention_src(head_dim: usize, group: usize, rule: SplitRule, md: usize) -> String {
     let (c, qs) = chunk_shape(head_dim, group);
     let (ls, wgs) = (rule.max, rule.wgs);
     let ls0 = if wgs == 0 { ls as u32 } else { c };
     format!(
-        "const C: u32 = {c}u;\nconst QS: u32 = {qs}u;\nconst LS: u32 = {ls}u;\nconst LS0: u32 = {ls0}u;\nconst SPLIT_WGS: u32 = {wgs}u;\nconst MD: u32 = {md}u;\nconst MERGE2: bool = {merge2};\n{ATTENTION}\n{ATTN_STEP}\n{F16}\n{INT8_BLOCK}"
+        "const C: u32 = {c}u;\nconst QS: u32 = {qs}u;\nconst LS: u32 = {ls}u;\nconst LS0: u32 = {ls0}u;\nconst SPLIT_WGS: u32 = {wgs}u;\nconst MD: u32 = {md}u;\n{ATTENTION}\n{ATTN_STEP}\n{F16}\n{INT8_BLOCK}"
     )
 }
 
@@ -2685,7 +2676,6 @@ impl Kernels {
             half_x: None,
             half_x_min: tuning.half_x_min,
             glu_own_x: tuning.glu_own_x,
-            merge_two_level: tuning.merge_two_level,
             quantize_x: Lazy::new(),
             pack_f16: Lazy::new(),
             embed: HashMap::new(),
@@ -2795,7 +2785,7 @@ impl Kernels {
             pipeline(
                 gpu,
                 "kv_store",
-                &attention_src(64, 1, SplitRule::FIXED, 64, false),
+                &attention_src(64, 1, SplitRule::FIXED, 64),
                 "store",
             )
         })
@@ -2808,7 +2798,7 @@ impl Kernels {
             pipeline(
                 gpu,
                 "attention",
-                &attention_src(64, 1, SplitRule::FIXED, 64, false),
+                &attention_src(64, 1, SplitRule::FIXED, 64),
                 "main",
             )
         })
@@ -3263,7 +3253,7 @@ impl Kernels {
         rule: SplitRule,
     ) -> Rc<wgpu::ComputePipeline> {
         debug_assert!(!entry.starts_with("merge"), "merges: attention_merge");
-        self.attention_src_entry(gpu, head_dim, group, entry, rule, head_dim, false)
+        self.attention_src_entry(gpu, head_dim, group, entry, rule, head_dim)
     }
 
     /// attention.wgsl's `merge` (`q`: `merge_q`) after `rule`'s splits, in
@@ -3281,11 +3271,9 @@ impl Kernels {
     ) -> Rc<wgpu::ComputePipeline> {
         let entry = if q { "merge_q" } else { "merge" };
         let md = head_dim / parts.max(1) as usize;
-        let merge2 = self.merge_two_level;
-        self.attention_src_entry(gpu, head_dim, group, entry, rule, md, merge2)
+        self.attention_src_entry(gpu, head_dim, group, entry, rule, md)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn attention_src_entry(
         &mut self,
         gpu: &Gpu,
@@ -3294,15 +3282,14 @@ impl Kernels {
         entry: &'static str,
         rule: SplitRule,
         md: usize,
-        merge2: bool,
     ) -> Rc<wgpu::ComputePipeline> {
         self.chunked
-            .entry((chunk_shape(head_dim, group), entry, rule, md, merge2))
+            .entry((chunk_shape(head_dim, group), entry, rule, md))
             .or_insert_with(|| {
                 pipeline(
                     gpu,
                     "attention",
-                    &attention_src(head_dim, group, rule, md, merge2),
+                    &attention_src(head_dim, group, rule, md),
                     entry,
                 )
             })

@@ -218,12 +218,6 @@ pub struct GpuTuning {
     /// other value, 0 included: the whole head in one workgroup). See
     /// `MERGE_DIMS`.
     pub merge_dims: usize,
-    /// attention.wgsl's merge adds its lanes in two levels (groups of 4
-    /// lanes, then the groups: `merge_lanes2`) instead of one walk over
-    /// all of them, which is the longest chain of its decode step at depth.
-    /// Off: not yet measured on a GPU; tested on lavapipe against the exact
-    /// softmax (`split_attention_matches_cpu`).
-    pub merge_two_level: bool,
     /// attention.wgsl's `split` takes splits as short as one chunk of its
     /// keys while they keep at most this many workgroups busy, longer ones
     /// (up to `split_max` keys) past that (`kernels::SplitRule`); 0:
@@ -461,7 +455,6 @@ impl Default for GpuTuning {
             deep_far_keys: DEEP_FAR_KEYS,
             deep_far_chunks: 2,
             merge_dims: MERGE_DIMS,
-            merge_two_level: false,
             split_wgs: SPLIT_WGS,
             split_max: SPLIT_MAX,
             matvec_wg: 0,

@@ -721,11 +721,9 @@ fn filled_cache(
 /// 37 blocks); without a window and with sliding windows of 5 (every split
 /// but one wholly outside it), 64 (exactly one block), 65 and 130 (two and
 /// three blocks, the last of one key); the merge in workgroups of whole
-/// heads, 32 or 64 dimensions by turns, each its lanes added in one walk
-/// and in two levels (`merge_two_level`); the output NaN-poisoned first.
+/// heads, 32 or 64 dimensions by turns; the output NaN-poisoned first.
 /// Bound `flash_bound` with the f32 scores' error `ds`, the exps and
-/// rescales of each kernel's chunks and the merge's rescale (two levels:
-/// one more).
+/// rescales of each kernel's chunks and the merge's rescale.
 #[test]
 fn split_attention_matches_cpu() {
     let Some(g) = gpu() else { return };
@@ -842,70 +840,64 @@ fn split_attention_matches_cpu() {
             // hundreds apart, so a merge that rescales against anything but
             // the largest overflows.
             let amp = if pos == 3 * ls + 1 { 1000.0 } else { 1.0 };
-            // Each merge: the one walk over its lanes, and the two levels
-            // (`GpuTuning::merge_two_level`: one more rescale, so one more
-            // exp and rescale in the bound).
-            for merge2 in [false, true] {
-                // The merge in workgroups of whole heads, 32 or 64 dimensions
-                // (`merge_parts`: whole heads where those do not divide it),
-                // taking turns over the cases.
-                let parts = kernels::merge_parts(hd, [0, 32, 64][(kind + window) % 3]);
-                k.merge_two_level = merge2;
-                let mp = k.attention_merge(&g, hd, group, false, *rule, parts);
-                let q: Vec<f32> = randn(&mut rng, qd).iter().map(|v| v * amp).collect();
-                let qb = g.upload_f32("q", &q);
-                let out = poisoned(&g, qd);
-                let st = step(&g, pos as u32, 1);
-                // split.wgsl also reads the keys as 16-byte words.
-                let mut entries = vec![(8, &qb), (2, &kc), (3, &vc), (4, &p), (5, &st), (9, &part)];
-                if deep_chunks.is_some() {
-                    entries.push((10, &kc));
-                }
-                let ops = [
-                    Op {
-                        bind: kernels::bind(&g, sp, &entries),
-                        pipeline: sp.clone(),
-                        label: "test",
-                        // As decode records it: only the splits that hold the
-                        // token's keys launch (a count one short drops keys).
-                        shape: Shape::Splits(kernels::SplitGrid {
-                            x: *wgs,
-                            slots: ny as u32,
-                            window: window as u32,
-                            rule: *rule,
-                            head_dim: hd,
-                            group,
-                            kv_heads: kvh,
-                        }),
-                    },
-                    Op {
-                        bind: kernels::bind(&g, &mp, &[(9, &part), (4, &p), (5, &st), (6, &out)]),
-                        pipeline: mp.clone(),
-                        label: "test",
-                        shape: Shape::Fixed([heads as u32, parts, 1]),
-                    },
-                ];
-                g.queue
-                    .submit([g.encode(&[], &[&ops], (1, Some(pos as u32)), &[], None)]);
-                let got = read_f32(&g, &out, qd);
-                // The exact softmax, which the splits and the merge approximate
-                // within `flash_bound`: every weight passes the exps and
-                // rescales `chunks` counts, then the merge's rescale.
-                let (want, tol) = exact_attention(
-                    &q,
-                    [&kx, &vx],
-                    [hd, group, kvd],
-                    lo..=pos,
-                    scale,
-                    &|ds, r, n, v, o| flash_bound(ds, r, chunks + merge2 as usize, n, v, o),
-                );
-                close_each(
-                    &format!("{name} hd {hd} heads {heads}/{kvh} window {window} pos {pos} merge2 {merge2}"),
-                    &got,
-                    &want,
-                    &tol,
-                );
+            // The merge in workgroups of whole heads, 32 or 64 dimensions
+            // (`merge_parts`: whole heads where those do not divide it),
+            // taking turns over the cases.
+            let parts = kernels::merge_parts(hd, [0, 32, 64][(kind + window) % 3]);
+            let mp = k.attention_merge(&g, hd, group, false, *rule, parts);
+            let q: Vec<f32> = randn(&mut rng, qd).iter().map(|v| v * amp).collect();
+            let qb = g.upload_f32("q", &q);
+            let out = poisoned(&g, qd);
+            let st = step(&g, pos as u32, 1);
+            // split.wgsl also reads the keys as 16-byte words.
+            let mut entries = vec![(8, &qb), (2, &kc), (3, &vc), (4, &p), (5, &st), (9, &part)];
+            if deep_chunks.is_some() {
+                entries.push((10, &kc));
             }
+            let ops = [
+                Op {
+                    bind: kernels::bind(&g, sp, &entries),
+                    pipeline: sp.clone(),
+                    label: "test",
+                    // As decode records it: only the splits that hold the
+                    // token's keys launch (a count one short drops keys).
+                    shape: Shape::Splits(kernels::SplitGrid {
+                        x: *wgs,
+                        slots: ny as u32,
+                        window: window as u32,
+                        rule: *rule,
+                        head_dim: hd,
+                        group,
+                        kv_heads: kvh,
+                    }),
+                },
+                Op {
+                    bind: kernels::bind(&g, &mp, &[(9, &part), (4, &p), (5, &st), (6, &out)]),
+                    pipeline: mp.clone(),
+                    label: "test",
+                    shape: Shape::Fixed([heads as u32, parts, 1]),
+                },
+            ];
+            g.queue
+                .submit([g.encode(&[], &[&ops], (1, Some(pos as u32)), &[], None)]);
+            let got = read_f32(&g, &out, qd);
+            // The exact softmax, which the splits and the merge approximate
+            // within `flash_bound`: every weight passes the exps and
+            // rescales `chunks` counts, then the merge's rescale.
+            let (want, tol) = exact_attention(
+                &q,
+                [&kx, &vx],
+                [hd, group, kvd],
+                lo..=pos,
+                scale,
+                &|ds, r, n, v, o| flash_bound(ds, r, chunks, n, v, o),
+            );
+            close_each(
+                &format!("{name} hd {hd} heads {heads}/{kvh} window {window} pos {pos}"),
+                &got,
+                &want,
+                &tol,
+            );
         }
     }
 }
@@ -4767,8 +4759,7 @@ fn poison_int_x(g: &Gpu, ix: &IntX) {
 /// query heads on one kv head: workgroups of 4, 4 and 2 slots), 128 and 32
 /// (a block per head); `chunked_q` on 3 tokens at positions 20-22,
 /// `merge_q` on one token past 2 splits (whole heads a workgroup) and at
-/// the context's end (32 dimensions a workgroup, `merge_parts`), there
-/// also with its lanes added in two levels (`merge_two_level`).
+/// the context's end (32 dimensions a workgroup, `merge_parts`).
 #[test]
 fn attention_int8_matches_quantize_x() {
     let Some(g) = gpu() else { return };
@@ -4794,18 +4785,14 @@ fn attention_int8_matches_quantize_x() {
             .map(|e| k.attention_entry(&g, hd, group, e, kernels::SplitRule::FIXED));
         // (pos, tokens, split path, the merge's workgroups a head: whole
         // heads, then 32 dimensions each)
-        // The last case twice: its merge's lanes in one walk, then in two
-        // levels (`merge_two_level`).
-        for (pos, n, split, parts, merge2) in [
-            (20usize, 3usize, false, 1, false),
-            (ls + 9, 1, true, 1, false),
-            (ctx - 1, 1, true, kernels::merge_parts(hd, 32), false),
-            (ctx - 1, 1, true, kernels::merge_parts(hd, 32), true),
+        for (pos, n, split, parts) in [
+            (20usize, 3usize, false, 1),
+            (ls + 9, 1, true, 1),
+            (ctx - 1, 1, true, kernels::merge_parts(hd, 32)),
         ] {
             let q = randn(&mut rng, n * qd);
             let qb = g.upload_f32("q", &q);
             let st = step(&g, pos as u32, n as u32);
-            k.merge_two_level = merge2;
             let [mp, mq] = [false, true]
                 .map(|q| k.attention_merge(&g, hd, group, q, kernels::SplitRule::FIXED, parts));
             let run = |quant: Option<&IntX>| -> wgpu::Buffer {

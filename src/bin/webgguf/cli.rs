@@ -74,7 +74,7 @@ common options:
 environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
   WEBGGUF_GPU_{FUSE,TILED,FEW,SPLIT,FLASH,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE,INT_PREFILL,GLU_Q,ROUND_PACK}=0,
   WEBGGUF_GPU_GLU_Q_SHAPE=RxT, WEBGGUF_GPU_GLU_Q_MIN=N, WEBGGUF_GPU_GLU_Q_NARROW=N,
-  WEBGGUF_GPU_GLU_Q_NARROW_SHAPE=RxT, WEBGGUF_GPU_MERGE_DIMS=D, WEBGGUF_GPU_MERGE2=1,
+  WEBGGUF_GPU_GLU_Q_NARROW_SHAPE=RxT,
   WEBGGUF_GPU_OWN_X=N, WEBGGUF_GPU_WO_Q=0, WEBGGUF_GPU_WO_Q_SHAPE=RxT, WEBGGUF_GPU_WO_Q_MIN=N, WEBGGUF_GPU_DOWN_Q=0,
   WEBGGUF_GPU_{DEEP_KEYS,DEEP_FAR_KEYS,DEEP_FAR_CHUNKS,SPLIT_WGS,SPLIT_MAX,MV_WG}=N,
   WEBGGUF_GPU_MV_ROWS=Q,G,M,
@@ -132,8 +132,7 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   its K dots (`DeepShape::v_early`; default 0: even on the H200).
 /// - `WEBGGUF_GPU_MERGE_DIMS=D`: the merge of the splits in workgroups of D
 ///   dimensions of a head (default 32; 0, or D not a multiple of 32 that
-///   divides the head: whole heads); `WEBGGUF_GPU_MERGE2=1`: its lanes
-///   added in two levels (`merge_two_level`, off by default).
+///   divides the head: whole heads).
 /// - `WEBGGUF_GPU_MV_WG=N`: threads per matvec workgroup;
 ///   `WEBGGUF_GPU_MV_ROWS=Q,G,M`: rows per workgroup for q/k/v, gate/up
 ///   and plain products (0: the default for that kind).
@@ -250,7 +249,6 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
             deep_far_keys: num("WEBGGUF_GPU_DEEP_FAR_KEYS", d.tuning.deep_far_keys),
             deep_far_chunks: num("WEBGGUF_GPU_DEEP_FAR_CHUNKS", d.tuning.deep_far_chunks),
             merge_dims: num("WEBGGUF_GPU_MERGE_DIMS", d.tuning.merge_dims),
-            merge_two_level: var("WEBGGUF_GPU_MERGE2").as_deref() == Some("1"),
             split_wgs: num("WEBGGUF_GPU_SPLIT_WGS", d.tuning.split_wgs),
             split_max: num("WEBGGUF_GPU_SPLIT_MAX", d.tuning.split_max),
             matvec_wg: num("WEBGGUF_GPU_MV_WG", d.tuning.matvec_wg),
