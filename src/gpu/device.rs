@@ -226,8 +226,8 @@ impl Gpu {
             "{} ({:?}, {:?}, driver {} {}); max_storage_buffer_binding_size {} MiB, \
              max_buffer_size {} MiB, max_compute_workgroup_storage_size {} B, \
              max_compute_invocations_per_workgroup {}, max_compute_workgroups_per_dimension {}, \
-             max_storage_buffers_per_shader_stage {}; cooperative matrices (16x16 f16->f32, \
-             subgroups of 32): {}; exact f16 rounding by pack2x16float: {}; features: {:?}",
+             max_storage_buffers_per_shader_stage {}; subgroups of {}-{} lanes; \
+             cooperative matrices (16x16 f16->f32, subgroups of 32): {}; exact f16 rounding by pack2x16float: {}; features: {:?}",
             self.adapter.name,
             self.adapter.backend,
             self.adapter.device_type,
@@ -239,6 +239,8 @@ impl Gpu {
             l.max_compute_invocations_per_workgroup,
             l.max_compute_workgroups_per_dimension,
             l.max_storage_buffers_per_shader_stage,
+            self.adapter.subgroup_min_size,
+            self.adapter.subgroup_max_size,
             self.coop,
             match self.round_pack {
                 Some(true) => "yes",

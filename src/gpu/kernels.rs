@@ -45,6 +45,8 @@ const ATTN_STEP: &str = include_str!("../../shaders/attn_step.wgsl");
 const INT8_BLOCK: &str = include_str!("../../shaders/int8_block.wgsl");
 const HEAD_Q: &str = include_str!("../../shaders/head_q.wgsl");
 const WIDE: &str = include_str!("../../shaders/wide.wgsl");
+const BOOK_TABLE: &str = include_str!("../../shaders/book_table.wgsl");
+const BOOK_SHUFFLE: &str = include_str!("../../shaders/book_shuffle.wgsl");
 /// Snippets (no bindings, no entry) appended to the kernels that use them.
 const F16: &str = include_str!("../../shaders/f16.wgsl");
 const ROUND_Z_PACK: &str = include_str!("../../shaders/round_z_pack.wgsl");
@@ -396,8 +398,8 @@ pub fn own_x_fits(shape: GluQShape, f: Fmts, cols: usize) -> bool {
 }
 
 /// The workgroup memory of `glu_q` in `shape` over formats `f`:
-/// matvec.wgsl's sums (`red`) and outputs (`hq`), the code book where a
-/// member has one (wide.wgsl's IQ4L), and 64 bytes for any alignment
+/// matvec.wgsl's sums (`red`) and outputs (`hq`), the code book's table
+/// where a member has one (`code_book_bytes`), and 64 bytes for any alignment
 /// between the arrays. The host takes glu_q only where the device's limit
 /// holds it: the sums grow with rows times threads, and 16x64 (18,560
 /// bytes with the code book, 17,536 without) is past WebGPU's guaranteed
@@ -447,7 +449,10 @@ pub fn main_q_bytes(shape: MainQShape, f: Fmts) -> usize {
     red + 4 * 40 + code_book_bytes(f) + 64
 }
 
-/// wide.wgsl's code book (IQ4L: 256 words) where a member of `f` has one.
+/// The code book's workgroup memory where a member of `f` has one:
+/// book_table.wgsl's IQ4L, 256 words. Counted for book_shuffle.wgsl's
+/// kernels too, which hold none, so that the bounds above hold either way
+/// without knowing the device.
 fn code_book_bytes(f: Fmts) -> usize {
     if f.iter().any(|&t| has_code_book(t)) {
         1024
@@ -747,24 +752,40 @@ fn dot_rows_int_body(name: &str, r: u32, decs: &[(&'static str, &'static str)]) 
 /// decodes row j with `decs[j]` (`wide_decoder`). Rows are whole wide units
 /// (`wide_decoder`), so there is no tail. `book`: some row's format looks
 /// its values up in the code book (`has_code_book`), which the workgroup
-/// fills first.
-fn dot_rows_wide_body(name: &str, decs: &[(&'static str, &'static str)], book: bool) -> String {
+/// fills first. `uniform` (the code book by subgroupShuffle): every lane
+/// runs the loop's trips while any lane of its team has a unit left, a
+/// lane past the row's end on its last unit again with the sums dropped
+/// (the shuffles need every lane; a select, not a branch).
+fn dot_rows_wide_body(
+    name: &str,
+    decs: &[(&'static str, &'static str)],
+    book: bool,
+    uniform: bool,
+) -> String {
     let mut groups: Vec<&str> = Vec::new();
     for &(_, g) in decs {
         if !groups.contains(&g) {
             groups.push(g);
         }
     }
-    // The code book lives in workgroup memory (wide.wgsl's IQ4L).
+    // The code book: book_table.wgsl's or book_shuffle.wgsl's.
     let lut = if book { "    iq4_lut_fill();\n" } else { "" };
+    let head = if uniform {
+        "    for (var v0 = 0u; v0 < nw; v0 += WG) {
+        let live = v0 + lid < nw;
+        let v = select(nw - 1u, v0 + lid, live);
+"
+    } else {
+        "    for (var v = lid; v < nw; v += WG) {
+"
+    };
     let mut s = format!(
         "fn {name}(lid: u32, t: u32, rb: array<u32, R>) -> array<f32, RN> {{
 {lut}    var acc: array<f32, RN>;
     let nw = P.cols / 32u;
     let qb = t * nw * 2u;
     let db = t * nw;
-    for (var v = lid; v < nw; v += WG) {{
-"
+{head}"
     );
     for (gi, g) in groups.iter().enumerate() {
         // b32 groups lie in one x block.
@@ -797,9 +818,13 @@ fn dot_rows_wide_body(name: &str, decs: &[(&'static str, &'static str)], book: b
         } else {
             ("0".to_string(), "0".to_string())
         };
-        s += &format!(
-            "        acc[{j}] += wide_idot_{dec}(rb[{j}], v, xa_{gi}, xc_{gi}, da_{gi}, dc_{gi}, {sa}, {sc});\n"
-        );
+        let dot =
+            format!("wide_idot_{dec}(rb[{j}], v, xa_{gi}, xc_{gi}, da_{gi}, dc_{gi}, {sa}, {sc})");
+        s += &if uniform {
+            format!("        acc[{j}] += select(0.0, {dot}, live);\n")
+        } else {
+            format!("        acc[{j}] += {dot};\n")
+        };
     }
     s + "    }\n    return acc;\n}\n"
 }
@@ -835,7 +860,7 @@ fn w_sec_src(f: Fmts, mv: Mv) -> &'static str {
 /// `path`: the integer path's bodies (`dot_rows_int_body`, every format
 /// having an `int_decoder`; `dot_rows_wide_body`, every format having a
 /// `wide_decoder`) or the f32 ones.
-fn dot_rows_src(r: u32, f: Fmts, cols: usize, mv: Mv, path: MvPath) -> String {
+fn dot_rows_src(r: u32, f: Fmts, cols: usize, mv: Mv, path: MvPath, shuffle: bool) -> String {
     let int = path.int();
     let dec = |ty| match path {
         MvPath::F32 => unit_decoder(ty, cols),
@@ -853,7 +878,8 @@ fn dot_rows_src(r: u32, f: Fmts, cols: usize, mv: Mv, path: MvPath) -> String {
             MvPath::F32 => dot_rows_body(name, r, &decs),
             MvPath::Int => dot_rows_int_body(name, r, &decs),
             MvPath::Wide { .. } => {
-                dot_rows_wide_body(name, &decs, tys.iter().any(|&t| has_code_book(t)))
+                let book = tys.iter().any(|&t| has_code_book(t));
+                dot_rows_wide_body(name, &decs, book, book && shuffle)
             }
         }
     };
@@ -1620,6 +1646,9 @@ pub struct Kernels {
     /// `GpuTuning::wide_int`: integer products whose formats all have a
     /// wide decoder take the wide path (`MvPath::Wide`).
     pub wide_int: bool,
+    /// Lanes of book_shuffle.wgsl's code book (`book_lanes`): 16 or 8, or
+    /// 0 for book_table.wgsl's.
+    pub book_lanes: u32,
     /// The int8 x the integer path reads (made with the graph; without
     /// it, as in most kernel tests, every product takes the f32 path).
     pub int_x: Option<super::ops::IntX>,
@@ -2661,6 +2690,7 @@ impl Kernels {
             int_min_bytes: tuning.int_min_bytes,
             int_min_bytes_q8_0: tuning.int_min_bytes_q8_0,
             wide_int: tuning.wide_int,
+            book_lanes: book_lanes(gpu, tuning),
             int_x: None,
             int_h: None,
             glu_q: tuning.glu_q,
@@ -3050,6 +3080,8 @@ impl Kernels {
         let (dec, _) = unit_decoder(ty, cols);
         // A subgroup must not span two teams.
         let sg = self.subgroups && teams.is_none_or(|t| gpu.adapter.subgroup_max_size <= t.0);
+        // The code book by shuffles needs this pipeline's subgroups.
+        let shuffle = sg && self.book_lanes > 0;
         let wide = matches!(path, MvPath::Wide { .. });
         // A wide unit is 4 units: below 4096 columns, 128 threads would
         // leave some without one (2048 columns are 64 wide units). The
@@ -3193,7 +3225,7 @@ impl Kernels {
                     "ACC_ROWS",
                     &acc_rows,
                 ));
-                src.push_str(&dot_rows_src(rows, f, cols, mv, path));
+                src.push_str(&dot_rows_src(rows, f, cols, mv, path, shuffle));
                 match path {
                     MvPath::F32 => src.push_str(X_LOAD),
                     MvPath::Int => {
@@ -3212,6 +3244,15 @@ impl Kernels {
                             src.push_str(X_SQ_XD);
                         }
                         src.push_str(WIDE);
+                        if shuffle {
+                            src.push_str(&format!(
+                                "const BOOK_LANES: u32 = {}u;\n",
+                                self.book_lanes
+                            ));
+                            src.push_str(BOOK_SHUFFLE);
+                        } else {
+                            src.push_str(BOOK_TABLE);
+                        }
                         src.push_str(if wq { WQ_VEC4 } else { WQ_SCALAR });
                     }
                 }
@@ -3503,6 +3544,20 @@ impl Kernels {
 /// Whether matvec.wgsl may sum with subgroup operations: the adapter has
 /// them, every subgroup size it reports divides the 64-thread workgroup,
 /// and they are `wanted` (`GpuTuning::subgroups`, off for comparisons).
+/// Lanes of the code book in registers (`GpuTuning::book_shuffle`): 16
+/// where every subgroup has at least 16, 8 where at least 8; 0 (the
+/// workgroup table) without usable subgroups or narrower ones.
+fn book_lanes(gpu: &Gpu, tuning: &GpuTuning) -> u32 {
+    if !(tuning.book_shuffle && subgroups_usable(gpu, tuning.subgroups)) {
+        return 0;
+    }
+    match gpu.adapter.subgroup_min_size {
+        n if n >= 16 => 16,
+        n if n >= 8 => 8,
+        _ => 0,
+    }
+}
+
 fn subgroups_usable(gpu: &Gpu, wanted: bool) -> bool {
     let (lo, hi) = (gpu.adapter.subgroup_min_size, gpu.adapter.subgroup_max_size);
     gpu.features.contains(wgpu::Features::SUBGROUP)

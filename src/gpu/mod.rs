@@ -184,6 +184,12 @@ pub struct GpuTuning {
     /// elements per call (wide.wgsl: 16-byte quant loads, i32 sums, each
     /// scale applied once) instead of 8 (units.wgsl's unit_idot decoders).
     pub wide_int: bool,
+    /// The wide IQ4_XS/IQ4_NL decoders look their code book up by
+    /// subgroupShuffle from registers (book_shuffle.wgsl) in matvecs that
+    /// use subgroups, where every subgroup has 8 lanes or more, instead of
+    /// in a workgroup-memory table (book_table.wgsl): the synthetic 8B
+    /// IQ4_XS +6% on the H200 (BENCHMARKS.md, 2026-12-02d).
+    pub book_shuffle: bool,
     /// Where Wo takes the integer path, the chunked attention kernels
     /// (decode) also write their output as its int8 x (attention.wgsl
     /// `chunked_q`, `merge_q`) instead of a quantize_x pass after them.
@@ -447,6 +453,7 @@ impl Default for GpuTuning {
             coop_long: true,
             half_x_min: kernels::HALF_X_MIN,
             wide_int: true,
+            book_shuffle: true,
             attention_int8: true,
             int_prefill: true,
             deep_split_keys: DEEP_SPLIT_KEYS,

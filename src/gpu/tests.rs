@@ -3316,9 +3316,12 @@ fn check_int_block(ty: GgmlType, row: &[u8], cols: usize) {
 /// buffer or in parts of 5 rows; the norm folded into the quantize pass or
 /// not; all 3 tokens or LAST (only token 2 read); Q4_K/Q5_K through the
 /// vec4 alias of W or, as on a device with no storage binding to spare,
-/// through 4 scalar loads. Output NaN-poisoned first. Bound: `twin_bound`
-/// (2^-24 * (5 + terms) relative to the twin's magnitude, with terms =
-/// cols / 32 wide or cols / 8 per unit).
+/// through 4 scalar loads; IQ4_XS and IQ4_NL on the wide path with each
+/// code book (book_shuffle.wgsl where the device's subgroups allow it, so
+/// on lavapipe's 8 lanes its two-register lookup, and book_table.wgsl).
+/// Output NaN-poisoned first. Bound: `twin_bound` (2^-24 * (5 + terms)
+/// relative to the twin's magnitude, with terms = cols / 32 wide or cols
+/// / 8 per unit).
 #[test]
 fn wide_int_matvec_matches_integer_twin() {
     let Some(g) = int_gpu() else { return };
@@ -3326,6 +3329,12 @@ fn wide_int_matvec_matches_integer_twin() {
     let eps = 1e-5f32;
     let (rows, n) = (37usize, 3usize);
     let mut case = 0usize;
+    // Where the device's subgroups have 8 lanes or more the shuffles must
+    // be what the code-book cases below run (lavapipe: 8).
+    let lanes = Kernels::new(&g, &tuning()).book_lanes;
+    let can = g.features.contains(wgpu::Features::SUBGROUP) && g.adapter.subgroup_min_size >= 8;
+    assert_eq!(lanes > 0, can, "code book by shuffles: {lanes} lanes");
+    eprintln!("code book by shuffles: {lanes} lanes");
     for &ty in &WIDE_TYPES {
         // (columns, rows per group, threads: 0 picks)
         let shapes = if ty.block_len() == 32 {
@@ -3333,13 +3342,20 @@ fn wide_int_matvec_matches_integer_twin() {
         } else {
             [(256, 2, 0), (2304, 8, 0), (4352, 4, 0)]
         };
+        // (wide path, code book by shuffles)
+        let paths: &[(bool, bool)] = if kernels::has_code_book(ty) {
+            &[(true, true), (true, false), (false, true)]
+        } else {
+            &[(true, true), (false, true)]
+        };
         for (cols, r, wg) in shapes {
-            for wide in [true, false] {
+            for &(wide, book_shuffle) in paths {
                 case += 1;
                 let mut k = Kernels::new(
                     &g,
                     &GpuTuning {
                         wide_int: wide,
+                        book_shuffle,
                         ..tuning()
                     },
                 );
@@ -3400,7 +3416,8 @@ fn wide_int_matvec_matches_integer_twin() {
                     terms += norm_terms(cols);
                 }
                 let what = format!(
-                    "{ty} x {cols} wide {wide} R={r} WG={wg} {want_path:?} norm {norm} last {last} rows {lo}.. parts {}",
+                    "{ty} x {cols} wide {wide} book lanes {} R={r} WG={wg} {want_path:?} norm {norm} last {last} rows {lo}.. parts {}",
+                    k.book_lanes,
                     m.parts.len()
                 );
                 let mut worst = 0f64;
@@ -4051,10 +4068,13 @@ fn own_x_workgroup_memory_fits_webgpu() {
 #[test]
 fn glu_q_workgroup_memory_bound() {
     let Some(g) = int_gpu() else { return };
+    // The code book's table: the layout the bound counts (the shuffles'
+    // kernels hold 1 KiB less).
     let mut k = Kernels::new(
         &g,
         &GpuTuning {
             glu_own_x: 0,
+            book_shuffle: false,
             ..tuning()
         },
     );
@@ -4099,7 +4119,14 @@ fn assert_tight_bound(shared: usize, bound: usize, what: &str) {
 #[test]
 fn main_q_workgroup_memory_bound() {
     let Some(g) = int_gpu() else { return };
-    let mut k = Kernels::new(&g, &tuning());
+    // The code book's table, as glu_q_workgroup_memory_bound.
+    let mut k = Kernels::new(
+        &g,
+        &GpuTuning {
+            book_shuffle: false,
+            ..tuning()
+        },
+    );
     let (g, list) = g.recording_shaders();
     use GgmlType::*;
     for (rows, threads) in [(2, 64), (8, 64), (4, 16), (1, 8), (16, 16)] {

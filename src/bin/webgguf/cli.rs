@@ -72,7 +72,7 @@ common options:
                     Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS as random bits)
 
 environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
-  WEBGGUF_GPU_{FUSE,TILED,FEW,SPLIT,FLASH,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE,INT_PREFILL,GLU_Q,ROUND_PACK}=0,
+  WEBGGUF_GPU_{FUSE,TILED,FEW,SPLIT,FLASH,PIPELINE,FEED,SUBGROUPS,VX,INT,WIDE,BOOK_SHUFFLE,INT_PREFILL,GLU_Q,ROUND_PACK}=0,
   WEBGGUF_GPU_GLU_Q_SHAPE=RxT, WEBGGUF_GPU_GLU_Q_MIN=N, WEBGGUF_GPU_GLU_Q_NARROW=N,
   WEBGGUF_GPU_GLU_Q_NARROW_SHAPE=RxT,
   WEBGGUF_GPU_OWN_X=N, WEBGGUF_GPU_WO_Q=0, WEBGGUF_GPU_WO_Q_SHAPE=RxT, WEBGGUF_GPU_WO_Q_MIN=N, WEBGGUF_GPU_DOWN_Q=0,
@@ -116,6 +116,9 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   of the attention kernel.
 /// - `WEBGGUF_GPU_WIDE=0`: the integer path decodes 8 elements per call
 ///   (per-unit decoders) instead of 32 (the wide decoders).
+/// - `WEBGGUF_GPU_BOOK_SHUFFLE=0`: the wide IQ4_XS/IQ4_NL decoders read
+///   their code book from a workgroup-memory table instead of other
+///   lanes' registers (subgroupShuffle).
 /// - `WEBGGUF_GPU_INT_PREFILL=0`: prefill products of block formats in
 ///   f32 (matmul.wgsl) instead of int8 x and packed integer dot products
 ///   (matmul_int.wgsl) where no cooperative-matrix tile applies.
@@ -219,6 +222,7 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
                 _ => num("WEBGGUF_GPU_HALF_X_MIN", d.tuning.half_x_min),
             },
             wide_int: !off("WEBGGUF_GPU_WIDE"),
+            book_shuffle: !off("WEBGGUF_GPU_BOOK_SHUFFLE"),
             attention_int8: !off("WEBGGUF_GPU_ATT_INT8"),
             int_prefill: !off("WEBGGUF_GPU_INT_PREFILL"),
             deep_split_keys: num("WEBGGUF_GPU_DEEP_KEYS", d.tuning.deep_split_keys),
