@@ -8,7 +8,8 @@
 // Why: the table's 4 workgroup-memory reads a quant word collide in its
 // banks (~3.5 deep for 32 random bytes), and they bound the IQ4_XS
 // products; 8 shuffles a word collide in nothing, need no fill and no
-// workgroup memory: the synthetic 8B IQ4_XS decodes 6% faster on the H200
+// workgroup memory: the real-layout 8B IQ4_XS decodes 4.1% faster on the
+// H200 (311 against 299 tok/s), the synthetic 1B IQ4_XS and 8B IQ4_NL 4%
 // (BENCHMARKS.md, 2026-12-02d). The 16 nibble values in 32 copies in
 // workgroup memory, the same 8 lookups without conflicts, had lost 12%
 // (2026-11-29e): their addresses and fill cost more than these shuffles.

@@ -187,8 +187,8 @@ pub struct GpuTuning {
     /// The wide IQ4_XS/IQ4_NL decoders look their code book up by
     /// subgroupShuffle from registers (book_shuffle.wgsl) in matvecs that
     /// use subgroups, where every subgroup has 8 lanes or more, instead of
-    /// in a workgroup-memory table (book_table.wgsl): the synthetic 8B
-    /// IQ4_XS +6% on the H200 (BENCHMARKS.md, 2026-12-02d).
+    /// in a workgroup-memory table (book_table.wgsl): the real-layout 8B
+    /// IQ4_XS +4.1% decode on the H200 (BENCHMARKS.md, 2026-12-02d).
     pub book_shuffle: bool,
     /// Where Wo takes the integer path, the chunked attention kernels
     /// (decode) also write their output as its int8 x (attention.wgsl
