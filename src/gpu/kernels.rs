@@ -2986,14 +2986,17 @@ impl Kernels {
     /// keeps glu_q in the default shape.
     pub fn glu_q_shape_for(&self, cols: usize, f: Fmts) -> GluQShape {
         let n = self.glu_q_narrow_shape;
-        if cols <= self.glu_q_narrow_cols
-            && n.valid(self.max_threads)
-            && glu_q_bytes(n, f) <= self.shared_limit as usize
-        {
+        if cols <= self.glu_q_narrow_cols && self.glu_q_fits(n, f) {
             n
         } else {
             self.glu_q_shape
         }
+    }
+
+    /// Whether this device runs glu_q in `shape` over formats `f`: its
+    /// threads a workgroup and its workgroup memory (`glu_q_bytes`).
+    pub fn glu_q_fits(&self, shape: GluQShape, f: Fmts) -> bool {
+        shape.valid(self.max_threads) && glu_q_bytes(shape, f) <= self.shared_limit as usize
     }
 
     /// matvec.wgsl's `glu_q` for a gate/up product on the integer path:

@@ -368,8 +368,7 @@ pub fn matvec_ops(
             && k.glu_q
             && kernels::glu_q_takes(fmts)
             && a.split >= k.glu_q_min
-            && glu_shape.valid(k.max_threads)
-            && kernels::glu_q_bytes(glu_shape, fmts) <= k.shared_limit as usize
+            && k.glu_q_fits(glu_shape, fmts)
             && a.split.div_ceil(32) <= h.blocks
     });
     // glu_q may quantize its own x (the FFN norm folded), which saves the
