@@ -14,7 +14,13 @@ echo "== wasm32 build of the library"
 cargo build --release --lib --target wasm32-unknown-unknown
 
 echo "== unit and integration tests"
-cargo test --release
+# The kernel tests also write every kernel they build here (src/gpu/tests.rs).
+WGSL_DIR=$(realpath -m "${CARGO_TARGET_DIR:-target}/wgsl-tests")
+rm -rf "$WGSL_DIR"; mkdir -p "$WGSL_DIR"
+WEBGGUF_TEST_WGSL=$WGSL_DIR cargo test --release
+
+echo "== those kernels through Chrome's WGSL compiler, subgroups and f16 on (tests/tint/check.mjs)"
+bash scripts/test-tint.sh "$WGSL_DIR"
 
 echo "== CLI contract against llama.cpp's references (../shared/tools/refcheck.py)"
 if [ -d ../shared/reference ]; then

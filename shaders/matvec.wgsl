@@ -193,19 +193,28 @@ fn row_start(g: u32, r: u32, rows: u32) -> u32 {
     return row_byte(phys(min(g * R + r, last), rows));
 }
 
-// Workgroup g's R logical rows (`rows` maps them to weight rows) summed
+// Row group g's R logical rows (`rows` maps them to weight rows) summed
 // into red[r * WG] for token z; returns what the sums are multiplied by.
 // Rows past the end read the last row (gate/up: the last of its kind, so
-// that each row keeps its section's format) and are not stored.
-fn group_rows(g: u32, lid: u32, z: u32, rows: u32) -> f32 {
+// that each row keeps its section's format) and are not stored. g0 is the
+// workgroup's first row group (g itself but for the teams of `glu_q` and
+// `main_q`), whose section every team takes.
+fn group_rows(g: u32, g0: u32, lid: u32, z: u32, rows: u32) -> f32 {
     let pr = prologue(lid, z);
     // rb[r] = row_start(g, r, rows) for each r < R, written out by the
     // host (constant indices only: see row_start).
     var rb: array<u32, R>;
 ROW_STARTS
     // The group's section, for a mixed q/k/v group (whose sections are
-    // whole groups: the host makes R divide split and kvd).
-    let sec = w_sec(phys(g * R, rows));
+    // whole groups: the host makes R divide split and kvd; only the `qkv`
+    // entry reads such a group, one team a workgroup). Taken from g0, a
+    // workgroup's value, not g: a team's g derives from the thread index,
+    // and Chrome's compiler (Tint) rejects a module where a subgroup
+    // operation (the code book's shuffles, the sums) follows a branch on
+    // such a value, even in an entry point that is never dispatched (and
+    // it counts a struct's fields as one value: the teams pass g0 from
+    // wid, not from their TeamAt).
+    let sec = w_sec(phys(g0 * R, rows));
     // With OWN_X the int8 x is the workgroup's own (one token, at 0).
     let tx = select(src_token(z), 0u, OWN_X);
     var acc = dot_rows(lid, tx, pr.xb, pr.scale, (P.flags & F_NORM) != 0u, rb, sec);
@@ -230,7 +239,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if g * R >= P.rows {
         return;
     }
-    let sc = group_rows(g, lid, wid.z, ROWS_PLAIN);
+    let sc = group_rows(g, g, lid, wid.z, ROWS_PLAIN);
     let L = g * R + lid;
     if lid < R && L < P.rows {
         store_row(dst_token(wid.z), L, red[lid * WG] * sc);
@@ -245,7 +254,7 @@ fn head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if g * R >= P.rows {
         return;
     }
-    let sc = group_rows(g, lid, wid.z, ROWS_PLAIN);
+    let sc = group_rows(g, g, lid, wid.z, ROWS_PLAIN);
     let L = g * R + lid;
     if lid < R && L < P.rows {
         store_row(dst_token(wid.z), L, red[lid * WG] * sc);
@@ -272,7 +281,7 @@ fn glu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) l
     if g * R >= P.rows {
         return;
     }
-    let sc = group_rows(g, lid, wid.z, ROWS_GLU);
+    let sc = group_rows(g, g, lid, wid.z, ROWS_GLU);
     let L = g * R + 2u * lid;
     if lid < R / 2u && L < P.rows {
         store_glu(dst_token(wid.z), L, red[2u * lid * WG] * sc, red[(2u * lid + 1u) * WG] * sc);
@@ -287,7 +296,7 @@ fn qkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) l
     if g * R >= P.rows {
         return;
     }
-    let sc = group_rows(g, lid, wid.z, ROWS_QKV);
+    let sc = group_rows(g, g, lid, wid.z, ROWS_QKV);
     let l0 = g * R + 4u * lid;
     if lid < R / 4u && l0 < P.rows {
         store_qkv(dst_token(wid.z), l0, sc * vec4<f32>(red[4u * lid * WG], red[(4u * lid + 1u) * WG],
@@ -333,7 +342,7 @@ fn glu_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
     if OWN_X {
         own_x(lid, src_token(wid.z) * P.cols);
     }
-    let sc = group_rows(at.g, at.tl, wid.z, ROWS_GLU);
+    let sc = group_rows(at.g, (wid.x + wid.y * P.nx) * TEAMS, at.tl, wid.z, ROWS_GLU);
     let L = at.g * R + 2u * at.tl;
     if at.tl < R / 2u {
         var h = 0.0;
@@ -378,7 +387,7 @@ var<workgroup> msq: array<f32, QG>;
 fn main_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     SG_INIT
     let at = team_at(wid, lid);
-    let sc = group_rows(at.g, at.tl, wid.z, ROWS_PLAIN);
+    let sc = group_rows(at.g, (wid.x + wid.y * P.nx) * TEAMS, at.tl, wid.z, ROWS_PLAIN);
     let L = at.g * R + at.tl;
     if at.tl < R {
         var y = 0.0;

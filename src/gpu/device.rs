@@ -59,6 +59,10 @@ pub struct Gpu {
     /// Every pipeline's WGSL as compiled, where `recording_shaders` asked
     /// for it (a development aid: `webgguf gpu-profile --shaders DIR`).
     shaders: Option<Arc<Mutex<Vec<ShaderRecord>>>>,
+    /// A folder that every pipeline's WGSL is written to as it compiles,
+    /// where `writing_shaders` asked (the kernel tests for
+    /// scripts/tint-check.mjs).
+    shader_dir: Option<Arc<std::path::PathBuf>>,
     /// Compile without naga's loop counters (`shader_module`; on unless
     /// `GpuTuning::loop_bounding` asks for them).
     trust_loops: bool,
@@ -193,6 +197,7 @@ impl Gpu {
             deferred: None,
             read_back: Arc::default(),
             shaders: None,
+            shader_dir: None,
             trust_loops: true,
             round_pack: None,
         })
@@ -310,12 +315,40 @@ impl Gpu {
 
     /// Keep a pipeline's source where `recording_shaders` asked for it.
     pub fn note_shader(&self, label: &str, entry: &str, source: &str) {
+        if let Some(dir) = &self.shader_dir {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            source.hash(&mut h);
+            let name: String = label
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            let path = dir.join(format!("{name}-{:016x}.wgsl", h.finish()));
+            // A development aid: a folder that cannot be written is said,
+            // and the check that reads it finds too few files.
+            if let Err(e) = std::fs::write(&path, source) {
+                eprintln!("writing {}: {e}", path.display());
+            }
+        }
         if let Some(list) = &self.shaders {
             lock(list).push(ShaderRecord {
                 label: label.into(),
                 entry: entry.into(),
                 source: source.into(),
             });
+        }
+    }
+
+    /// A handle on the same device (and its clones) that writes the source
+    /// of every pipeline compiled through it into `dir`, one file for each
+    /// distinct source (its label and a hash of it). The kernel tests do,
+    /// so that scripts/tint-check.mjs can hold every kernel they build to
+    /// the WGSL compiler of Chrome (Tint) with subgroups and f16 on, which
+    /// no browser of CI has (SwiftShader has no subgroups).
+    pub fn writing_shaders(&self, dir: &std::path::Path) -> Gpu {
+        Gpu {
+            shader_dir: Some(Arc::new(dir.to_path_buf())),
+            ..self.clone()
         }
     }
 

@@ -85,7 +85,15 @@ fn gpu() -> Option<Gpu> {
     match pollster::block_on(Gpu::new()) {
         // With the f16 check run, as a model load runs it, so that the
         // kernels built from it take the forms a load would.
-        Ok(g) => Some(pollster::block_on(g.checking_rounding())),
+        // With WEBGGUF_TEST_WGSL=DIR (scripts/test.sh) every kernel built
+        // is also written to DIR, for scripts/tint-check.mjs.
+        Ok(g) => {
+            let g = match std::env::var_os("WEBGGUF_TEST_WGSL") {
+                Some(dir) => g.writing_shaders(std::path::Path::new(&dir)),
+                None => g,
+            };
+            Some(pollster::block_on(g.checking_rounding()))
+        }
         Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
             panic!("CI=true requires a GPU adapter (lavapipe): {e}")
         }
