@@ -31,6 +31,7 @@ for rd in 1 2; do
 done
 rm -f /tmp/f16.gguf
 log "f16 done after $(( $(date +%s) - S )) s"
-OUT=$R bash bench/gpu-next/book-shapes.sh  # (moved to bench/gpu-2026-12-02e/ after this call) >> $R/pipeline.log 2>&1
+# (book-shapes.sh moved to bench/gpu-2026-12-02e/ after this call)
+OUT=$R bash bench/gpu-next/book-shapes.sh >> $R/pipeline.log 2>&1
 log "all done after $(( $(date +%s) - S )) s"
 touch $R/DONE
