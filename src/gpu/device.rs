@@ -61,7 +61,7 @@ pub struct Gpu {
     shaders: Option<Arc<Mutex<Vec<ShaderRecord>>>>,
     /// A folder that every pipeline's WGSL is written to as it compiles,
     /// where `writing_shaders` asked (the kernel tests for
-    /// scripts/tint-check.mjs).
+    /// tests/tint/check.mjs).
     shader_dir: Option<Arc<std::path::PathBuf>>,
     /// Compile without naga's loop counters (`shader_module`; on unless
     /// `GpuTuning::loop_bounding` asks for them).
@@ -342,7 +342,7 @@ impl Gpu {
     /// A handle on the same device (and its clones) that writes the source
     /// of every pipeline compiled through it into `dir`, one file for each
     /// distinct source (its label and a hash of it). The kernel tests do,
-    /// so that scripts/tint-check.mjs can hold every kernel they build to
+    /// so that tests/tint/check.mjs can hold every kernel they build to
     /// the WGSL compiler of Chrome (Tint) with subgroups and f16 on, which
     /// no browser of CI has (SwiftShader has no subgroups).
     pub fn writing_shaders(&self, dir: &std::path::Path) -> Gpu {

@@ -84,9 +84,9 @@ fn deep_shape_default_fits() {
 fn gpu() -> Option<Gpu> {
     match pollster::block_on(Gpu::new()) {
         // With the f16 check run, as a model load runs it, so that the
-        // kernels built from it take the forms a load would.
-        // With WEBGGUF_TEST_WGSL=DIR (scripts/test.sh) every kernel built
-        // is also written to DIR, for scripts/tint-check.mjs.
+        // kernels built from it take the forms a load would; and with
+        // WEBGGUF_TEST_WGSL=DIR (scripts/test.sh) every kernel built is
+        // also written to DIR, for tests/tint/check.mjs.
         Ok(g) => {
             let g = match std::env::var_os("WEBGGUF_TEST_WGSL") {
                 Some(dir) => g.writing_shaders(std::path::Path::new(&dir)),
