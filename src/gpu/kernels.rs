@@ -3544,9 +3544,6 @@ impl Kernels {
     }
 }
 
-/// Whether matvec.wgsl may sum with subgroup operations: the adapter has
-/// them, every subgroup size it reports divides the 64-thread workgroup,
-/// and they are `wanted` (`GpuTuning::subgroups`, off for comparisons).
 /// Lanes of the code book in registers (`GpuTuning::book_shuffle`): 16
 /// where every subgroup has at least 16, 8 where at least 8; 0 (the
 /// workgroup table) without usable subgroups or narrower ones.
@@ -3561,6 +3558,9 @@ fn book_lanes(gpu: &Gpu, tuning: &GpuTuning) -> u32 {
     }
 }
 
+/// Whether matvec.wgsl may sum with subgroup operations: the adapter has
+/// them, every subgroup size it reports divides the 64-thread workgroup,
+/// and they are `wanted` (`GpuTuning::subgroups`, off for comparisons).
 fn subgroups_usable(gpu: &Gpu, wanted: bool) -> bool {
     let (lo, hi) = (gpu.adapter.subgroup_min_size, gpu.adapter.subgroup_max_size);
     gpu.features.contains(wgpu::Features::SUBGROUP)
