@@ -60,7 +60,7 @@ pub struct Gpu {
     /// for it (a development aid: `webgguf gpu-profile --shaders DIR`).
     shaders: Option<Arc<Mutex<Vec<ShaderRecord>>>>,
     /// A folder that every pipeline's WGSL is written to as it compiles,
-    /// where `writing_shaders` asked (the kernel tests for
+    /// where `writing_shaders` asked (the kernel and whole-model tests, for
     /// tests/tint/check.mjs).
     shader_dir: Option<Arc<std::path::PathBuf>>,
     /// Compile without naga's loop counters (`shader_module`; on unless
@@ -341,8 +341,9 @@ impl Gpu {
 
     /// A handle on the same device (and its clones) that writes the source
     /// of every pipeline compiled through it into `dir`, one file for each
-    /// distinct source (its label and a hash of it). The kernel tests do,
-    /// so that tests/tint/check.mjs can hold every kernel they build to
+    /// distinct source (its label and a hash of it). The kernel tests and
+    /// the whole-model tests do, so that tests/tint/check.mjs can hold
+    /// every kernel they build to
     /// the WGSL compiler of Chrome (Tint) with subgroups and f16 on, which
     /// no browser of CI has (SwiftShader has no subgroups).
     pub fn writing_shaders(&self, dir: &std::path::Path) -> Gpu {

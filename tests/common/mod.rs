@@ -81,7 +81,14 @@ pub fn cpu_engine(path: &std::path::Path, upcast_f16: bool) -> Engine {
 #[cfg(feature = "gpu")]
 pub fn gpu() -> Option<webgguf::gpu::Gpu> {
     match pollster::block_on(webgguf::gpu::Gpu::new()) {
-        Ok(g) => Some(g),
+        // With WEBGGUF_TEST_WGSL=DIR (scripts/test.sh) every kernel the
+        // whole-model tests build is written to DIR too, so that
+        // tests/tint/check.mjs also sees the kernels only a real model's
+        // shapes and type mixes select.
+        Ok(g) => Some(match std::env::var_os("WEBGGUF_TEST_WGSL") {
+            Some(dir) => g.writing_shaders(std::path::Path::new(&dir)),
+            None => g,
+        }),
         Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
             panic!("CI=true requires a GPU adapter (lavapipe): {e}")
         }

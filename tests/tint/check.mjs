@@ -1,5 +1,6 @@
 // node tests/tint/check.mjs DIR: every kernel in DIR (the .wgsl files the
-// kernel tests write with WEBGGUF_TEST_WGSL=DIR, src/gpu/tests.rs) through
+// kernel tests and the whole-model tests write with WEBGGUF_TEST_WGSL=DIR,
+// src/gpu/tests.rs and tests/common/mod.rs) through
 // Chrome's WGSL compiler, Tint, in Dawn's node bindings (the `webgpu`
 // package, on Dawn's null backend: it compiles, it runs nothing), on a
 // device with subgroups and shader-f16.
