@@ -303,17 +303,26 @@ pub fn wide_vec(ty: GgmlType) -> bool {
     matches!(ty, GgmlType::Q4_K | GgmlType::Q5_K | GgmlType::Q3_K)
 }
 
-/// Whether `glu_q` takes a gate/up group of formats `f`: not where gate
-/// and up are both Q8_0 or Q3_K. There glu_q's team shape ran slower than
-/// the plain gate/up product and the quantize pass together on the H200:
-/// synthetic 8B Q8_0 tg64 266.4 against 276.6 (two rounds), the
-/// real-layout 8B Q8_0 tg128 271.7 against 280.7, the 1B even
-/// (BENCHMARKS.md, 2026-11-29e); synthetic 8B Q3_K 258.8-259.1 against
-/// 278.9-279.3, its gate/up 1,729 us against 1,316 timed alone
-/// (2026-11-29f). Every other integer format measured gained from it.
-pub fn glu_q_takes(f: Fmts) -> bool {
+/// Whether `glu_q` takes a gate/up group of formats `f` in team shape
+/// `shape`: not where gate and up are both Q3_K (or one Q3_K and the
+/// other Q8_0), and where both are Q8_0 only in teams of at most 2 rows
+/// (`Kernels::glu_q_shape_for` gives them `glu_q_narrow_shape`, 2x32, at
+/// any row length). In 8-row teams glu_q ran slower than the plain gate/up
+/// product and the quantize pass together on the H200: synthetic 8B Q8_0
+/// tg64 266.4 against 276.6 (BENCHMARKS.md, 2026-11-29e; 309.8 against
+/// 314.4 with Wo on the integer path, 2026-12-03); synthetic 8B Q3_K
+/// 258.8-259.1 against 278.9-279.3, its gate/up 1,729 us against 1,316
+/// timed alone (2026-11-29f). In 2-row teams Q8_0 gains: 8B 318.1 against
+/// 314.4, and 1B 1,160 against 1,038, where its down product (17.8 MB)
+/// only now takes the integer path that glu_q writes for
+/// (`INT_MIN_BYTES_Q8_0`; 2026-12-03). Every other integer format measured
+/// gained from it.
+pub fn glu_q_takes(f: Fmts, shape: GluQShape) -> bool {
     let slower = |t| matches!(t, GgmlType::Q8_0 | GgmlType::Q3_K);
-    !(slower(f[0]) && slower(f[1]))
+    if !(slower(f[0]) && slower(f[1])) {
+        return true;
+    }
+    f[0] == GgmlType::Q8_0 && f[1] == GgmlType::Q8_0 && shape.rows <= 2
 }
 
 /// The team shape of matvec.wgsl's `glu_q` (`GluQShape`) and `main_q`
@@ -2980,13 +2989,17 @@ impl Kernels {
     }
 
     /// The glu_q team shape for gate/up rows of `cols` in formats `f`:
-    /// `glu_q_narrow_shape` for rows of at most `glu_q_narrow_cols` where
-    /// the device takes it (its threads a workgroup and workgroup memory),
+    /// `glu_q_narrow_shape` for rows of at most `glu_q_narrow_cols` (and
+    /// for Q8_0 pairs at any length) where the device takes it (its
+    /// threads a workgroup and workgroup memory),
     /// else `glu_q_shape`, so that a device of 256 threads a workgroup
     /// keeps glu_q in the default shape.
     pub fn glu_q_shape_for(&self, cols: usize, f: Fmts) -> GluQShape {
         let n = self.glu_q_narrow_shape;
-        if cols <= self.glu_q_narrow_cols && self.glu_q_fits(n, f) {
+        // Q8_0 pairs take glu_q only in narrow teams (`glu_q_takes`), so
+        // theirs is the narrow shape at any row length (unless it is off).
+        let q8 = f[0] == GgmlType::Q8_0 && f[1] == GgmlType::Q8_0 && self.glu_q_narrow_cols > 0;
+        if (cols <= self.glu_q_narrow_cols || q8) && self.glu_q_fits(n, f) {
             n
         } else {
             self.glu_q_shape

@@ -265,7 +265,8 @@ pub struct GpuTuning {
     /// product writes its outputs as the down product's int8 x too
     /// (matvec.wgsl's `glu_q`: whole 32-element blocks a workgroup),
     /// instead of a quantize_x pass between the two: one dispatch fewer a
-    /// layer (not where gate and up are Q8_0 or Q3_K: `kernels::glu_q_takes`).
+    /// layer (not where gate and up are Q3_K, nor Q8_0 outside 2-row teams:
+    /// `kernels::glu_q_takes`).
     pub glu_q: bool,
     /// `glu_q`'s rows and threads a team (`kernels::GluQShape`; a shape it
     /// does not take turns `glu_q` off), for rows longer than
@@ -425,9 +426,13 @@ pub const INT_MIN_BYTES: u64 = 4 << 20;
 
 /// `GpuTuning::int_min_bytes_q8_0`'s default: in the same runs, all-Q8_0
 /// products lost 2-6% with a 4 MiB floor (llama-3.2-1b, TinyLlama), while
-/// 24 MiB keeps the 8B's large products (32-117 MB) integer, where the
-/// earlier run measured the gain.
-pub const INT_MIN_BYTES_Q8_0: u64 = 24 << 20;
+/// 24 MiB kept the 8B's large products (26-125 MB) integer, where the
+/// earlier run measured the gain. 16 MiB (2026-12-03, H200, synthetic
+/// Q8_0, tg64 two rounds) adds the 8B's Wo and the 1B's down product
+/// (17.8 MB each), and with them main_q and glu_q: 8B 292.6 -> 318.1,
+/// 1B 1,011 -> 1,160 tok/s; TinyLlama's and SmolLM2's products are all
+/// under 16 MiB or over 24, so they do not move.
+pub const INT_MIN_BYTES_Q8_0: u64 = 16 << 20;
 
 impl Default for GpuTuning {
     fn default() -> Self {

@@ -366,7 +366,7 @@ pub fn matvec_ops(
         int && fused
             && matches!(a.mv, Mv::Silu | Mv::Gelu)
             && k.glu_q
-            && kernels::glu_q_takes(fmts)
+            && kernels::glu_q_takes(fmts, glu_shape)
             && a.split >= k.glu_q_min
             && k.glu_q_fits(glu_shape, fmts)
             && a.split.div_ceil(32) <= h.blocks

@@ -3976,7 +3976,8 @@ fn glu_q_own_x_matches_quantize_pass() {
 /// 8B's 4,096, where it measured slower), DEFAULT where the device holds
 /// fewer threads a workgroup than NARROW's 1,024 (WebGPU guarantees 256)
 /// or the choice is off; and at 2,048 columns NARROW quantizes its own x
-/// (glu_own_x), as on the 1B.
+/// (glu_own_x), as on the 1B. Q8_0 pairs take NARROW at any length, and
+/// glu_q only in it (`kernels::glu_q_takes`).
 #[test]
 fn glu_q_shape_follows_the_row_length() {
     let Some(g) = int_gpu() else { return };
@@ -3988,11 +3989,28 @@ fn glu_q_shape_follows_the_row_length() {
     assert_eq!(k.glu_q_shape_for(2048, f), GluQShape::NARROW);
     assert_eq!(k.glu_q_shape_for(2080, f), GluQShape::DEFAULT);
     assert_eq!(k.glu_q_shape_for(4096, f), GluQShape::DEFAULT);
+    // Q8_0 pairs: narrow teams at any length, and glu_q only in those.
+    let q8 = [Q8_0, Q8_0, Q8_0];
+    assert_eq!(k.glu_q_shape_for(4096, q8), GluQShape::NARROW);
+    assert_eq!(
+        k.glu_q_shape_for(4096, [Q8_0, Q4_K, Q4_K]),
+        GluQShape::DEFAULT
+    );
+    assert!(kernels::glu_q_takes(q8, GluQShape::NARROW));
+    assert!(!kernels::glu_q_takes(q8, GluQShape::DEFAULT));
+    assert!(kernels::glu_q_takes([Q8_0, Q4_K, Q4_K], GluQShape::DEFAULT));
+    assert!(!kernels::glu_q_takes([Q3_K; 3], GluQShape::NARROW));
+    assert!(!kernels::glu_q_takes([Q8_0, Q3_K, Q3_K], GluQShape::NARROW));
     assert!(kernels::own_x_fits(GluQShape::NARROW, f, 2048));
     assert!(kernels::own_x_fits(GluQShape::NARROW, [IQ4_XS; 3], 2048));
     k.max_threads = 256;
     assert_eq!(
         k.glu_q_shape_for(2048, f),
+        GluQShape::DEFAULT,
+        "256 threads"
+    );
+    assert_eq!(
+        k.glu_q_shape_for(4096, q8),
         GluQShape::DEFAULT,
         "256 threads"
     );
@@ -4004,6 +4022,7 @@ fn glu_q_shape_follows_the_row_length() {
         },
     );
     assert_eq!(k.glu_q_shape_for(2048, f), GluQShape::DEFAULT, "off");
+    assert_eq!(k.glu_q_shape_for(4096, q8), GluQShape::DEFAULT, "off");
 }
 
 /// `kernels::own_x_fits` against the kernels it admits: glu_q with its own
@@ -5117,9 +5136,10 @@ fn int_prefill_lists_use_the_int_tile() {
 /// product has no quantize pass of its own, one dispatch fewer than with
 /// `glu_q` off; the down product then reads `Kernels::int_h`, which the
 /// bit-exact `glu_q_matches_integer_twin_and_quantize_pass` and the oracle
-/// tests' decode steps check. Below `glu_q_min` outputs, and for Q8_0 and
-/// Q3_K gate/up (`kernels::glu_q_takes`; Q2_K, a K-quant of the same
-/// 256-element blocks, keeps glu_q), the pass stays. Where glu_q quantizes
+/// tests' decode steps check. Below `glu_q_min` outputs, for Q3_K gate/up
+/// (`kernels::glu_q_takes`; Q2_K, a K-quant of the same 256-element
+/// blocks, keeps glu_q) and for Q8_0 gate/up outside 2-row teams, the
+/// pass stays. Where glu_q quantizes
 /// its own x (`glu_own_x`, rows up to 2,048 by default) the pass before
 /// gate/up goes as well.
 #[test]
@@ -5166,7 +5186,13 @@ fn decode_list_uses_glu_q() {
     assert_eq!(n_off, n_on + 1);
     assert_eq!((q_min, x_min), (0, x_off), "below glu_q_min");
     let (q8, g8, _, _) = list(GgmlType::Q8_0, tuning());
-    assert_eq!((q8, g8), (0, 1), "Q8_0 gate/up");
+    assert_eq!((q8, g8), (1, 0), "Q8_0 gate/up, narrow teams");
+    let no_narrow = GpuTuning {
+        glu_q_narrow_cols: 0,
+        ..tuning()
+    };
+    let (q8, g8, _, _) = list(GgmlType::Q8_0, no_narrow);
+    assert_eq!((q8, g8), (0, 1), "Q8_0 gate/up, 8-row teams");
     let (q3, g3, _, _) = list(GgmlType::Q3_K, tuning());
     assert_eq!((q3, g3), (0, 1), "Q3_K gate/up");
     let (q2, g2, _, _) = list(GgmlType::Q2_K, tuning());
