@@ -6,7 +6,9 @@
 # Q4_K_M control first planned: refused starts left 16 device minutes
 # this session, and llama.cpp builds on the device (~250 s; the prebuilt
 # .sbs/llama-bin.tgz is lost with each fresh checkout), so the run is
-# cut to fit one call. next.sh runs every gpu:: test meanwhile;
+# cut to fit one call. next.sh runs every gpu:: test meanwhile where
+# .sbs/tests-lib.gz is carried (the benches wait for it: ~170 s, which
+# the last minutes of device time could not spare, so it was left out);
 # extra.sh, after the benches, runs depth for both engines on the 8B
 # Q8_0 and gpu-profile of it.
 # First call `go.sh 550`, then `bash .sbs/device.sh 540` on the same
@@ -20,4 +22,6 @@ set -u
 export SHAPES='llama-3.2-1b llama-3.1-8b' QUANTS='Q8_0'
 H=$(cd "$(dirname "$0")" && pwd)
 . "$H"/../sbs-common.sh
-sbs_go "${1:-560}" "$H"/next.sh "$H"/extra.sh webgguf tests-lib
+bins=webgguf
+[ -f .sbs/tests-lib.gz ] && bins="$bins tests-lib"
+sbs_go "${1:-560}" "$H"/next.sh "$H"/extra.sh $bins
