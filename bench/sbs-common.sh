@@ -123,6 +123,20 @@ sbs_short() {
   timeout 60 .sbs/$1 bench --backend gpu --synthetic llama-3.2-1b:Q4_K -p 16 -n 16 -r 1 > /dev/null 2>&1
 }
 
+# sbs_depth NAME..: from an EXTRA script (the pipeline's lb, wg and mf),
+# both engines' tg128 at depth 0, 2,048 and 8,192 on each model NAME
+# (e.g. llama-3.1-8b-Q8_0; ours in one load), as lb-depth-NAME.json and
+# webgguf.log's depth-NAME. The dated extra.sh scripts before 2026-12-07
+# wrote this loop out.
+sbs_depth() {
+  local n f
+  for n in "$@"; do
+    f=$(mf $n); [ -n "$f" ] || continue
+    lb depth-$n 150 -m $f -ngl 99 -p 0 -n 128 -d 0,2048,8192 -r 3 -fa 1
+    wg depth-$n 150 bench -m $f --backend gpu --ctx 8448 -p 1 -n 128 -d 0,2048,8192 -r 3 --json
+  done
+}
+
 # sbs_tg BINARY MODEL: decode tok/s of BINARY on synthetic MODEL (tg64
 # median of 3 after one prompt token), or "fail"; the caller's prefix
 # assignments (WEBGGUF_GPU_*) reach the binary; TG_TIMEOUT (default 100 s)
