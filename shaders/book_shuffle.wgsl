@@ -30,9 +30,12 @@ var<private> BOOK_HI: vec4<u32>;
 fn iq4_lut_fill() {
     let n = SGL % BOOK_LANES;
     let a = iq4_bytes(n) & 0xffu;
-    let b = iq4_bytes((n + 8u) & 15u) & 0xffu;
     BOOK_LO = vec4<u32>(a, a << 8u, a << 16u, a << 24u);
-    BOOK_HI = vec4<u32>(b, b << 8u, b << 16u, b << 24u);
+    // With 16 lanes every nibble is in BOOK_LO, and BOOK_HI stays unread.
+    if BOOK_LANES < 16u {
+        let b = iq4_bytes((n + 8u) & 15u) & 0xffu;
+        BOOK_HI = vec4<u32>(b, b << 8u, b << 16u, b << 24u);
+    }
 }
 
 // Nibble n's value (at the byte that lo and hi hold it at).

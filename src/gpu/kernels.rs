@@ -3188,7 +3188,10 @@ impl Kernels {
             ))
             .or_insert_with(|| {
                 let mut src = String::new();
-                if sg && cfg!(target_arch = "wasm32") {
+                // A browser's compiler wants the directive and naga
+                // rejects it: which one compiles follows the adapter's
+                // backend, not the build's target.
+                if sg && gpu.adapter.backend == wgpu::Backend::BrowserWebGpu {
                     src.push_str("enable subgroups;\n");
                 }
                 src.push_str(&format!(

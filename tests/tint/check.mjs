@@ -12,8 +12,9 @@
 // nothing else compiles these kernels as Chrome does. Tint rejects a whole
 // module for one offending entry point, even one never dispatched.
 //
-// As the wasm build does (kernels.rs: `enable subgroups;` before every
-// matvec that uses subgroups; naga rejects the directive natively), a file
+// As a browser's adapter gets (kernels.rs: `enable subgroups;` before every
+// matvec that uses subgroups on the BrowserWebGpu backend; naga rejects
+// the directive), a file
 // that uses subgroup operations gets that directive first, and one that
 // declares f16 values `enable f16;`.
 //
