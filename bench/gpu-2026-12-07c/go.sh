@@ -16,7 +16,8 @@
 # gzipped as .sbs/webgguf.gz, the lib's test binary (cargo test --release
 # --lib --no-run) as .sbs/tests-lib.gz; bash bench/sbs-compact.sh.
 set -u
-export SHAPES='llama-3.2-1b llama-3.1-8b' QUANTS='Q4_K_M Q5_K_M Q6_K IQ4_XS Q4_0 Q8_0 F16'
+# SHAPES and QUANTS from the caller cut the run where device time is short.
+export SHAPES="${SHAPES:-llama-3.2-1b llama-3.1-8b}" QUANTS="${QUANTS:-Q4_K_M Q5_K_M Q6_K IQ4_XS Q4_0 Q8_0 F16}"
 H=$(cd "$(dirname "$0")" && pwd)
 . "$H"/../sbs-common.sh
 bins=webgguf
