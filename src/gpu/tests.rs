@@ -3313,6 +3313,46 @@ fn check_int_block(ty: GgmlType, row: &[u8], cols: usize) {
     }
 }
 
+/// The code book's 16-lane form (book_shuffle.wgsl with BOOK_LANES = 16:
+/// one shuffle a nibble), which devices whose subgroups have 16 lanes or
+/// more take (NVIDIA's and AMD's, natively and in a browser), built here
+/// whatever this device's subgroups are, so that with WEBGGUF_TEST_WGSL
+/// (scripts/test.sh) Chrome's compiler checks that form too: lavapipe's
+/// 8-lane subgroups otherwise build only the 8-lane one. Built, never run
+/// (on narrower subgroups its lookups would read lanes that do not hold
+/// their values; `wide_int_matvec_matches_integer_twin` runs the form this
+/// device takes, and the H100's and H200's runs of it the 16-lane form).
+/// Fails where a build errors or the source lacks the 16-lane shuffles.
+#[test]
+fn code_book_16_lanes_builds_for_every_entry() {
+    let Some(g) = int_gpu() else { return };
+    let (g, list) = g.recording_shaders();
+    let mut k = Kernels::new(&g, &tuning());
+    if k.book_lanes == 0 {
+        eprintln!("SKIPPED: no code book by shuffles on this device");
+        return;
+    }
+    k.book_lanes = 16;
+    for ty in [GgmlType::IQ4_XS, GgmlType::IQ4_NL] {
+        for mv in [Mv::Main, Mv::Silu, Mv::Qkv, Mv::Head] {
+            let path = k.int_path([ty; 3], mv, true);
+            assert!(matches!(path, MvPath::Wide { .. }), "{ty} {mv:?}: {path:?}");
+            k.matvec(&g, [ty; 3], mv, 4, 4096, path, false).unwrap();
+            g.check().unwrap_or_else(|e| panic!("{ty} {mv:?}: {e}"));
+        }
+    }
+    let built = lock_shaders(&list);
+    assert_eq!(built.len(), 8);
+    for r in built.iter() {
+        assert!(
+            r.source.contains("const BOOK_LANES: u32 = 16u;")
+                && r.source.contains("subgroupShuffle"),
+            "{}: not the 16-lane code book",
+            r.label
+        );
+    }
+}
+
 /// The integer matvec, wide (wide.wgsl) and per-unit, for every format
 /// with a wide decoder vs `int_twin` on the int8 x the GPU's own quantize
 /// pass left (read back; `quantize_x_matches_cpu` checks that pass). Rows
