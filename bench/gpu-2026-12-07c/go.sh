@@ -7,7 +7,7 @@
 # (HEAD~1 of this script's commit: 27a8139's kernels, with the code book by
 # subgroupShuffle, f1e4893, and Q8_0's integer path, 27a8139, which
 # 2026-12-02d's matrix predates; since then only the subgroup directive by
-# backend and BOOK_HI's fill guarded, no change of what runs); next.sh
+# backend and BOOK_HI's fill guarded, no change of what runs); 2026-12-07's next.sh
 # runs every gpu:: test while llama-quantize runs; extra.sh, after the
 # benches, runs depth for both engines on the 8B Q4_K_M, IQ4_XS and Q8_0
 # and gpu-profile of the 8B IQ4_XS and Q8_0 (the kit profiles the
@@ -22,4 +22,4 @@ H=$(cd "$(dirname "$0")" && pwd)
 . "$H"/../sbs-common.sh
 bins=webgguf
 [ -f .sbs/tests-lib.gz ] && bins="$bins tests-lib"
-sbs_go "${1:-560}" "$H"/next.sh "$H"/extra.sh $bins
+sbs_go "${1:-560}" "$H"/../gpu-2026-12-07/next.sh "$H"/extra.sh $bins

@@ -14,9 +14,8 @@
 //
 // As a browser's adapter gets (kernels.rs: `enable subgroups;` before every
 // matvec that uses subgroups on the BrowserWebGpu backend; naga rejects
-// the directive), a file
-// that uses subgroup operations gets that directive first, and one that
-// declares f16 values `enable f16;`.
+// the directive), a file that uses subgroup operations gets that directive
+// first, and one that declares f16 values `enable f16;`.
 //
 // The tensor-core kernels (wgpu's native cooperative-matrix extension)
 // are left out. It fails when: a module has an error; DIR holds fewer

@@ -1,6 +1,15 @@
-# Run from res/: the per-kernel decode bandwidth table of BENCHMARKS.md 2026-12-07c (2026-12-02c's kbw.py, the files as arguments, Q4_K_M, IQ4_XS and Q8_0 by default)
-# (gpu-profile of every 8B file in webgguf.log; bytes from llama-quantize's logs).
-import re,json,sys,collections
+#!/usr/bin/env python3
+"""The per-kernel decode bandwidth table of BENCHMARKS.md (2026-12-07c on).
+
+Usage: scripts/kbw.py RESDIR [QUANT..]   (default: Q4_K_M IQ4_XS Q8_0)
+RESDIR is one gpu-side-by-side result folder: gpu-profile of each real
+8B file (webgguf.log's prof-llama-3.1-8b-QUANT) against the bytes each
+kernel group reads, from llama-quantize's per-tensor logs
+(quant-llama-3.1-8b-QUANT.log). The dated kbw.py scripts of 2026-12-02
+and 12-02c are the records of their runs' tables.
+"""
+import re,json,sys,collections,os
+os.chdir(sys.argv[1])
 # per-kernel decode bandwidth: bytes each decode kernel group reads (weights), from
 # llama-quantize's per-tensor log, against gpu-profile's timed-alone us
 groups={'qkv':['attn_q','attn_k','attn_v'],'wo':['attn_output'],'gate_up':['ffn_gate','ffn_up'],'down':['ffn_down'],'lm_head':['output']}
@@ -22,7 +31,7 @@ def sizes(q):
 log=open('webgguf.log').read()
 print('| file | qkv | wo | gate/up | down | LM head | step (fed) |')
 print('| --- | --- | --- | --- | --- | --- | ---: |')
-for q in sys.argv[1:] or ['Q4_K_M','IQ4_XS','Q8_0']:
+for q in sys.argv[2:] or ['Q4_K_M','IQ4_XS','Q8_0']:
     i=log.index(f'### prof-llama-3.1-8b-{q} '); j=log.index(f'### end prof-llama-3.1-8b-{q} ')
     body=log[i:j]; d=json.loads(body[body.index('{'):])
     us={x['kernel']:x['us'] for x in d['kernels_decode']['by_kernel']}
