@@ -3322,7 +3322,12 @@ fn check_int_block(ty: GgmlType, row: &[u8], cols: usize) {
 /// (on narrower subgroups its lookups would read lanes that do not hold
 /// their values; `wide_int_matvec_matches_integer_twin` runs the form this
 /// device takes, and the H100's and H200's runs of it the 16-lane form).
-/// Fails where a build errors or the source lacks the 16-lane shuffles.
+/// The team kernels too: glu_q (gate/up, SiLU and GELU, in the default
+/// and the narrow team shape where this device holds them, reading the
+/// int8 x of a quantize pass and quantizing its own where that fits) and
+/// main_q (Wo and down) in the engine's shape; the real 8B IQ4_XS decodes
+/// through those. Fails where a build errors or the source lacks the
+/// 16-lane shuffles.
 #[test]
 fn code_book_16_lanes_builds_for_every_entry() {
     let Some(g) = int_gpu() else { return };
@@ -3341,8 +3346,38 @@ fn code_book_16_lanes_builds_for_every_entry() {
             g.check().unwrap_or_else(|e| panic!("{ty} {mv:?}: {e}"));
         }
     }
+    let mut want = 8;
+    for ty in [GgmlType::IQ4_XS, GgmlType::IQ4_NL] {
+        let f = [ty; 3];
+        for mv in [Mv::Silu, Mv::Gelu] {
+            let path = k.int_path(f, mv, true);
+            let mut shapes = vec![k.glu_q_shape, k.glu_q_narrow_shape];
+            shapes.dedup();
+            shapes.retain(|&s| k.glu_q_fits(s, f));
+            for shape in shapes {
+                for own_x in [false, true] {
+                    if own_x && !kernels::own_x_fits(shape, f, 4096) {
+                        continue;
+                    }
+                    k.matvec_glu_q(&g, f, mv, shape, 4096, path, own_x, true)
+                        .unwrap();
+                    g.check()
+                        .unwrap_or_else(|e| panic!("{ty} {mv:?} {shape:?} own x {own_x}: {e}"));
+                    want += 1;
+                }
+            }
+        }
+        let path = k.int_path(f, Mv::Main, true);
+        k.matvec_main_q(&g, f, k.wo_q_shape, 4096, path).unwrap();
+        g.check().unwrap_or_else(|e| panic!("{ty} main_q: {e}"));
+        want += 1;
+    }
+    // At least the default glu_q shape (256 threads) and main_q for both
+    // formats, beside the 8 plain entries.
+    assert!(want >= 8 + 2 * 3, "{want} kernels built");
+    eprintln!("{want} kernels of the 16-lane code book built");
     let built = lock_shaders(&list);
-    assert_eq!(built.len(), 8);
+    assert_eq!(built.len(), want);
     for r in built.iter() {
         assert!(
             r.source.contains("const BOOK_LANES: u32 = 16u;")
