@@ -34,6 +34,13 @@ fn ro(@builtin(local_invocation_index) i: u32) {
 }
 ";
 
+/// How long `profile_ops` keeps the GPU busy before it times (and at most
+/// how many steps): long enough for a GPU's clocks to come back up from
+/// idle (the H100's took up to ~0.7 s of work in nvidia-smi's samples,
+/// 2026-12-07f; one 8B step is ~4 ms).
+const WARM_BUSY: std::time::Duration = std::time::Duration::from_millis(1000);
+const WARM_MAX: usize = 1000;
+
 fn us(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e6
 }
@@ -243,7 +250,37 @@ impl GpuBackend {
         };
         let mut sums: Vec<f64> = vec![0.0; n];
         let toks: Vec<u32> = (0..n_tok as u32).map(|i| i % self.vocab as u32).collect();
-        for rep in 0..reps + 1 {
+        // Untimed steps first, until the GPU has been kept busy for
+        // WARM_BUSY: one was too few where the lists were just built (their
+        // pipelines compiled while the GPU idled, and its clocks dropped).
+        // On an H100 gpu-profile then timed every kernel of the 8B Q8_0's
+        // depth half ~2.5x slow, the embedding and LM head included, and
+        // nvidia-smi showed the SM clock at 375-525 MHz against 1,980 once
+        // busy (BENCHMARKS.md, 2026-12-07f).
+        let warm_from = Instant::now();
+        let mut warm = 0;
+        while warm == 0 || (warm < WARM_MAX && warm_from.elapsed() < WARM_BUSY) {
+            self.write_inputs(&toks, pos)?;
+            let mut enc = self
+                .gpu
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+            {
+                let mut pass = enc.begin_compute_pass(&Default::default());
+                for op in &ops[..n] {
+                    kernels::encode(
+                        &mut pass,
+                        std::slice::from_ref(*op),
+                        n_tok as u32,
+                        Some(pos as u32),
+                    );
+                }
+            }
+            self.gpu.queue.submit([enc.finish()]);
+            self.gpu.wait_idle().await?;
+            warm += 1;
+        }
+        for _ in 0..reps {
             self.write_inputs(&toks, pos)?;
             let mut enc = self
                 .gpu
@@ -263,10 +300,8 @@ impl GpuBackend {
             }
             self.gpu.queue.submit([enc.finish()]);
             let d = stamps.durations(&self.gpu).await?;
-            if rep > 0 {
-                for (s, v) in sums.iter_mut().zip(&d) {
-                    *s += v / reps as f64;
-                }
+            for (s, v) in sums.iter_mut().zip(&d) {
+                *s += v / reps as f64;
             }
         }
         let mut by: Vec<(&str, usize, f64)> = Vec::new();
