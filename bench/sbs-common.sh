@@ -171,3 +171,24 @@ sbs_ab() {
     done
   done
 }
+
+# sbs_begin: the opening of a short call's script (started by
+# bench/gpu-2026-12-03/start.sh): R (its results folder, /tmp/res), W (the
+# CLI), S (its start second), `log LINE` (timestamped into R/pipeline.log
+# and stdout) and a first line naming the card and driver. The short
+# scripts of 2026-12-03 to 2026-12-07e wrote these lines out each.
+sbs_begin() {
+  R=/tmp/res
+  W=.sbs/webgguf
+  S=$(date +%s)
+  log "start; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+}
+log() { echo "$(date +%T) $*" | tee -a $R/pipeline.log; }
+
+# sbs_smi FILE: the card's clocks, power, temperature and throttle
+# reasons every 100 ms into FILE, in the background, until the call ends
+# (for reading a run's phases against its clocks: log's timestamps).
+sbs_smi() {
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu,clocks_event_reasons.active \
+    --format=csv,noheader -lms 100 > "$1" 2>&1 &
+}
