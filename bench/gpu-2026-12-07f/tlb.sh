@@ -18,7 +18,7 @@ sbs_begin
 sbs_smi $R/smi.csv
 prof() { # MODEL DEPTH
   log "profile $1 -d $2 begin"
-  timeout 90 $W gpu-profile --synthetic $1 -n 16 -d $2 > $R/prof-${1#llama-}-d$2.json 2> $R/prof.err
+  timeout 90 $W gpu-profile --synthetic $1 -n 16 -d $2 > $R/prof-$(echo ${1#llama-} | tr : -)-d$2.json 2> $R/prof.err
   log "profile $1 -d $2 rc=$? after $(( $(date +%s) - S )) s"
 }
 for d in 2048 4096 6144 8192; do prof llama-3.1-8b:Q4_K $d; done
