@@ -2,8 +2,9 @@
 # NOT RUN: written in 2026-12-07f for a fourth call, which the session's
 # device time did not cover (ready for the next; carry ['.sbs'] with a
 # CLI of main 85b782e or later, `bash bench/gpu-2026-12-03/start.sh
-# bench/gpu-2026-12-07f/att.sh 150` on a fresh machine). The question: whether the products read slower after any deep
-# attention or after split.wgsl's: gpu-profile -d 8192 of the synthetic
+# bench/gpu-2026-12-07f/att.sh 150` on a fresh machine). The question:
+# whether the products read slower after any deep attention or after
+# split.wgsl's: gpu-profile -d 8192 of the synthetic
 # 8B Q4_K with split.wgsl (default), with attention.wgsl's `split` in its
 # place (WEBGGUF_GPU_DEEP_KEYS=0: the same cache read, another kernel,
 # ~5x slower), and with split.wgsl's near tier only (FAR_KEYS=0).
