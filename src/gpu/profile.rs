@@ -261,22 +261,9 @@ impl GpuBackend {
         let mut warm = 0;
         while warm == 0 || (warm < WARM_MAX && warm_from.elapsed() < WARM_BUSY) {
             self.write_inputs(&toks, pos)?;
-            let mut enc = self
-                .gpu
-                .device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-            {
-                let mut pass = enc.begin_compute_pass(&Default::default());
-                for op in &ops[..n] {
-                    kernels::encode(
-                        &mut pass,
-                        std::slice::from_ref(*op),
-                        n_tok as u32,
-                        Some(pos as u32),
-                    );
-                }
-            }
-            self.gpu.queue.submit([enc.finish()]);
+            let at = (n_tok as u32, Some(pos as u32));
+            let cb = self.gpu.encode(&[], &lists, at, &[], None);
+            self.gpu.queue.submit([cb]);
             self.gpu.wait_idle().await?;
             warm += 1;
         }
