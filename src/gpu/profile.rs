@@ -41,6 +41,14 @@ fn ro(@builtin(local_invocation_index) i: u32) {
 const WARM_BUSY: std::time::Duration = std::time::Duration::from_millis(1000);
 const WARM_MAX: usize = 1000;
 
+/// gpu-profile's `--touch`: `mib` MiB read after each layer's attention
+/// (untimed), from `bufs` buffers in turn; 0 MiB: none.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Touch {
+    pub mib: u64,
+    pub bufs: usize,
+}
+
 fn us(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e6
 }
@@ -233,6 +241,57 @@ impl GpuBackend {
     /// below `pos` holds whatever it holds (zeros after a load): attention
     /// reads all of it either way, so the time is a real step's.
     async fn profile_ops(&mut self, n_tok: usize, pos: usize, reps: usize) -> Result<Value> {
+        self.profile_ops_touching(n_tok, pos, reps, Touch::default())
+            .await
+    }
+
+    /// `profile_ops`, with an untimed read of `touch.mib` MiB after each
+    /// layer's attention, from `touch.bufs` buffers in turn: what a deep
+    /// step's attention reads, without attention (a test of whether the
+    /// products slow after it for the bytes it reads, or for how many
+    /// distinct ones).
+    async fn profile_ops_touching(
+        &mut self,
+        n_tok: usize,
+        pos: usize,
+        reps: usize,
+        touch: Touch,
+    ) -> Result<Value> {
+        // The read kernel binds each buffer whole.
+        let bytes = touch.mib.saturating_mul(1 << 20);
+        let most = self.gpu.limits.max_storage_buffer_binding_size;
+        if bytes > most {
+            return Err(crate::error::Error::InvalidArgument(format!(
+                "--touch {} MiB: past the device's storage binding of {} MiB",
+                touch.mib,
+                most >> 20
+            )));
+        }
+        // A step reads one buffer after each layer's attention, so more
+        // buffers than layers would never be read.
+        let layers = self
+            .layer_list(n_tok, self.keys(n_tok, pos))
+            .iter()
+            .filter(|o| o.label == "attention")
+            .count();
+        let bufs = if touch.mib > 0 {
+            touch.bufs.min(layers)
+        } else {
+            0
+        };
+        let groups = super::bandwidth::groups_for(bytes / super::bandwidth::WORD);
+        let touched: Vec<(wgpu::Buffer, wgpu::Buffer)> = (0..bufs)
+            .map(|_| {
+                let out = self
+                    .gpu
+                    .storage("touch sums", groups as u64 * super::bandwidth::WORD)?;
+                Ok((self.gpu.storage("touch", bytes)?, out))
+            })
+            .collect::<Result<_>>()?;
+        let touch_ops: Vec<Op> = touched
+            .iter()
+            .map(|(src, out)| super::bandwidth::read_op(&self.gpu, src, out, groups))
+            .collect();
         let lists = self.lists_at(n_tok, pos);
         let ops: Vec<&Op> = lists
             .iter()
@@ -273,6 +332,7 @@ impl GpuBackend {
                 .gpu
                 .device
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+            let mut k = 0;
             for (j, op) in ops[..n].iter().enumerate() {
                 let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: None,
@@ -284,6 +344,13 @@ impl GpuBackend {
                     n_tok as u32,
                     Some(pos as u32),
                 );
+                drop(pass);
+                if op.label == "attention" && !touch_ops.is_empty() {
+                    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
+                    let t = &touch_ops[k % touch_ops.len()];
+                    kernels::encode(&mut pass, std::slice::from_ref(t), 1, None);
+                    k += 1;
+                }
             }
             self.gpu.queue.submit([enc.finish()]);
             let d = stamps.durations(&self.gpu).await?;
@@ -305,6 +372,8 @@ impl GpuBackend {
         Ok(json!({
             "tokens": n_tok,
             "position": pos,
+            "touch_mib": touch.mib,
+            "touch_bufs": bufs,
             "sum_of_kernels_us": total,
             "by_kernel": by.iter().map(|(l, c, t)| json!({"kernel": l, "count": c, "us": t})).collect::<Vec<_>>(),
         }))
@@ -381,7 +450,7 @@ impl GpuBackend {
 
     /// Everything above, for `tokens` decode steps; with `depth` > 0 also
     /// the decode step's kernels at that position.
-    pub async fn profile(&mut self, tokens: usize, depth: usize) -> Result<Value> {
+    pub async fn profile(&mut self, tokens: usize, depth: usize, touch: Touch) -> Result<Value> {
         let mut rng = crate::sampler::Rng::new(1234);
         let ids: Vec<u32> = (0..tokens.max(8) + 4)
             .map(|_| (rng.next_u32() as u64 % self.vocab as u64) as u32)
@@ -399,6 +468,10 @@ impl GpuBackend {
             "wall_per_step": self.profile_pipeline(ids).await?,
             "kernels_decode": self.profile_ops(1, 0, 5).await?,
             "kernels_decode_at_depth": at_depth,
+            "kernels_decode_touched": match touch.mib {
+                0 => Value::Null,
+                _ => self.profile_ops_touching(1, 0, 5, touch).await?,
+            },
             "kernels_prefill": self.profile_ops(batch, 0, 3).await?,
             "round_trip": self.profile_round_trip().await?,
             "bare_dispatch": self.profile_bare(1000).await?,
@@ -415,6 +488,7 @@ pub async fn profile_model(
     gpu_opts: GpuOptions,
     tokens: usize,
     depth: usize,
+    touch: Touch,
 ) -> Result<Value> {
     let Loaded {
         config, weights, ..
@@ -431,5 +505,5 @@ pub async fn profile_model(
     )
     .await?;
     drop(weights);
-    b.profile(tokens, depth).await
+    b.profile(tokens, depth, touch).await
 }

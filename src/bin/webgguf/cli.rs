@@ -45,10 +45,12 @@ commands:
            device memory bandwidth: buffer-to-buffer copies, and compute
            kernels that copy and that read (buffers capped at the storage
            binding limit); the kernel read is the ceiling for rooflines
-  gpu-profile -m MODEL [-n 64] [-d DEPTH] [--shaders DIR]
+  gpu-profile -m MODEL [-n 64] [-d DEPTH] [--touch MIB [--touch-bufs 32]] [--shaders DIR]
            where a GPU decode step's time goes (JSON): CPU encode/submit/wait,
            GPU time per step and per kernel, bare dispatch cost; -d: also the
            decode step's kernels at position DEPTH (context DEPTH + 1);
+           --touch: also the kernels at position 0 with MIB MiB read after
+           each layer's attention, untimed, from --touch-bufs buffers in turn;
            --shaders: write each compiled pipeline's WGSL into DIR (one file
            each, `index.tsv` naming its label and entry point), for
            tools/pipeline-stats
@@ -875,10 +877,14 @@ fn parse_depths(s: &str) -> Result<Vec<usize>, String> {
 
 fn cmd_gpu_profile(args: &Args) -> CliResult {
     let mut allowed = COMMON.to_vec();
-    allowed.extend(["-n", "-d", "--shaders"]);
+    allowed.extend(["-n", "-d", "--shaders", "--touch", "--touch-bufs"]);
     args.check(&allowed)?;
     let n: usize = args.num(&["-n"], 64)?;
     let depth: usize = args.num(&["-d"], 0)?;
+    let touch = gpu::profile::Touch {
+        mib: args.num(&["--touch"], 0)?,
+        bufs: args.num(&["--touch-bufs"], 32)?.max(1),
+    };
     let shader_dir = args.str(&["--shaders"]).map(std::path::PathBuf::from);
     let bytes = match args.str(&["--synthetic"]) {
         Some(spec) => {
@@ -895,7 +901,8 @@ fn cmd_gpu_profile(args: &Args) -> CliResult {
     let (v, shaders) = block_on(async {
         let (g, shaders) = gpu::Gpu::new().await?.recording_shaders();
         let v =
-            gpu::profile::profile_model(g, bytes, opts, gpu_options_from_env(), n, depth).await?;
+            gpu::profile::profile_model(g, bytes, opts, gpu_options_from_env(), n, depth, touch)
+                .await?;
         Ok::<_, webgguf::Error>((v, shaders))
     })?;
     println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
