@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 2026-12-07g, second call (fresh machine, carry ['.sbs'], the CLI of
+# 2026-12-07g, second call (ran: res-touch2/; fresh machine, carry ['.sbs'], the CLI of
 # wip/robust, whose gpu-profile --touch is main's):
 #   bash bench/gpu-2026-12-03/start.sh bench/gpu-2026-12-07g/touch2.sh SECONDS
 # rob.sh found the products slow after reads of many distinct bytes, not
