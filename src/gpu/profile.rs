@@ -449,7 +449,8 @@ impl GpuBackend {
     }
 
     /// Everything above, for `tokens` decode steps; with `depth` > 0 also
-    /// the decode step's kernels at that position.
+    /// the decode step's kernels at that position, and with `touch.mib` > 0
+    /// at position 0 with the touch reads (`profile_ops_touching`).
     pub async fn profile(&mut self, tokens: usize, depth: usize, touch: Touch) -> Result<Value> {
         let mut rng = crate::sampler::Rng::new(1234);
         let ids: Vec<u32> = (0..tokens.max(8) + 4)
