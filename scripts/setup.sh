@@ -18,6 +18,22 @@ GEMMA=$CACHE/gemma-3-270m-q4_k_m.gguf
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
+# Run a registry fetch quietly; on failure try once more (a registry's
+# passing hiccup failed a local CI run, 2026-12-07g), and if that fails too,
+# show what it said: a silenced fetch that fails leaves CI with no reason.
+fetch() {
+  local out
+  out=$(mktemp)
+  if "$@" >"$out" 2>&1 || { sleep 10; "$@" >"$out" 2>&1; }; then
+    rm -f "$out"
+  else
+    log "failed twice: $*"
+    tail -n 30 "$out" >&2
+    rm -f "$out"
+    return 1
+  fi
+}
+
 # Rust target for the browser build; the native toolchain comes with the machine.
 if ! rustup target list --installed 2>/dev/null | grep -q wasm32-unknown-unknown; then
   log "adding wasm32-unknown-unknown target"
@@ -130,10 +146,10 @@ fi
 # Debian's binaryen (108) emits modules that fail to instantiate; npm's 132 works.
 if [ ! -x "$TOOLS/node_modules/.bin/wasm-opt" ]; then
   log "npm install binaryen@132.0.0"
-  npm install --silent --no-audit --no-fund --prefix "$TOOLS" binaryen@132.0.0 >/dev/null
+  fetch npm install --no-audit --no-fund --prefix "$TOOLS" binaryen@132.0.0
 fi
 [ "$MODE" = "--browser" ] || exit 0
 if [ ! -d tests/e2e/node_modules ] || [ tests/e2e/package-lock.json -nt tests/e2e/node_modules ]; then
   log "npm ci in tests/e2e"
-  (cd tests/e2e && npm ci --silent --no-audit --no-fund >/dev/null)
+  (cd tests/e2e && fetch npm ci --no-audit --no-fund)
 fi
