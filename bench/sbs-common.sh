@@ -185,6 +185,16 @@ sbs_begin() {
 }
 log() { echo "$(date +%T) $*" | tee -a $R/pipeline.log; }
 
+# sbs_prof NAME MODEL ARGS..: gpu-profile of synthetic MODEL (-n 8, then
+# ARGS) into R/prof-NAME.json, its stderr beside it, and a log line (the
+# short profiling scripts from 2026-12-07g; tlb.sh and tlb2.sh of 07f
+# wrote their own).
+sbs_prof() {
+  local n=$1 m=$2; shift 2
+  timeout 90 $W gpu-profile --synthetic $m -n 8 "$@" > $R/prof-$n.json 2> $R/prof-$n.err
+  log "profile $n rc=$? after $(( $(date +%s) - S )) s"
+}
+
 # sbs_smi FILE: the card's clocks, power, temperature and throttle
 # reasons every 100 ms into FILE, in the background, until the call ends
 # (for reading a run's phases against its clocks: log's timestamps).

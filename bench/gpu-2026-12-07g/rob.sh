@@ -24,11 +24,6 @@ set -u
 . bench/sbs-common.sh
 sbs_begin
 sbs_smi $R/smi.csv
-prof() { # NAME TYPE ARGS..
-  local n=$1 t=$2; shift 2
-  timeout 90 $W gpu-profile --synthetic llama-3.1-8b:$t -n 8 "$@" > $R/prof-$n.json 2> $R/prof-$n.err
-  log "profile $n rc=$? after $(( $(date +%s) - S )) s"
-}
 for v in D R D R; do
   e=A=1; [ $v = R ] && e=WEBGGUF_GPU_ROBUST=0
   env $e timeout 60 $W gpu-bandwidth --mib 1024 -r 20 --json > $R/bw-$v-$(date +%s).json 2> $R/bw-$v.err
@@ -38,12 +33,12 @@ RB=WEBGGUF_GPU_ROBUST=0,WEBGGUF_GPU_BOUNDS=0
 sbs_ab $R/tg.txt "llama-3.1-8b:F16 llama-3.1-8b:IQ4_XS llama-3.1-8b:Q4_K" \
   D:webgguf RB:webgguf:$RB R:webgguf:WEBGGUF_GPU_ROBUST=0 B:webgguf:WEBGGUF_GPU_BOUNDS=0
 log "tg done after $(( $(date +%s) - S )) s"
-prof Q4_K-d8k-t32x32 Q4_K -d 8192 --touch 32 --touch-bufs 32
-prof Q4_K-t32x1 Q4_K --touch 32 --touch-bufs 1
-prof Q4_K-t256x32 Q4_K --touch 256 --touch-bufs 32
-prof Q4_K-t4x32 Q4_K --touch 4 --touch-bufs 32
-prof Q8_0-d8k-t32x32 Q8_0 -d 8192 --touch 32 --touch-bufs 32
-prof Q4_K-t32x32-again Q4_K --touch 32 --touch-bufs 32
+sbs_prof Q4_K-d8k-t32x32 llama-3.1-8b:Q4_K -d 8192 --touch 32 --touch-bufs 32
+sbs_prof Q4_K-t32x1 llama-3.1-8b:Q4_K --touch 32 --touch-bufs 1
+sbs_prof Q4_K-t256x32 llama-3.1-8b:Q4_K --touch 256 --touch-bufs 32
+sbs_prof Q4_K-t4x32 llama-3.1-8b:Q4_K --touch 4 --touch-bufs 32
+sbs_prof Q8_0-d8k-t32x32 llama-3.1-8b:Q8_0 -d 8192 --touch 32 --touch-bufs 32
+sbs_prof Q4_K-t32x32-again llama-3.1-8b:Q4_K --touch 32 --touch-bufs 32
 for t in IQ4_XS; do
   for v in D RB D RB; do
     e=A=1; [ $v = RB ] && e="WEBGGUF_GPU_ROBUST=0 WEBGGUF_GPU_BOUNDS=0"

@@ -13,15 +13,10 @@ set -u
 . bench/sbs-common.sh
 sbs_begin
 sbs_smi $R/smi.csv
-prof() { # NAME MODEL ARGS..
-  local n=$1 m=$2; shift 2
-  timeout 90 $W gpu-profile --synthetic $m -n 8 "$@" > $R/prof-$n.json 2> $R/prof-$n.err
-  log "profile $n rc=$? after $(( $(date +%s) - S )) s"
-}
-for nb in 4 8 16; do prof 8B-Q4_K-t32x$nb llama-3.1-8b:Q4_K --touch 32 --touch-bufs $nb; done
-prof 8B-Q4_K-t128x32 llama-3.1-8b:Q4_K --touch 128 --touch-bufs 32
-prof 1B-Q4_K-t32x16 llama-3.2-1b:Q4_K --touch 32 --touch-bufs 16
-prof 1B-Q4_K-t128x16 llama-3.2-1b:Q4_K --touch 128 --touch-bufs 16
-prof 8B-F16-t32x32 llama-3.1-8b:F16 --touch 32 --touch-bufs 32
+for nb in 4 8 16; do sbs_prof 8B-Q4_K-t32x$nb llama-3.1-8b:Q4_K --touch 32 --touch-bufs $nb; done
+sbs_prof 8B-Q4_K-t128x32 llama-3.1-8b:Q4_K --touch 128 --touch-bufs 32
+sbs_prof 1B-Q4_K-t32x16 llama-3.2-1b:Q4_K --touch 32 --touch-bufs 16
+sbs_prof 1B-Q4_K-t128x16 llama-3.2-1b:Q4_K --touch 128 --touch-bufs 16
+sbs_prof 8B-F16-t32x32 llama-3.1-8b:F16 --touch 32 --touch-bufs 32
 log "all done after $(( $(date +%s) - S )) s"
 touch $R/DONE
