@@ -18,21 +18,7 @@ GEMMA=$CACHE/gemma-3-270m-q4_k_m.gguf
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
-# Run a registry fetch quietly; on failure try once more (a registry's
-# passing hiccup failed a local CI run, 2026-12-07g), and if that fails too,
-# show what it said: a silenced fetch that fails leaves CI with no reason.
-fetch() {
-  local out
-  out=$(mktemp)
-  if "$@" >"$out" 2>&1 || { sleep 10; "$@" >"$out" 2>&1; }; then
-    rm -f "$out"
-  else
-    log "failed twice: $*"
-    tail -n 30 "$out" >&2
-    rm -f "$out"
-    return 1
-  fi
-}
+. "$ROOT/scripts/fetch.sh"
 
 # Rust target for the browser build; the native toolchain comes with the machine.
 if ! rustup target list --installed 2>/dev/null | grep -q wasm32-unknown-unknown; then

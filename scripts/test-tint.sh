@@ -6,10 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -d tests/tint/node_modules ] || [ tests/tint/package-lock.json -nt tests/tint/node_modules ]; then
-  # As setup.sh's fetch: once more on failure, and what npm said if that
-  # fails too.
-  (cd tests/tint && { npm ci --no-audit --no-fund > /tmp/tint-npm.log 2>&1 ||
-    { sleep 10; npm ci --no-audit --no-fund > /tmp/tint-npm.log 2>&1; } ||
-    { tail -n 30 /tmp/tint-npm.log >&2; exit 1; }; })
+  . scripts/fetch.sh
+  (cd tests/tint && fetch npm ci --no-audit --no-fund)
 fi
 node tests/tint/check.mjs "$1"
