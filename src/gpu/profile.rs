@@ -49,6 +49,11 @@ pub struct Touch {
     pub bufs: usize,
 }
 
+/// A layer's (first) attention dispatch, after which `--touch` reads.
+fn is_attention(op: &Op) -> bool {
+    op.label == "attention"
+}
+
 fn us(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e6
 }
@@ -257,6 +262,17 @@ impl GpuBackend {
         reps: usize,
         touch: Touch,
     ) -> Result<Value> {
+        let lists = self.lists_at(n_tok, pos);
+        let ops: Vec<&Op> = lists
+            .iter()
+            .flat_map(|l| l.iter())
+            .filter(|o| {
+                o.shape
+                    .groups_at(n_tok as u32, Some(pos as u32))
+                    .iter()
+                    .all(|&g| g > 0)
+            })
+            .collect();
         // The read kernel binds each buffer whole.
         let bytes = touch.mib.saturating_mul(1 << 20);
         let most = self.gpu.limits.max_storage_buffer_binding_size;
@@ -269,11 +285,7 @@ impl GpuBackend {
         }
         // A step reads one buffer after each layer's attention, so more
         // buffers than layers would never be read.
-        let layers = self
-            .layer_list(n_tok, self.keys(n_tok, pos))
-            .iter()
-            .filter(|o| o.label == "attention")
-            .count();
+        let layers = ops.iter().filter(|o| is_attention(o)).count();
         let bufs = if touch.mib > 0 {
             touch.bufs.min(layers)
         } else {
@@ -291,17 +303,6 @@ impl GpuBackend {
         let touch_ops: Vec<Op> = touched
             .iter()
             .map(|(src, out)| super::bandwidth::read_op(&self.gpu, src, out, groups))
-            .collect();
-        let lists = self.lists_at(n_tok, pos);
-        let ops: Vec<&Op> = lists
-            .iter()
-            .flat_map(|l| l.iter())
-            .filter(|o| {
-                o.shape
-                    .groups_at(n_tok as u32, Some(pos as u32))
-                    .iter()
-                    .all(|&g| g > 0)
-            })
             .collect();
         let n = ops.len().min(2000);
         let Some(stamps) = Stamps::new(&self.gpu, 2 * n as u32) else {
@@ -345,7 +346,7 @@ impl GpuBackend {
                     Some(pos as u32),
                 );
                 drop(pass);
-                if op.label == "attention" && !touch_ops.is_empty() {
+                if is_attention(op) && !touch_ops.is_empty() {
                     let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
                     let t = &touch_ops[k % touch_ops.len()];
                     kernels::encode(&mut pass, std::slice::from_ref(t), 1, None);
