@@ -27,8 +27,9 @@
 // max, log2(subgroup size / KL) rounds), then the subgroups in workgroup
 // memory: their maxima, then their V sums rescaled to the workgroup's max,
 // SL subgroups a round in SL slots (one round where subgroups are wide).
-// The host prepends `enable subgroups;` (for a browser), `const HD` (head_dim, a multiple
-// of 8 * KL), `GQ` (query heads per workgroup, as split.wgsl's), `LEN`
+// The host prepends the subgroups directive (for a browser; not named
+// here, as tests/tint/check.mjs looks for it), `const HD` (head_dim, a
+// multiple of 8 * KL), `GQ` (query heads per workgroup, as split.wgsl's), `LEN`
 // (keys per split), `KL`, `NW` (HD / (8 KL)), `WG` (threads, a multiple
 // of every subgroup size), `U` (keys a cluster per round), `NIT`
 // (rounds: ceil(LEN / (NCL U))) and `SL`, and appends attn_step.wgsl and
