@@ -45,10 +45,10 @@ const device = await adapter.requestDevice({ requiredFeatures: want });
 // The WGSL as the browser gets it (see above).
 function asTheBrowserGetsIt(code) {
   let head = '';
-  if (/\bsubgroup[A-Z]\w*\(|subgroup_invocation_id|subgroup_size/.test(code) && !/enable subgroups;/.test(code)) {
+  if (/\bsubgroup[A-Z]\w*\(|subgroup_invocation_id|subgroup_size/.test(code) && !/^enable subgroups;/m.test(code)) {
     head += 'enable subgroups;\n';
   }
-  if (/(:|<|array<)\s*f16\b|\bvec[234]h\b|\bf16\(/.test(code) && !/enable f16;/.test(code)) {
+  if (/(:|<|array<)\s*f16\b|\bvec[234]h\b|\bf16\(/.test(code) && !/^enable f16;/m.test(code)) {
     head += 'enable f16;\n';
   }
   return head + code;
