@@ -29,9 +29,10 @@ dep() { # LABEL MODEL VARIANT
     -d 2048,8192 -r 3 --ctx 8300 --json 2>/dev/null | grep '^{' > $R/dep-$1-sg$3-r$rd.json
   log "dep $1 sg$3 r$rd rc=$? $(python3 -c 'import json,sys; print(" ".join("d%d %.1f" % (j["depth"], j["tg_median_tok_s"]) for j in map(json.loads, open(sys.argv[1]))))' $R/dep-$1-sg$3-r$rd.json 2>&1 | tail -1)"
 }
-V1="0 8x128x2 4x128x2 8x64x4"
+V1="0 8x128x2 4x128x2"
+VT="0 8x128x2 16x128x2 16x128x4 16x256x2"
 for rd in 1 2; do
-  vs=$V8; [ $rd = 2 ] && vs=$(echo $V8 | tr ' ' '\n' | tac | tr '\n' ' ')
+  vs=$VT; [ $rd = 2 ] && vs=$(echo $VT | tr ' ' '\n' | tac | tr '\n' ' ')
   for v in $vs; do dep 8B-Q4_K llama-3.1-8b:Q4_K $v; done
   vs=$V1; [ $rd = 2 ] && vs=$(echo $V1 | tr ' ' '\n' | tac | tr '\n' ' ')
   for v in $vs; do dep 1B-Q4_K llama-3.2-1b:Q4_K $v; done

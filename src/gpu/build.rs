@@ -1318,9 +1318,8 @@ impl LayerOps<'_> {
         let mp = k.attention_merge(gpu, c.head_dim, group, qx.is_some(), rule, parts);
         let mut split_entries = self.attention_reads().to_vec();
         split_entries.push((9, &s.att_part));
-        if deep.is_some() && k.split_sg_for(c.head_dim, group).is_none() {
-            // split.wgsl also reads the key cache as 16-byte words
-            // (split_sg.wgsl reads both caches only so).
+        if deep.is_some() {
+            // split.wgsl also reads the key cache as 16-byte words.
             split_entries.push((10, &w.kc));
         }
         let mut merge_entries = vec![(9, &s.att_part), (4, &w.att), (5, &s.step), (6, &s.xo)];

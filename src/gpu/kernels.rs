@@ -39,7 +39,6 @@ const QUANTIZE_X: &str = include_str!("../../shaders/quantize_x.wgsl");
 const OWN_X: &str = include_str!("../../shaders/own_x.wgsl");
 const PACK_F16: &str = include_str!("../../shaders/pack_f16.wgsl");
 const SPLIT: &str = include_str!("../../shaders/split.wgsl");
-const SPLIT_SG: &str = include_str!("../../shaders/split_sg.wgsl");
 const FEW: &str = include_str!("../../shaders/few.wgsl");
 const MID: &str = include_str!("../../shaders/mid.wgsl");
 const ATTN_STEP: &str = include_str!("../../shaders/attn_step.wgsl");
@@ -1695,12 +1694,6 @@ pub struct Kernels {
     embed: HashMap<GgmlType, Rc<wgpu::ComputePipeline>>,
     chunked: HashMap<ChunkedKey, Rc<wgpu::ComputePipeline>>,
     split: HashMap<(usize, u32, DeepShape), Rc<wgpu::ComputePipeline>>,
-    /// split_sg.wgsl's by (head size, query heads a workgroup, keys a
-    /// split, shape).
-    split_sg_pipes: HashMap<(usize, u32, usize, SgShape), Rc<wgpu::ComputePipeline>>,
-    /// `GpuTuning::deep_sg` where the device has usable subgroups, with
-    /// their narrowest and widest sizes (`split_sg_for`).
-    split_sg: Option<(SgShape, u32, u32)>,
     /// By (head size, `main_q`, `round_pack`).
     few: HashMap<(usize, bool, bool), Rc<wgpu::ComputePipeline>>,
     mid: HashMap<(usize, usize, bool), Rc<wgpu::ComputePipeline>>,
@@ -2105,254 +2098,6 @@ pub fn split_src(head_dim: usize, group: usize, sh: DeepShape) -> String {
         "const HD: u32 = {head_dim}u;\nconst GQ: u32 = {gq}u;\nconst LS: u32 = {ls}u;\n\
          const NC: u32 = {nc}u;\nconst TPK: u32 = {tpk}u;\nconst PW: u32 = {pw}u;\nconst LANES: u32 = {lanes}u;\n\
          const HB: u32 = {hb}u;\nconst BUF: u32 = {buf}u;\n{body}\n{ATTN_STEP}\n{F16}"
-    )
-}
-
-/// split_sg.wgsl's shape (`GpuTuning::deep_sg`): `lanes` of a subgroup
-/// share a key's row (0: split.wgsl takes the splits instead), `threads` a
-/// workgroup, `unroll` keys a cluster of lanes loads per round.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct SgShape {
-    pub lanes: u32,
-    pub threads: u32,
-    pub unroll: u32,
-}
-
-/// `LANESxTHREADSxUNROLL` (the CLI's WEBGGUF_GPU_DEEP_SG syntax).
-impl std::fmt::Display for SgShape {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}x{}x{}", self.lanes, self.threads, self.unroll)
-    }
-}
-
-impl SgShape {
-    /// Off: split.wgsl takes every split.
-    pub const OFF: SgShape = SgShape {
-        lanes: 0,
-        threads: 128,
-        unroll: 2,
-    };
-
-    /// The most keys a cluster loads at once, and the most query values a
-    /// lane holds in registers (its V sums take as many).
-    pub const MAX_UNROLL: u32 = 8;
-    pub const MAX_LANE_QUERIES: usize = 128;
-
-    /// Whether split_sg.wgsl takes this shape for heads of `head_dim` in
-    /// groups of `group` on a device whose subgroups have `sub_min` to
-    /// `sub_max` lanes: a power of two of lanes a row, each a whole number
-    /// of 16-byte words of it, no more than the narrowest subgroup; whole
-    /// subgroups a workgroup, at most 256 threads; at most MAX_LANE_QUERIES
-    /// query values a lane; within WebGPU's 16 KiB of workgroup memory.
-    pub fn fits(self, head_dim: usize, group: usize, sub_min: u32, sub_max: u32) -> bool {
-        let l = self.lanes as usize;
-        self.lanes.is_power_of_two()
-            && head_dim.is_multiple_of(8 * l)
-            && self.lanes <= sub_min
-            && sub_max >= 1
-            && self.threads.is_multiple_of(sub_max)
-            && self.threads.is_multiple_of(self.lanes)
-            && self.threads <= 256
-            && (1..=Self::MAX_UNROLL).contains(&self.unroll)
-            && self.lane_queries(head_dim, group) <= Self::MAX_LANE_QUERIES
-            && self.workgroup_bytes(head_dim, group) + 12 <= 16384
-    }
-
-    /// Query values a lane holds: its dims of the row for every head of
-    /// the workgroup's vec4s of heads.
-    fn lane_queries(self, head_dim: usize, group: usize) -> usize {
-        let gv = (split_heads(head_dim, group) as usize).div_ceil(4);
-        head_dim / self.lanes.max(1) as usize * 4 * gv
-    }
-
-    /// Clusters (of `lanes` lanes) a workgroup: also the most subgroups
-    /// one may have.
-    fn clusters(self) -> usize {
-        (self.threads / self.lanes.max(1)) as usize
-    }
-
-    /// split_sg.wgsl's SL: subgroups whose V sums meet in workgroup memory
-    /// at once, as many as fit in 8 KiB (at least 1).
-    fn slots(self, head_dim: usize, group: usize) -> usize {
-        let gv = (split_heads(head_dim, group) as usize).div_ceil(4);
-        (8192 / (head_dim * gv * 16)).clamp(1, self.clusters())
-    }
-
-    /// split_sg.wgsl's workgroup memory: the subgroup counter, the
-    /// subgroups' maxima and totals, and the slots of V sums. It mirrors
-    /// the shader's declarations; `split_sg_source_compiles_for_every_head_size`
-    /// holds it to naga's layout (`fits` counts the counter as 16 bytes,
-    /// as a browser that rounds each variable to 16 would).
-    pub fn workgroup_bytes(self, head_dim: usize, group: usize) -> usize {
-        let gv = (split_heads(head_dim, group) as usize).div_ceil(4);
-        4 + 2 * self.clusters() * gv * 16 + self.slots(head_dim, group) * head_dim * gv * 16
-    }
-}
-
-/// split_sg.wgsl for heads of `head_dim` in groups of `group`, splits of
-/// `len` keys, shape `sg` (which must fit: `SgShape::fits`): its constants,
-/// and its queries, loads and sums written out as named values (see the
-/// shader's header); `enable`: with the `enable subgroups;` directive,
-/// which a browser's compiler wants and naga rejects.
-pub fn split_sg_src(
-    head_dim: usize,
-    group: usize,
-    len: usize,
-    sg: SgShape,
-    enable: bool,
-) -> String {
-    let gq = split_heads(head_dim, group) as usize;
-    let gv = gq.div_ceil(4);
-    let kl = sg.lanes as usize;
-    let nw = head_dim / (8 * kl);
-    let u = sg.unroll as usize;
-    let ncl = sg.clusters();
-    let nit = len.div_ceil(ncl * u);
-    let sl = sg.slots(head_dim, group);
-    let comp = ["x", "y", "z", "w"];
-    // Dims: word w's element e is dim 8 (w KL + ln) + e, value 8 w + e.
-    let dims = 8 * nw;
-    let mut ql = String::new();
-    for w in 0..nw {
-        ql += &format!("    let dim{w} = 8u * ({w}u * KL + ln);\n");
-    }
-    for d in 0..dims {
-        let (w, e) = (d / 8, d % 8);
-        for v in 0..gv {
-            let hs: Vec<String> = (0..4)
-                .map(|i| format!("qh(h0, nh, {}u, dim{w} + {e}u)", 4 * v + i))
-                .collect();
-            ql += &format!("    let q{d}_{v} = vec4<f32>({});\n", hs.join(", "));
-        }
-    }
-    let mut ad = String::new();
-    let mut rescale = String::new();
-    let mut slot = String::new();
-    for d in 0..dims {
-        for v in 0..gv {
-            ad += &format!("    var a{d}_{v} = vec4<f32>();\n");
-            rescale += &format!("    a{d}_{v} *= f{v};\n");
-            slot += &format!(
-                "            {{\n                let i = o + (dim{} + {}u) * GV + {v}u;\n                \
-                 sacc[i] = select(sacc[i] + a{d}_{v}, a{d}_{v}, first);\n            }}\n",
-                d / 8,
-                d % 8
-            );
-        }
-    }
-    let mut round = String::new();
-    for k in 0..u {
-        round += &format!(
-            "        let r{k} = min(k0 + {k}u * NCL, last) * kvw4 + base;\n        \
-             let ok{k} = k0 + {k}u * NCL < hi;\n"
-        );
-    }
-    for k in 0..u {
-        for w in 0..nw {
-            round += &format!("        let k{k}_{w} = KC[r{k} + {w}u * KL];\n");
-        }
-    }
-    for k in 0..u {
-        for w in 0..nw {
-            round += &format!("        let v{k}_{w} = VC[r{k} + {w}u * KL];\n");
-        }
-    }
-    for k in 0..u {
-        for v in 0..gv {
-            round += &format!("        var s{k}_{v} = vec4<f32>();\n");
-        }
-        for w in 0..nw {
-            for (c, cn) in comp.iter().enumerate() {
-                round +=
-                    &format!("        {{\n            let kk = unpack2x16float(k{k}_{w}.{cn});\n");
-                for v in 0..gv {
-                    round += &format!(
-                        "            s{k}_{v} += q{a}_{v} * kk.x + q{b}_{v} * kk.y;\n",
-                        a = 8 * w + 2 * c,
-                        b = 8 * w + 2 * c + 1
-                    );
-                }
-                round += "        }\n";
-            }
-        }
-        let mut mask = 1;
-        while mask < kl {
-            for v in 0..gv {
-                round += &format!("        s{k}_{v} += subgroupShuffleXor(s{k}_{v}, {mask}u);\n");
-            }
-            mask *= 2;
-        }
-        for v in 0..gv {
-            round += &format!(
-                "        s{k}_{v} = select(vec4<f32>(MASKED), s{k}_{v} * P.scale, ok{k});\n"
-            );
-        }
-    }
-    for v in 0..gv {
-        let mut n = format!("m{v}");
-        for k in 0..u {
-            n = format!("max({n}, s{k}_{v})");
-        }
-        round += &format!("        let n{v} = {n};\n        let f{v} = exp(m{v} - n{v});\n");
-        let mut tsum = format!("t{v} * f{v}");
-        for k in 0..u {
-            round += &format!(
-                "        let e{k}_{v} = select(vec4<f32>(), exp(s{k}_{v} - n{v}), ok{k});\n"
-            );
-            tsum += &format!(" + e{k}_{v}");
-        }
-        round += &format!("        t{v} = {tsum};\n        m{v} = n{v};\n");
-        for d in 0..dims {
-            round += &format!("        a{d}_{v} *= f{v};\n");
-        }
-    }
-    for k in 0..u {
-        for w in 0..nw {
-            for (c, cn) in comp.iter().enumerate() {
-                round +=
-                    &format!("        {{\n            let vv = unpack2x16float(v{k}_{w}.{cn});\n");
-                for v in 0..gv {
-                    round += &format!(
-                        "            a{a}_{v} += e{k}_{v} * vv.x;\n            a{b}_{v} += e{k}_{v} * vv.y;\n",
-                        a = 8 * w + 2 * c,
-                        b = 8 * w + 2 * c + 1
-                    );
-                }
-                round += "        }\n";
-            }
-        }
-    }
-    let mut meet = String::new();
-    for v in 0..gv {
-        meet += &format!(
-            "        let om{v} = subgroupShuffleXor(m{v}, mk);\n        let nm{v} = max(m{v}, om{v});\n        \
-             let fa{v} = exp(m{v} - nm{v});\n        let fb{v} = exp(om{v} - nm{v});\n        \
-             t{v} = t{v} * fa{v} + subgroupShuffleXor(t{v}, mk) * fb{v};\n"
-        );
-        for d in 0..dims {
-            meet += &format!(
-                "        a{d}_{v} = a{d}_{v} * fa{v} + subgroupShuffleXor(a{d}_{v}, mk) * fb{v};\n"
-            );
-        }
-        meet += &format!("        m{v} = nm{v};\n");
-    }
-    let body = fill_lines(
-        SPLIT_SG,
-        &[
-            ("Q_LOADS", ql),
-            ("A_DECLS", ad),
-            ("ROUND", round),
-            ("MEET", meet),
-            ("RESCALE", rescale),
-            ("SLOT", slot),
-        ],
-    );
-    format!(
-        "{dir}const HD: u32 = {head_dim}u;\nconst GQ: u32 = {gq}u;\nconst LEN: u32 = {len}u;\n\
-         const KL: u32 = {kl}u;\nconst NW: u32 = {nw}u;\nconst WG: u32 = {wg}u;\nconst U: u32 = {u}u;\n\
-         const NIT: u32 = {nit}u;\nconst SL: u32 = {sl}u;\n{body}\n{ATTN_STEP}\n{F16}",
-        dir = if enable { "enable subgroups;\n" } else { "" },
-        wg = sg.threads
     )
 }
 
@@ -2955,13 +2700,6 @@ impl Kernels {
             int_min_bytes_q8_0: tuning.int_min_bytes_q8_0,
             wide_int: tuning.wide_int,
             book_lanes: book_lanes(gpu, tuning),
-            split_sg: (tuning.deep_sg.lanes > 0 && subgroups_usable(gpu, tuning.subgroups))
-                .then_some((
-                    tuning.deep_sg,
-                    gpu.adapter.subgroup_min_size,
-                    gpu.adapter.subgroup_max_size,
-                )),
-            split_sg_pipes: HashMap::new(),
             int_x: None,
             int_h: None,
             glu_q: tuning.glu_q,
@@ -3631,10 +3369,6 @@ impl Kernels {
         sh: DeepShape,
     ) -> Rc<wgpu::ComputePipeline> {
         let gq = split_heads(head_dim, group);
-        if let Some(sg) = self.split_sg_for(head_dim, group) {
-            let len = (sh.keys * sh.chunks) as usize;
-            return self.attention_split_sg(gpu, head_dim, group, len, sg);
-        }
         self.split
             .entry((head_dim, gq, sh))
             .or_insert_with(|| {
@@ -3642,45 +3376,6 @@ impl Kernels {
                     gpu,
                     "attention_split",
                     &split_src(head_dim, group, sh),
-                    "main",
-                )
-            })
-            .clone()
-    }
-
-    /// split_sg.wgsl's shape where it takes the splits of heads of
-    /// `head_dim` in groups of `group` (`GpuTuning::deep_sg`, where it
-    /// fits this device's subgroups), else None (split.wgsl's).
-    pub fn split_sg_for(&self, head_dim: usize, group: usize) -> Option<SgShape> {
-        let (sg, lo, hi) = self.split_sg?;
-        sg.fits(head_dim, group, lo, hi).then_some(sg)
-    }
-
-    /// split_sg.wgsl for heads of `head_dim` in groups of `group`, splits
-    /// of `len` keys, shape `sg` (which must fit the device: `split_sg_for`
-    /// picks it for `attention_split`; tests build it directly).
-    pub fn attention_split_sg(
-        &mut self,
-        gpu: &Gpu,
-        head_dim: usize,
-        group: usize,
-        len: usize,
-        sg: SgShape,
-    ) -> Rc<wgpu::ComputePipeline> {
-        let gq = split_heads(head_dim, group);
-        self.split_sg_pipes
-            .entry((head_dim, gq, len, sg))
-            .or_insert_with(|| {
-                pipeline(
-                    gpu,
-                    "attention_split",
-                    &split_sg_src(
-                        head_dim,
-                        group,
-                        len,
-                        sg,
-                        gpu.adapter.backend == wgpu::Backend::BrowserWebGpu,
-                    ),
                     "main",
                 )
             })

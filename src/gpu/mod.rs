@@ -58,7 +58,7 @@ use crate::source::{read_header, read_small, Source};
 
 use build::Scratch;
 pub use device::{Copy, Gpu, PendingRead, ShaderRecord};
-pub use kernels::{DeepShape, GluQShape, Kernels, MainQShape, Mv, MvPath, Op, SgShape, Shape};
+pub use kernels::{DeepShape, GluQShape, Kernels, MainQShape, Mv, MvPath, Op, Shape};
 pub use ops::{
     auto_rows, embed_ops, int_x_sizes, matvec_ops, sample_ops, IntX, MatvecArgs, QkvArgs,
     SampleBufs, PEN_CAP,
@@ -219,12 +219,6 @@ pub struct GpuTuning {
     pub deep_far_keys: usize,
     /// Chunks per split past `deep_far_keys`. See `DEEP_FAR_KEYS`.
     pub deep_far_chunks: u32,
-    /// Where its `lanes` is not 0 and it fits the heads and the device's
-    /// subgroups (`kernels::SgShape::fits`), split_sg.wgsl takes
-    /// split.wgsl's splits (the same keys a split, the same merge): a
-    /// key's row shared by `lanes` lanes of a subgroup, no barrier in the
-    /// key loop.
-    pub deep_sg: kernels::SgShape,
     /// Dimensions of a head per workgroup of attention.wgsl's merge, a
     /// multiple of 32 that divides the head (`kernels::merge_parts`; any
     /// other value, 0 included: the whole head in one workgroup). See
@@ -473,7 +467,6 @@ impl Default for GpuTuning {
             deep_shape: kernels::DeepShape::DEFAULT,
             deep_far_keys: DEEP_FAR_KEYS,
             deep_far_chunks: 2,
-            deep_sg: kernels::SgShape::OFF,
             merge_dims: MERGE_DIMS,
             split_wgs: SPLIT_WGS,
             split_max: SPLIT_MAX,

@@ -46,29 +46,6 @@ const DEEP_SHAPES: [kernels::DeepShape; 8] = [
     deep(32, 4, 3, true),
 ];
 
-/// split_sg.wgsl's shapes under test (lanes a key x threads x keys a
-/// cluster loads at once) and the keys a split each takes: clusters of 8,
-/// 4 and 2 lanes (a head row of 1 to 8 words a lane), rounds of 1 to 4
-/// keys a cluster, one round a split (16 keys among 16 clusters: most load
-/// only masked keys) to four, a ragged last round (96 keys in rounds of
-/// 64 or 96); 16 lanes where subgroups have them (not lavapipe's 8). Each
-/// runs where it fits the heads and the device's subgroups.
-const SG_SHAPES: [(kernels::SgShape, usize); 5] = [
-    (sg(8, 64, 2), 64),
-    (sg(4, 128, 3), 128),
-    (sg(8, 128, 1), 96),
-    (sg(2, 32, 4), 16),
-    (sg(16, 128, 2), 128),
-];
-
-const fn sg(lanes: u32, threads: u32, unroll: u32) -> kernels::SgShape {
-    kernels::SgShape {
-        lanes,
-        threads,
-        unroll,
-    }
-}
-
 const fn deep(keys: u32, tpk: u32, chunks: u32, v_early: bool) -> kernels::DeepShape {
     kernels::DeepShape {
         keys,
@@ -754,10 +731,7 @@ fn filled_cache(
 /// three blocks, the last of one key); the merge in workgroups of whole
 /// heads, 32 or 64 dimensions by turns; the output NaN-poisoned first.
 /// Bound `flash_bound` with the f32 scores' error `ds`, the exps and
-/// rescales of each kernel's chunks and the merge's rescale. Also
-/// split_sg.wgsl in each of SG_SHAPES that fits the heads and the device's
-/// subgroups, with the merge of its splits' length (its bound: a rescale a
-/// round, a cluster meeting and the workgroup's).
+/// rescales of each kernel's chunks and the merge's rescale.
 #[test]
 fn split_attention_matches_cpu() {
     let Some(g) = gpu() else { return };
@@ -797,24 +771,10 @@ fn split_attention_matches_cpu() {
         // Part's slots: enough for every rule's splits (each fits its own
         // slots at every key count), and the lengths used run from one
         // chunk (where it is shorter than SPLIT_KEYS) up to the longest.
-        // split_sg.wgsl in each of SG_SHAPES that fits the heads and
-        // lavapipe's subgroups.
-        let (sub_min, sub_max) = (g.adapter.subgroup_min_size, g.adapter.subgroup_max_size);
-        let sgs: Vec<(kernels::SgShape, usize)> = if g.features.contains(wgpu::Features::SUBGROUP) {
-            SG_SHAPES
-                .iter()
-                .copied()
-                .filter(|(sg, _)| sg.fits(hd, group, sub_min, sub_max))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let sg_rule = |len: usize| kernels::SplitRule { wgs: 0, max: len };
         let splits = rules
             .iter()
             .copied()
             .chain(deep.iter().map(|sh| sh.rule()))
-            .chain(sgs.iter().map(|&(_, len)| sg_rule(len)))
             .map(|r| r.slots(ctx, hd, group, kvh))
             .max()
             .unwrap();
@@ -849,7 +809,7 @@ fn split_attention_matches_cpu() {
             .zip(names)
             .map(|(&r, name)| {
                 let sp = k.attention_entry(&g, hd, group, "split", r);
-                (name, sp, chunk_wgs, r, None, false)
+                (name, sp, chunk_wgs, r, None)
             })
             .collect();
         let deep_names: Vec<String> = deep.iter().map(|sh| format!("split.wgsl {sh}")).collect();
@@ -862,26 +822,6 @@ fn split_attention_matches_cpu() {
                 kernels::split_workgroups(kvh, hd, group),
                 sh.rule(),
                 Some(sh.chunks as usize),
-                true,
-            ));
-        }
-        let sg_names: Vec<String> = sgs
-            .iter()
-            .map(|(sg, len)| format!("split_sg.wgsl {sg} of {len} keys"))
-            .collect();
-        for (&(sg, len), name) in sgs.iter().zip(&sg_names) {
-            // A weight passes its exp, a rescale each later round, one each
-            // time its cluster meets another in the subgroup (at most
-            // log2 of the clusters) and the workgroup's.
-            let ncl = (sg.threads / sg.lanes) as usize;
-            let rounds = len.div_ceil(ncl * sg.unroll as usize);
-            kinds.push((
-                name.as_str(),
-                k.attention_split_sg(&g, hd, group, len, sg),
-                kernels::split_workgroups(kvh, hd, group),
-                sg_rule(len),
-                Some(rounds + ncl.ilog2() as usize + 1),
-                false,
             ));
         }
         let cases = [0usize, 5, 64, 65, 130]
@@ -889,7 +829,7 @@ fn split_attention_matches_cpu() {
             .flat_map(|w| [ls, ls + 7, 3 * ls + 1, ctx - 1].map(|pos| (w, pos)))
             .flat_map(|c| (0..kinds.len()).map(move |kind| (c, kind)));
         for ((window, pos), kind) in cases {
-            let (name, sp, wgs, rule, deep_chunks, kc4) = &kinds[kind];
+            let (name, sp, wgs, rule, deep_chunks) = &kinds[kind];
             let ny = rule.slots(ctx, hd, group, kvh);
             let p = params(window);
             let lo = if window == 0 {
@@ -919,7 +859,7 @@ fn split_attention_matches_cpu() {
             let st = step(&g, pos as u32, 1);
             // split.wgsl also reads the keys as 16-byte words.
             let mut entries = vec![(8, &qb), (2, &kc), (3, &vc), (4, &p), (5, &st), (9, &part)];
-            if *kc4 {
+            if deep_chunks.is_some() {
                 entries.push((10, &kc));
             }
             let ops = [
@@ -5116,8 +5056,7 @@ fn layers_model(
 /// batch with the chunked kernel (llama.cpp's exact order) while its keys,
 /// pos + n, are at most SPLIT_KEYS, and in tiles (flash.wgsl) past them
 /// unless `GpuTuning::flash_prefill` is off; on one-layer synthetic models
-/// with 64- and 128-dim heads (split_sg.wgsl in split.wgsl's place in the
-/// cases whose deep steps start at the first key).
+/// with 64- and 128-dim heads.
 #[test]
 fn layer_lists_follow_the_keys() {
     let Some(g) = gpu() else { return };
@@ -5141,14 +5080,6 @@ fn layer_lists_follow_the_keys() {
             deep_far_keys: far_keys,
             deep_far_chunks: 2,
             mid_keys: mid,
-            // split_sg.wgsl in split.wgsl's place where deep steps start
-            // at the first key (where the subgroups allow): its bindings
-            // are the build's too.
-            deep_sg: if deep128 == 1 || deep64 == 1 {
-                sg(8, 64, 2)
-            } else {
-                kernels::SgShape::OFF
-            },
             ..tuning()
         };
         let b = one_layer(&g, dim, GgmlType::F32, tune);
@@ -5545,42 +5476,6 @@ fn split_source_compiles_for_every_head_size() {
                 let module = compile_wgsl(&kernels::split_src(hd, group, *sh), &what);
                 let shared = workgroup_bytes(&module);
                 assert_eq!(shared as usize, sh.workgroup_bytes(hd, group), "{what}");
-            }
-        }
-    }
-}
-
-/// split_sg.wgsl's generated source parses, validates and translates to
-/// SPIR-V for every head size the split path may take (32 .. 512) in
-/// groups of 1-8 query heads per kv head, in every SG_SHAPES shape that
-/// fits them on a device of subgroups of 8 (lavapipe's) or of 32, with
-/// splits of 16 to 256 keys (the kernel tests run 64 and 128 only); and
-/// its workgroup variables, as naga lays them out, come to
-/// `SgShape::workgroup_bytes` (which `fits` holds to 16 KiB) exactly. At
-/// least one shape fits each of head sizes 64, 128 and 256 in groups of
-/// 4 (llama's) and 8 on subgroups of 32.
-#[test]
-fn split_sg_source_compiles_for_every_head_size() {
-    for hd in [32usize, 64, 80, 96, 128, 192, 256, 512] {
-        for group in 1..=8 {
-            let mut any = false;
-            for sub in [8u32, 32] {
-                for &(sg, _) in SG_SHAPES
-                    .iter()
-                    .filter(|(sg, _)| sg.fits(hd, group, sub, sub))
-                {
-                    any |= sub == 32;
-                    for len in [16usize, 100, 256] {
-                        let what = format!("hd {hd} group {group} shape {sg} len {len}");
-                        let module =
-                            compile_wgsl(&kernels::split_sg_src(hd, group, len, sg, false), &what);
-                        let shared = workgroup_bytes(&module);
-                        assert_eq!(shared as usize, sg.workgroup_bytes(hd, group), "{what}");
-                    }
-                }
-            }
-            if [64, 128, 256].contains(&hd) && [4, 8].contains(&group) {
-                assert!(any, "hd {hd} group {group}: no shape fits");
             }
         }
     }

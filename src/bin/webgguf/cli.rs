@@ -135,10 +135,6 @@ environment (GPU backend, for comparisons): WEBGGUF_GPU_BATCH=N, and
 ///   at head size >= 128 its splits walk C chunks (default 2);
 ///   `WEBGGUF_GPU_DEEP_V_EARLY=1`: each chunk's V words loaded right after
 ///   its K dots (`DeepShape::v_early`; default 0: even on the H200).
-/// - `WEBGGUF_GPU_DEEP_SG=LxTxU`: split_sg.wgsl takes split.wgsl's splits
-///   (the same keys a split) where it fits the heads and the subgroups: L
-///   lanes a key's row, T threads a workgroup, U keys a cluster loads at
-///   once (default 0: off).
 /// - `WEBGGUF_GPU_MERGE_DIMS=D`: the merge of the splits in workgroups of D
 ///   dimensions of a head (default 32; 0, or D not a multiple of 32 that
 ///   divides the head: whole heads).
@@ -258,24 +254,6 @@ fn gpu_options_from_env() -> gpu::GpuOptions {
             },
             deep_far_keys: num("WEBGGUF_GPU_DEEP_FAR_KEYS", d.tuning.deep_far_keys),
             deep_far_chunks: num("WEBGGUF_GPU_DEEP_FAR_CHUNKS", d.tuning.deep_far_chunks),
-            deep_sg: var("WEBGGUF_GPU_DEEP_SG")
-                .and_then(|v| {
-                    // LANESxTHREADSxUNROLL, or 0 (off).
-                    if v == "0" {
-                        return Some(gpu::SgShape {
-                            lanes: 0,
-                            ..d.tuning.deep_sg
-                        });
-                    }
-                    let mut n = v.split('x').map(|f| f.parse().ok());
-                    let sg = gpu::SgShape {
-                        lanes: n.next()??,
-                        threads: n.next()??,
-                        unroll: n.next()??,
-                    };
-                    n.next().is_none().then_some(sg)
-                })
-                .unwrap_or(d.tuning.deep_sg),
             merge_dims: num("WEBGGUF_GPU_MERGE_DIMS", d.tuning.merge_dims),
             split_wgs: num("WEBGGUF_GPU_SPLIT_WGS", d.tuning.split_wgs),
             split_max: num("WEBGGUF_GPU_SPLIT_MAX", d.tuning.split_max),
