@@ -8,6 +8,11 @@
 # split_sg.wgsl with its score shuffles replaced by a multiply-add (wrong
 # sums, the same loads and softmax: wg-noshuf) and without its V sums'
 # rescale each round (wg-norescale).
+# The builds, from branch wip/split-sg (the CLI as .sbs/webgguf.gz, each
+# diagnostic one gzipped as .sbs/wg-NAME.gz): in kernels::split_sg_src,
+# wg-noshuf writes `s{k}_{v} += s{k}_{v} * 0.5;` where ROUND sums the
+# scores by subgroupShuffleXor, and wg-norescale leaves out ROUND's
+# `a{d}_{v} *= f{v};` lines.
 set -u
 . bench/sbs-common.sh
 sbs_begin
