@@ -9,7 +9,8 @@ use super::kernels::{self, Op, Shape};
 use super::Gpu;
 use crate::error::{Error, Result};
 
-const SRC: &str = include_str!("../../shaders/bandwidth.wgsl");
+pub(super) const SRC: &str = include_str!("../../shaders/bandwidth.wgsl");
+const SHAPES_SRC: &str = include_str!("../../shaders/bandwidth_shapes.wgsl");
 
 /// Bytes of the `vec4<u32>` word both kernels move.
 pub const WORD: u64 = 16;
@@ -46,6 +47,139 @@ pub fn read_op(gpu: &Gpu, src: &wgpu::Buffer, out: &wgpu::Buffer, groups: u32) -
 /// `copy` of `src` into `dst`, as many words as both hold.
 pub fn copy_op(gpu: &Gpu, src: &wgpu::Buffer, dst: &wgpu::Buffer, groups: u32) -> Op {
     op(gpu, "copy", &[(0, src), (1, dst)], groups)
+}
+
+/// Which words a turn of bandwidth_shapes.wgsl's loads take (its ORDER;
+/// the shader's header draws each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Words t + k*T: read_sum's order.
+    GridStride = 0,
+    /// A contiguous span of words per workgroup.
+    Spans = 1,
+    /// LOADS consecutive words per thread a turn.
+    Runs = 2,
+}
+
+/// One shape of `read_shaped` (`gpu-bandwidth --shapes`): `wg` threads a
+/// workgroup, `loads` loads a turn, in `order`, with about `turns` turns a
+/// thread (which sets the workgroups launched, up to the device's limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadShape {
+    pub order: Order,
+    pub wg: u32,
+    pub loads: u32,
+    pub turns: u32,
+}
+
+impl ReadShape {
+    /// read_sum's shape (256 threads, 8 loads, grid-stride), which
+    /// `groups_for` gives about 4 turns a thread on 1 GiB.
+    pub const READ_SUM: ReadShape = ReadShape {
+        order: Order::GridStride,
+        wg: 256,
+        loads: 8,
+        turns: 4,
+    };
+
+    /// `gpu-bandwidth --shapes all`: every order with 128 to 1,024
+    /// threads, 1 to 16 loads, 1 to 16 turns.
+    pub fn all() -> Vec<ReadShape> {
+        let mut v = Vec::new();
+        for order in [Order::GridStride, Order::Spans, Order::Runs] {
+            for wg in [128, 256, 512, 1024] {
+                for loads in [1, 2, 4, 8, 16] {
+                    for turns in [1, 4, 16] {
+                        v.push(ReadShape {
+                            order,
+                            wg,
+                            loads,
+                            turns,
+                        });
+                    }
+                }
+            }
+        }
+        v
+    }
+
+    /// `ORDER:WG:LOADS:TURNS`, e.g. `0:256:8:4`.
+    pub fn parse(s: &str) -> Result<ReadShape> {
+        let bad = || {
+            Error::InvalidArgument(format!(
+                "read shape {s:?}: want ORDER:WG:LOADS:TURNS, ORDER 0 (grid-stride), 1 (spans) \
+                 or 2 (runs), WG a power of two from 32 to 1024, LOADS 1 to 16, TURNS from 1"
+            ))
+        };
+        let f: Vec<u32> = s
+            .split(':')
+            .map(|x| x.trim().parse().map_err(|_| bad()))
+            .collect::<Result<_>>()?;
+        let [o, wg, loads, turns] = f[..] else {
+            return Err(bad());
+        };
+        let order = match o {
+            0 => Order::GridStride,
+            1 => Order::Spans,
+            2 => Order::Runs,
+            _ => return Err(bad()),
+        };
+        let shape = ReadShape {
+            order,
+            wg,
+            loads,
+            turns,
+        };
+        let fits = wg.is_power_of_two() && (32..=1024).contains(&wg) && (1..=16).contains(&loads);
+        if !fits || turns == 0 {
+            return Err(bad());
+        }
+        Ok(shape)
+    }
+
+    /// The workgroups for `words`: about `turns` turns a thread, at least
+    /// one, at most `max_groups`.
+    pub fn groups(&self, words: u64, max_groups: u32) -> u32 {
+        let per_group = self.wg as u64 * self.loads as u64 * self.turns as u64;
+        words.div_ceil(per_group).clamp(1, max_groups.max(1) as u64) as u32
+    }
+}
+
+/// `read_shaped` in `shape` over all of `src`, its per-workgroup sums in
+/// `out` (`groups` words at least).
+pub fn read_shaped_op(
+    gpu: &Gpu,
+    shape: ReadShape,
+    src: &wgpu::Buffer,
+    out: &wgpu::Buffer,
+    groups: u32,
+) -> Op {
+    gpu.note_shader("bandwidth_shapes", "read_shaped", SHAPES_SRC);
+    let module = gpu.shader_module("bandwidth_shapes", SHAPES_SRC);
+    let constants = [
+        ("WG", shape.wg as f64),
+        ("LOADS", shape.loads as f64),
+        ("ORDER", shape.order as u32 as f64),
+    ];
+    let pipeline = std::rc::Rc::new(gpu.device.create_compute_pipeline(
+        &wgpu::ComputePipelineDescriptor {
+            label: Some("bandwidth_shapes"),
+            layout: None,
+            module: &module,
+            entry_point: Some("read_shaped"),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants: &constants,
+                ..Default::default()
+            },
+            cache: None,
+        },
+    ));
+    Op {
+        bind: kernels::bind(gpu, &pipeline, &[(0, src), (2, out)]),
+        pipeline,
+        shape: Shape::Fixed([groups, 1, 1]),
+        label: "read_shaped",
+    }
 }
 
 /// The per-lane wrapping sums of `read_sum`'s output: what the whole buffer
@@ -175,6 +309,52 @@ impl Gpu {
             .await?;
         self.check_sums(&out, groups, want).await?;
         Ok((size, size as f64 * reps as f64 / secs / 1e9))
+    }
+
+    /// `read_bandwidth` for each of `shapes` (bandwidth_shapes.wgsl), on one
+    /// buffer: per shape, the workgroups launched and GB/s. Each shape's
+    /// sums are checked; a shape the device cannot run (more threads than
+    /// it allows a workgroup) is an error naming it.
+    pub async fn read_bandwidth_shapes(
+        &self,
+        bytes: u64,
+        reps: usize,
+        shapes: &[ReadShape],
+        clock: fn() -> f64,
+    ) -> Result<(u64, Vec<(u32, f64)>)> {
+        let size = self.bandwidth_size(bytes, reps)?;
+        let words = size / WORD;
+        let most = self.limits.max_compute_workgroups_per_dimension;
+        let threads = self.limits.max_compute_invocations_per_workgroup;
+        if let Some(s) = shapes.iter().find(|s| s.wg > threads) {
+            return Err(Error::DeviceLimit(format!(
+                "read shape {s:?}: {} threads a workgroup, the device allows {threads}",
+                s.wg
+            )));
+        }
+        let groups_max = shapes.iter().map(|s| s.groups(words, most)).max();
+        let (src, want, out) = self
+            .scoped("allocating the bandwidth buffers", || {
+                let (src, want) = self.patterned(size)?;
+                let out = self.storage("bandwidth sums", groups_max.unwrap_or(1) as u64 * WORD)?;
+                Ok((src, want, out))
+            })
+            .await?;
+        let mut res = Vec::with_capacity(shapes.len());
+        for &shape in shapes {
+            let groups = shape.groups(words, most);
+            // Poisoned first, so that sums a workgroup failed to write
+            // cannot be an earlier shape's.
+            self.queue
+                .write_buffer(&out, 0, &vec![0xff; groups as usize * WORD as usize]);
+            let op = read_shaped_op(self, shape, &src, &out, groups);
+            let secs = self.time_reps(&op, reps, clock).await?;
+            self.check_sums(&out, groups, want)
+                .await
+                .map_err(|e| Error::Gpu(format!("read shape {shape:?}: {e}")))?;
+            res.push((groups, size as f64 * reps as f64 / secs / 1e9));
+        }
+        Ok((size, res))
     }
 
     /// Device memory bandwidth as a compute kernel copying 16-byte words

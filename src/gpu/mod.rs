@@ -56,6 +56,7 @@ use crate::model::{Config, Weights};
 use crate::sampler::Sampler;
 use crate::source::{read_header, read_small, Source};
 
+pub use bandwidth::{Order as ReadOrder, ReadShape};
 use build::Scratch;
 pub use device::{Copy, Gpu, PendingRead, ShaderRecord};
 pub use kernels::{DeepShape, GluQShape, Kernels, MainQShape, Mv, MvPath, Op, Shape};

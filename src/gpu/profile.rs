@@ -42,11 +42,15 @@ const WARM_BUSY: std::time::Duration = std::time::Duration::from_millis(1000);
 const WARM_MAX: usize = 1000;
 
 /// gpu-profile's `--touch`: `mib` MiB read after each layer's attention
-/// (untimed), from `bufs` buffers in turn; 0 MiB: none.
+/// (untimed), from `bufs` buffers in turn; 0 MiB: none. With `one`, the
+/// `bufs` are slices of one buffer (`--touch-one`): whether the cost of
+/// touching many distinct bytes (2026-12-07g) depends on how they are
+/// allocated, one driver allocation or many.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Touch {
     pub mib: u64,
     pub bufs: usize,
+    pub one: bool,
 }
 
 /// A layer's (first) attention dispatch, after which `--touch` reads.
@@ -292,18 +296,73 @@ impl GpuBackend {
             0
         };
         let groups = super::bandwidth::groups_for(bytes / super::bandwidth::WORD);
-        let touched: Vec<(wgpu::Buffer, wgpu::Buffer)> = (0..bufs)
+        let outs: Vec<wgpu::Buffer> = (0..bufs)
             .map(|_| {
-                let out = self
-                    .gpu
-                    .storage("touch sums", groups as u64 * super::bandwidth::WORD)?;
-                Ok((self.gpu.storage("touch", bytes)?, out))
+                self.gpu
+                    .storage("touch sums", groups as u64 * super::bandwidth::WORD)
             })
             .collect::<Result<_>>()?;
-        let touch_ops: Vec<Op> = touched
-            .iter()
-            .map(|(src, out)| super::bandwidth::read_op(&self.gpu, src, out, groups))
-            .collect();
+        let touch_ops: Vec<Op> = if touch.one && bufs > 0 {
+            let total = bytes * bufs as u64;
+            if total > self.gpu.limits.max_buffer_size {
+                return Err(crate::error::Error::InvalidArgument(format!(
+                    "--touch-one: {bufs} x {} MiB is past the device's buffer of {} MiB",
+                    touch.mib,
+                    self.gpu.limits.max_buffer_size >> 20
+                )));
+            }
+            // MiB slices: their offsets are multiples of any storage
+            // offset alignment.
+            let src = self.gpu.buffer(&wgpu::BufferDescriptor {
+                label: Some("touch"),
+                size: total,
+                usage: wgpu::BufferUsages::STORAGE,
+                mapped_at_creation: false,
+            });
+            let pipeline =
+                kernels::pipeline(&self.gpu, "bandwidth", super::bandwidth::SRC, "read_sum");
+            outs.iter()
+                .enumerate()
+                .map(|(k, out)| {
+                    let slice = wgpu::BufferBinding {
+                        buffer: &src,
+                        offset: k as u64 * bytes,
+                        size: std::num::NonZeroU64::new(bytes),
+                    };
+                    let bind = self
+                        .gpu
+                        .device
+                        .create_bind_group(&wgpu::BindGroupDescriptor {
+                            label: None,
+                            layout: &pipeline.get_bind_group_layout(0),
+                            entries: &[
+                                wgpu::BindGroupEntry {
+                                    binding: 0,
+                                    resource: wgpu::BindingResource::Buffer(slice),
+                                },
+                                wgpu::BindGroupEntry {
+                                    binding: 2,
+                                    resource: out.as_entire_binding(),
+                                },
+                            ],
+                        });
+                    Op {
+                        pipeline: pipeline.clone(),
+                        bind,
+                        shape: kernels::Shape::Fixed([groups, 1, 1]),
+                        label: "read_sum",
+                    }
+                })
+                .collect()
+        } else {
+            // Each op's bind group keeps its buffer alive.
+            outs.iter()
+                .map(|out| {
+                    let src = self.gpu.storage("touch", bytes)?;
+                    Ok(super::bandwidth::read_op(&self.gpu, &src, out, groups))
+                })
+                .collect::<Result<_>>()?
+        };
         let n = ops.len().min(2000);
         let Some(stamps) = Stamps::new(&self.gpu, 2 * n as u32) else {
             return Ok(json!("no timestamp queries"));
@@ -375,6 +434,7 @@ impl GpuBackend {
             "position": pos,
             "touch_mib": touch.mib,
             "touch_bufs": bufs,
+            "touch_one": touch.one,
             "sum_of_kernels_us": total,
             "by_kernel": by.iter().map(|(l, c, t)| json!({"kernel": l, "count": c, "us": t})).collect::<Vec<_>>(),
         }))

@@ -2948,6 +2948,103 @@ fn bandwidth_read_sums_every_word_once() {
     }
 }
 
+/// bandwidth_shapes.wgsl in each order, with workgroups of 32 to 1,024
+/// threads and 1 to 16 loads a turn, over word counts that are not
+/// multiples of a turn and workgroup counts from fewer than a turn needs
+/// to more threads than words: its per-workgroup sums add up to the CPU's
+/// wrapping sums, so every word is read exactly once.
+#[test]
+fn bandwidth_shaped_read_sums_every_word_once() {
+    use bandwidth::{Order, ReadShape};
+    let Some(g) = gpu() else { return };
+    let mut rng = Rng::new(37);
+    let shapes = [
+        (Order::GridStride, 256, 8),
+        (Order::GridStride, 32, 3),
+        (Order::Spans, 128, 4),
+        (Order::Spans, 1024, 16),
+        (Order::Spans, 64, 1),
+        (Order::Runs, 256, 5),
+        (Order::Runs, 512, 16),
+        (Order::Runs, 32, 1),
+    ];
+    for (words, groups) in [(100_003usize, 7u32), (2_053, 1), (5, 3), (70_001, 300)] {
+        let data = random_words(&mut rng, words);
+        let mut want = [0u32; 4];
+        for (i, w) in data.chunks_exact(4).enumerate() {
+            let v = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+            want[i % 4] = want[i % 4].wrapping_add(v);
+        }
+        let src = g.upload("src", &data);
+        for (order, wg, loads) in shapes {
+            let shape = ReadShape {
+                order,
+                wg,
+                loads,
+                turns: 1,
+            };
+            let out = poisoned(&g, groups as usize * 4);
+            g.run(
+                &[&[bandwidth::read_shaped_op(&g, shape, &src, &out, groups)]],
+                1,
+                &[],
+            );
+            let sums: Vec<u8> = read_u32(&g, &out, groups as usize * 4)
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect();
+            assert_eq!(
+                bandwidth::fold(&sums),
+                want,
+                "{shape:?}: {words} words over {groups} workgroups"
+            );
+        }
+    }
+}
+
+/// `--shapes` parses ORDER:WG:LOADS:TURNS and names what it refuses; the
+/// workgroups follow the turns, within the device's limit.
+#[test]
+fn read_shapes_parse_and_size() {
+    use bandwidth::{Order, ReadShape};
+    let s = ReadShape::parse("1:512:4:16").unwrap();
+    assert_eq!(
+        s,
+        ReadShape {
+            order: Order::Spans,
+            wg: 512,
+            loads: 4,
+            turns: 16
+        }
+    );
+    for bad in [
+        "3:256:8:4",
+        "0:100:8:4",
+        "0:2048:8:4",
+        "0:256:0:4",
+        "0:256:17:4",
+        "0:256:8:0",
+        "0:256:8",
+        "x",
+    ] {
+        let e = ReadShape::parse(bad).unwrap_err().to_string();
+        assert!(e.contains(bad), "{bad}: {e}");
+    }
+    // 1 GiB of words: read_sum's shape takes groups_for's 8,192.
+    let words = 1u64 << 26;
+    assert_eq!(
+        ReadShape::READ_SUM.groups(words, 65_535),
+        bandwidth::groups_for(words)
+    );
+    assert_eq!(s.groups(words, 65_535), 2_048);
+    assert_eq!(
+        ReadShape::parse("0:32:1:1").unwrap().groups(words, 65_535),
+        65_535
+    );
+    assert_eq!(s.groups(3, 65_535), 1);
+    assert_eq!(ReadShape::all().len(), 180);
+}
+
 /// The copy kernel's destination is the source, bit for bit.
 #[test]
 fn bandwidth_copy_matches_source() {

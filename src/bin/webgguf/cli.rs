@@ -14,6 +14,7 @@ use webgguf::gguf::write;
 use webgguf::gguf::{Gguf, Parts};
 use webgguf::gpu;
 use webgguf::gpu::kernels::TeamShape;
+use webgguf::gpu::ReadShape;
 use webgguf::model::LoadOptions;
 use webgguf::pool::ThreadPool;
 use webgguf::sampler::SamplerParams;
@@ -41,16 +42,20 @@ commands:
   split    --max-tensors N IN.gguf OUT_PREFIX
            write IN as the files of a split model, OUT_PREFIX-00001-of-0000K.gguf
            and on, at most N tensors each (llama.cpp's gguf-split layout)
-  gpu-bandwidth [--mib 1024] [-r 10] [--json]
+  gpu-bandwidth [--mib 1024] [-r 10] [--json] [--shapes all|O:WG:LOADS:TURNS,..]
            device memory bandwidth: buffer-to-buffer copies, and compute
            kernels that copy and that read (buffers capped at the storage
-           binding limit); the kernel read is the ceiling for rooflines
-  gpu-profile -m MODEL [-n 64] [-d DEPTH] [--touch MIB [--touch-bufs 32]] [--shaders DIR]
+           binding limit); the kernel read is the ceiling for rooflines.
+           --shapes then times the read in other shapes, a line each: order
+           O (0 grid-stride, 1 a span per workgroup, 2 runs per thread), WG
+           threads a workgroup, LOADS loads a turn, about TURNS turns a thread
+  gpu-profile -m MODEL [-n 64] [-d DEPTH] [--touch MIB [--touch-bufs 32] [--touch-one]] [--shaders DIR]
            where a GPU decode step's time goes (JSON): CPU encode/submit/wait,
            GPU time per step and per kernel, bare dispatch cost; -d: also the
            decode step's kernels at position DEPTH (context DEPTH + 1);
            --touch: also the kernels at position 0 with MIB MiB read after
-           each layer's attention, untimed, from --touch-bufs buffers in turn;
+           each layer's attention, untimed, from --touch-bufs buffers in turn
+           (--touch-one: slices of one buffer);
            --shaders: write each compiled pipeline's WGSL into DIR (one file
            each, `index.tsv` naming its label and entry point), for
            tools/pipeline-stats
@@ -399,7 +404,7 @@ struct Args {
     pairs: Vec<(String, Option<String>)>,
 }
 
-const BARE_FLAGS: &[&str] = &["--json", "--no-special", "--upcast-f16"];
+const BARE_FLAGS: &[&str] = &["--json", "--no-special", "--upcast-f16", "--touch-one"];
 
 impl Args {
     fn parse(raw: &[String]) -> Result<Args, String> {
@@ -877,13 +882,21 @@ fn parse_depths(s: &str) -> Result<Vec<usize>, String> {
 
 fn cmd_gpu_profile(args: &Args) -> CliResult {
     let mut allowed = COMMON.to_vec();
-    allowed.extend(["-n", "-d", "--shaders", "--touch", "--touch-bufs"]);
+    allowed.extend([
+        "-n",
+        "-d",
+        "--shaders",
+        "--touch",
+        "--touch-bufs",
+        "--touch-one",
+    ]);
     args.check(&allowed)?;
     let n: usize = args.num(&["-n"], 64)?;
     let depth: usize = args.num(&["-d"], 0)?;
     let touch = gpu::profile::Touch {
         mib: args.num(&["--touch"], 0)?,
         bufs: args.num(&["--touch-bufs"], 32)?.max(1),
+        one: args.flag("--touch-one"),
     };
     let shader_dir = args.str(&["--shaders"]).map(std::path::PathBuf::from);
     let bytes = match args.str(&["--synthetic"]) {
@@ -1142,16 +1155,30 @@ fn print_plan(p: &gpu::MemoryPlan) {
 }
 
 fn cmd_gpu_bandwidth(args: &Args) -> CliResult {
-    args.check(&["--mib", "-r", "--json"])?;
+    args.check(&["--mib", "-r", "--json", "--shapes"])?;
     let mib: u64 = args.num(&["--mib"], 1024)?;
     let reps: usize = args.num(&["-r"], 10)?;
     let bytes = mib << 20;
-    let (copy, kernel_copy, read, gpu) = block_on(async {
+    let shapes: Vec<ReadShape> = match args.str(&["--shapes"]) {
+        None => Vec::new(),
+        Some("all") => ReadShape::all(),
+        Some(list) => list
+            .split(',')
+            .map(ReadShape::parse)
+            .collect::<Result<_, _>>()?,
+    };
+    let (copy, kernel_copy, read, shaped, gpu) = block_on(async {
         let gpu = gpu::Gpu::new().await?;
         let copy = gpu.copy_bandwidth(bytes, reps, now_ms).await?;
         let kernel_copy = gpu.kernel_copy_bandwidth(bytes, reps, now_ms).await?;
         let read = gpu.read_bandwidth(bytes, reps, now_ms).await?;
-        Ok::<_, Error>((copy, kernel_copy, read, gpu))
+        let shaped = if shapes.is_empty() {
+            (0, Vec::new())
+        } else {
+            gpu.read_bandwidth_shapes(bytes, reps, &shapes, now_ms)
+                .await?
+        };
+        Ok::<_, Error>((copy, kernel_copy, read, shaped, gpu))
     })?;
     if args.flag("--json") {
         println!(
@@ -1162,6 +1189,10 @@ fn cmd_gpu_bandwidth(args: &Args) -> CliResult {
                 "kernel_bytes": read.0,
                 "kernel_copy_gb_s_read_plus_write": kernel_copy.1,
                 "kernel_read_gb_s": read.1,
+                "shapes": shapes.iter().zip(&shaped.1).map(|(s, (groups, gb_s))| json!({
+                    "order": s.order as u32, "wg": s.wg, "loads": s.loads, "turns": s.turns,
+                    "groups": groups, "read_gb_s": gb_s,
+                })).collect::<Vec<_>>(),
             })
         );
     } else {
@@ -1186,6 +1217,12 @@ fn cmd_gpu_bandwidth(args: &Args) -> CliResult {
             println!(
                 "the kernels' buffers are capped at the storage binding limit ({:.0} MiB, {mib} MiB asked)",
                 in_mib(gpu.binding_limit())
+            );
+        }
+        for (s, (groups, gb_s)) in shapes.iter().zip(&shaped.1) {
+            println!(
+                "shaped read {}:{}:{}:{} ({groups} workgroups): {gb_s:.1} GB/s",
+                s.order as u32, s.wg, s.loads, s.turns
             );
         }
     }
