@@ -137,18 +137,19 @@ sbs_depth() {
   done
 }
 
-# sbs_tg BINARY MODEL: decode tok/s of BINARY on synthetic MODEL (tg64
-# median of 3 after one prompt token), or "fail"; the caller's prefix
-# assignments (WEBGGUF_GPU_*) reach the binary; TG_TIMEOUT (default 100 s)
-# bounds the run.
+# sbs_tg BINARY MODEL [DEPTH]: decode tok/s of BINARY on synthetic MODEL
+# (tg64 median of 3 after one prompt token, after DEPTH tokens of context
+# where given), or "fail"; the caller's prefix assignments (WEBGGUF_GPU_*)
+# reach the binary; TG_TIMEOUT (default 100 s) bounds the run.
 sbs_tg() {
-  local v=$(timeout "${TG_TIMEOUT:-100}" "$1" bench --backend gpu --synthetic "$2" -p 1 -n 64 -r 3 --json 2>/dev/null | grep '^{' | tail -1 | python3 -c 'import json,sys; print("%.1f" % json.load(sys.stdin)["tg_median_tok_s"])' 2>/dev/null)
+  local d=() ; [ -n "${3:-}" ] && [ "$3" != 0 ] && d=(-d "$3" --ctx $(( $3 + 128 )))
+  local v=$(timeout "${TG_TIMEOUT:-100}" "$1" bench --backend gpu --synthetic "$2" -p 1 -n 64 -r 3 "${d[@]}" --json 2>/dev/null | grep '^{' | tail -1 | python3 -c 'import json,sys; print("%.1f" % json.load(sys.stdin)["tg_median_tok_s"])' 2>/dev/null)
   echo "${v:-fail}"
 }
 
-# sbs_ab R "MODEL.." VARIANT..: tg64 (sbs_tg) of every variant on every
-# synthetic MODEL, two rounds, the variants in the given order and then
-# reversed, each result a line "round model label tok/s" into R and
+# sbs_ab R "MODEL.." VARIANT..: tg64 (sbs_tg; after DEPTH tokens where
+# the environment sets DEPTH) of every variant on every synthetic MODEL,
+# two rounds, the variants in the given order and then reversed, each result a line "round model label tok/s" into R and
 # stdout. A VARIANT is LABEL:BINARY[:NAME=VALUE,...] (.sbs/BINARY, run with
 # those environment variables), e.g. pairs:webgguf:WEBGGUF_GPU_BOOK3=0.
 # The one-call A/B scripts before 2026-11-30 wrote this loop out.
@@ -165,7 +166,7 @@ sbs_ab() {
         IFS=: read -r label bin envs <<< "$v"
         echo "$rd $m $label $(
           [ -n "$envs" ] && export ${envs//,/ }
-          TG_TIMEOUT=${TG_TIMEOUT:-60} sbs_tg .sbs/$bin "$m"
+          TG_TIMEOUT=${TG_TIMEOUT:-60} sbs_tg .sbs/$bin "$m" "${DEPTH:-0}"
         )" | tee -a "$r"
       done
     done
