@@ -59,6 +59,10 @@ pub enum Order {
     Spans = 1,
     /// LOADS consecutive words per thread a turn.
     Runs = 2,
+    /// Not a bandwidth_shapes.wgsl order: bandwidth.wgsl's read_sum
+    /// itself, at `groups_for`'s workgroups (`--shapes sum`), so that the
+    /// two kernels can be timed on one buffer, interleaved.
+    ReadSum = 3,
 }
 
 /// One shape of `read_shaped` (`gpu-bandwidth --shapes`): `wg` threads a
@@ -103,12 +107,19 @@ impl ReadShape {
         v
     }
 
-    /// `ORDER:WG:LOADS:TURNS`, e.g. `0:256:8:4`.
+    /// `ORDER:WG:LOADS:TURNS`, e.g. `0:256:8:4`, or `sum` (read_sum).
     pub fn parse(s: &str) -> Result<ReadShape> {
+        if s.trim() == "sum" {
+            return Ok(ReadShape {
+                order: Order::ReadSum,
+                ..Self::READ_SUM
+            });
+        }
         let bad = || {
             Error::InvalidArgument(format!(
-                "read shape {s:?}: want ORDER:WG:LOADS:TURNS, ORDER 0 (grid-stride), 1 (spans) \
-                 or 2 (runs), WG a power of two from 32 to 1024, LOADS 1 to 16, TURNS from 1"
+                "read shape {s:?}: want `sum` or ORDER:WG:LOADS:TURNS, ORDER 0 (grid-stride), \
+                 1 (spans) or 2 (runs), WG a power of two from 32 to 1024, LOADS 1 to 16, \
+                 TURNS from 1"
             ))
         };
         let f: Vec<u32> = s
@@ -140,6 +151,9 @@ impl ReadShape {
     /// The workgroups for `words`: about `turns` turns a thread, at least
     /// one, at most `max_groups`.
     pub fn groups(&self, words: u64, max_groups: u32) -> u32 {
+        if self.order == Order::ReadSum {
+            return groups_for(words);
+        }
         let per_group = self.wg as u64 * self.loads as u64 * self.turns as u64;
         words.div_ceil(per_group).clamp(1, max_groups.max(1) as u64) as u32
     }
@@ -154,6 +168,9 @@ pub fn read_shaped_op(
     out: &wgpu::Buffer,
     groups: u32,
 ) -> Op {
+    if shape.order == Order::ReadSum {
+        return read_op(gpu, src, out, groups);
+    }
     gpu.note_shader("bandwidth_shapes", "read_shaped", SHAPES_SRC);
     let module = gpu.shader_module("bandwidth_shapes", SHAPES_SRC);
     let constants = [

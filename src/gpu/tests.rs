@@ -2967,6 +2967,7 @@ fn bandwidth_shaped_read_sums_every_word_once() {
         (Order::Runs, 256, 5),
         (Order::Runs, 512, 16),
         (Order::Runs, 32, 1),
+        (Order::ReadSum, 256, 8),
     ];
     for (words, groups) in [(100_003usize, 7u32), (2_053, 1), (5, 3), (70_001, 300)] {
         let data = random_words(&mut rng, words);
@@ -3043,6 +3044,12 @@ fn read_shapes_parse_and_size() {
     );
     assert_eq!(s.groups(3, 65_535), 1);
     assert_eq!(ReadShape::all().len(), 180);
+    // `sum` is read_sum itself, at groups_for's workgroups.
+    let sum = ReadShape::parse("sum").unwrap();
+    assert_eq!(sum.order, Order::ReadSum);
+    for w in [3, 100_003, 1 << 26, 1 << 28] {
+        assert_eq!(sum.groups(w, 65_535), bandwidth::groups_for(w));
+    }
 }
 
 /// The copy kernel's destination is the source, bit for bit.

@@ -42,13 +42,14 @@ commands:
   split    --max-tensors N IN.gguf OUT_PREFIX
            write IN as the files of a split model, OUT_PREFIX-00001-of-0000K.gguf
            and on, at most N tensors each (llama.cpp's gguf-split layout)
-  gpu-bandwidth [--mib 1024] [-r 10] [--json] [--shapes all|O:WG:LOADS:TURNS,..]
+  gpu-bandwidth [--mib 1024] [-r 10] [--json] [--shapes all|sum|O:WG:LOADS:TURNS,..]
            device memory bandwidth: buffer-to-buffer copies, and compute
            kernels that copy and that read (buffers capped at the storage
            binding limit); the kernel read is the ceiling for rooflines.
            --shapes then times the read in other shapes, a line each: order
            O (0 grid-stride, 1 a span per workgroup, 2 runs per thread), WG
-           threads a workgroup, LOADS loads a turn, about TURNS turns a thread
+           threads a workgroup, LOADS loads a turn, about TURNS turns a thread;
+           `sum` is the kernel read itself, on the same buffer
   gpu-profile -m MODEL [-n 64] [-d DEPTH] [--touch MIB [--touch-bufs 32] [--touch-one]] [--shaders DIR]
            where a GPU decode step's time goes (JSON): CPU encode/submit/wait,
            GPU time per step and per kernel, bare dispatch cost; -d: also the
@@ -1220,10 +1221,11 @@ fn cmd_gpu_bandwidth(args: &Args) -> CliResult {
             );
         }
         for (s, (groups, gb_s)) in shapes.iter().zip(&shaped.1) {
-            println!(
-                "shaped read {}:{}:{}:{} ({groups} workgroups): {gb_s:.1} GB/s",
-                s.order as u32, s.wg, s.loads, s.turns
-            );
+            let name = match s.order {
+                gpu::ReadOrder::ReadSum => "sum (read_sum)".to_string(),
+                o => format!("{}:{}:{}:{}", o as u32, s.wg, s.loads, s.turns),
+            };
+            println!("shaped read {name} ({groups} workgroups): {gb_s:.1} GB/s");
         }
     }
     Ok(())
