@@ -6,6 +6,7 @@
 //! roofline should divide by these.
 
 use super::kernels::{self, Op, Shape};
+use super::stamps::Stamps;
 use super::Gpu;
 use crate::error::{Error, Result};
 
@@ -47,6 +48,29 @@ pub fn read_op(gpu: &Gpu, src: &wgpu::Buffer, out: &wgpu::Buffer, groups: u32) -
 /// `copy` of `src` into `dst`, as many words as both hold.
 pub fn copy_op(gpu: &Gpu, src: &wgpu::Buffer, dst: &wgpu::Buffer, groups: u32) -> Op {
     op(gpu, "copy", &[(0, src), (1, dst)], groups)
+}
+
+/// The GPU is kept busy this long before a timing (see `time_reps`), in
+/// batches of the timing's own reads, at most WARM_MAX of them.
+const WARM_BUSY_MS: f64 = 500.0;
+const WARM_MAX: usize = 10_000;
+
+/// How a bandwidth figure was timed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timer {
+    /// The pass's GPU timestamps.
+    Gpu,
+    /// From the submit until the queue is idle (no timestamp queries).
+    Wall,
+}
+
+impl Timer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Timer::Gpu => "gpu timestamps",
+            Timer::Wall => "wall clock, submit to idle",
+        }
+    }
 }
 
 /// Which words a turn of bandwidth_shapes.wgsl's loads take (its ORDER;
@@ -288,30 +312,49 @@ impl Gpu {
     }
 
     /// Seconds that `reps` runs of `op`, recorded into one pass and one
-    /// submit, take from the submit until the queue is idle.
-    async fn time_reps(&self, op: &Op, reps: usize, clock: fn() -> f64) -> Result<f64> {
-        // The first run pays for wgpu's lazy zeroing of the output and the
-        // driver's first use of the pipeline.
-        self.run(&[std::slice::from_ref(op)], 1, &[]);
-        self.wait_idle().await?;
+    /// submit, take: the pass's GPU time where the device has timestamp
+    /// queries, else from the submit until the queue is idle. Before it,
+    /// the same batch again and again until the GPU has been busy for
+    /// WARM_BUSY: timed from a cold start, read_sum's 10 or 20 reads of
+    /// 1 GiB measured 2.5-2.95 TB/s on H100s that it reads at 3.17-3.21
+    /// once busy, as fast as CUDA's sum there (BENCHMARKS.md, 2026-12-07i).
+    async fn time_reps(&self, op: &Op, reps: usize, clock: fn() -> f64) -> Result<(f64, Timer)> {
         let ops = vec![op.clone(); reps];
+        let from = clock();
+        let mut warm = 0;
+        while warm < WARM_MAX && (warm == 0 || clock() - from < WARM_BUSY_MS) {
+            let cmd = self.encode(&[], &[&ops], (1, None), &[], None);
+            self.queue.submit([cmd]);
+            self.wait_idle().await?;
+            warm += 1;
+        }
+        if let Some(stamps) = Stamps::new(self, 2) {
+            let cmd = self.encode(&[], &[&ops], (1, None), &[], Some(stamps.writes(0)));
+            self.queue.submit([cmd]);
+            let us = stamps.durations(self).await?[0];
+            // A device that writes no real timestamps reads 0.
+            if us > 0.0 {
+                return Ok((us / 1e6, Timer::Gpu));
+            }
+        }
         let cmd = self.encode(&[], &[&ops], (1, None), &[], None);
         let t0 = clock();
         self.queue.submit([cmd]);
         self.wait_idle().await?;
-        Ok((clock() - t0) / 1000.0)
+        Ok(((clock() - t0) / 1000.0, Timer::Wall))
     }
 
     /// Device memory bandwidth as a compute kernel reading 16-byte words
     /// sees it: `reps` reads of a `bytes` buffer (capped at one storage
     /// binding), each folded into sums the host checks. Returns (bytes
-    /// actually used, GB/s counting each byte read once).
+    /// actually used, GB/s counting each byte read once, how it was
+    /// timed).
     pub async fn read_bandwidth(
         &self,
         bytes: u64,
         reps: usize,
         clock: fn() -> f64,
-    ) -> Result<(u64, f64)> {
+    ) -> Result<(u64, f64, Timer)> {
         let size = self.bandwidth_size(bytes, reps)?;
         let groups = groups_for(size / WORD);
         let (src, want, out) = self
@@ -321,15 +364,16 @@ impl Gpu {
                 Ok((src, want, out))
             })
             .await?;
-        let secs = self
+        let (secs, timer) = self
             .time_reps(&read_op(self, &src, &out, groups), reps, clock)
             .await?;
         self.check_sums(&out, groups, want).await?;
-        Ok((size, size as f64 * reps as f64 / secs / 1e9))
+        Ok((size, size as f64 * reps as f64 / secs / 1e9, timer))
     }
 
     /// `read_bandwidth` for each of `shapes` (bandwidth_shapes.wgsl), on one
-    /// buffer: per shape, the workgroups launched and GB/s. Each shape's
+    /// buffer: per shape, the workgroups launched, GB/s and how it was
+    /// timed. Each shape's
     /// sums are checked; a shape the device cannot run (more threads than
     /// it allows a workgroup) is an error naming it.
     pub async fn read_bandwidth_shapes(
@@ -338,7 +382,7 @@ impl Gpu {
         reps: usize,
         shapes: &[ReadShape],
         clock: fn() -> f64,
-    ) -> Result<(u64, Vec<(u32, f64)>)> {
+    ) -> Result<(u64, Vec<(u32, f64, Timer)>)> {
         let size = self.bandwidth_size(bytes, reps)?;
         let words = size / WORD;
         let most = self.limits.max_compute_workgroups_per_dimension;
@@ -365,11 +409,11 @@ impl Gpu {
             self.queue
                 .write_buffer(&out, 0, &vec![0xff; groups as usize * WORD as usize]);
             let op = read_shaped_op(self, shape, &src, &out, groups);
-            let secs = self.time_reps(&op, reps, clock).await?;
+            let (secs, timer) = self.time_reps(&op, reps, clock).await?;
             self.check_sums(&out, groups, want)
                 .await
                 .map_err(|e| Error::Gpu(format!("read shape {shape:?}: {e}")))?;
-            res.push((groups, size as f64 * reps as f64 / secs / 1e9));
+            res.push((groups, size as f64 * reps as f64 / secs / 1e9, timer));
         }
         Ok((size, res))
     }
@@ -378,13 +422,13 @@ impl Gpu {
     /// sees it: `reps` copies of a `bytes` buffer (capped at one storage
     /// binding) into another, the copy checked after by `read_sum`. Returns
     /// (bytes actually used, GB/s counting each byte read and each byte
-    /// written, i.e. 2 x bytes per copy).
+    /// written, i.e. 2 x bytes per copy, how it was timed).
     pub async fn kernel_copy_bandwidth(
         &self,
         bytes: u64,
         reps: usize,
         clock: fn() -> f64,
-    ) -> Result<(u64, f64)> {
+    ) -> Result<(u64, f64, Timer)> {
         let size = self.bandwidth_size(bytes, reps)?;
         let groups = groups_for(size / WORD);
         let (src, want, dst, out) = self
@@ -395,11 +439,11 @@ impl Gpu {
                 Ok((src, want, dst, out))
             })
             .await?;
-        let secs = self
+        let (secs, timer) = self
             .time_reps(&copy_op(self, &src, &dst, groups), reps, clock)
             .await?;
         self.run(&[&[read_op(self, &dst, &out, groups)]], 1, &[]);
         self.check_sums(&out, groups, want).await?;
-        Ok((size, 2.0 * size as f64 * reps as f64 / secs / 1e9))
+        Ok((size, 2.0 * size as f64 * reps as f64 / secs / 1e9, timer))
     }
 }

@@ -28,7 +28,8 @@
 //! (weights onto the GPU), `kernels` (pipelines), `ops` (dispatches of the
 //! products, embedding and sampler), `build` (the model as op lists),
 //! `schedule` (submitting steps, recording ahead, feeding picks),
-//! `bandwidth` (memory bandwidth through compute kernels).
+//! `bandwidth` (memory bandwidth through compute kernels), `stamps` (GPU
+//! timestamp queries).
 
 mod bandwidth;
 pub mod kernels;
@@ -41,6 +42,7 @@ mod ops;
 mod plan;
 mod probe;
 mod schedule;
+mod stamps;
 pub mod stream;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;

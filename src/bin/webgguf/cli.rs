@@ -45,7 +45,9 @@ commands:
   gpu-bandwidth [--mib 1024] [-r 10] [--json] [--shapes all|sum|O:WG:LOADS:TURNS,..]
            device memory bandwidth: buffer-to-buffer copies, and compute
            kernels that copy and that read (buffers capped at the storage
-           binding limit); the kernel read is the ceiling for rooflines.
+           binding limit; the kernels timed by GPU timestamps where the device
+           has them, after 0.5 s of the same work); the kernel read is the
+           ceiling for rooflines.
            --shapes then times the read in other shapes, a line each: order
            O (0 grid-stride, 1 a span per workgroup, 2 runs per thread), WG
            threads a workgroup, LOADS loads a turn, about TURNS turns a thread;
@@ -1190,9 +1192,11 @@ fn cmd_gpu_bandwidth(args: &Args) -> CliResult {
                 "kernel_bytes": read.0,
                 "kernel_copy_gb_s_read_plus_write": kernel_copy.1,
                 "kernel_read_gb_s": read.1,
-                "shapes": shapes.iter().zip(&shaped.1).map(|(s, (groups, gb_s))| json!({
+                "kernel_copy_timed_by": kernel_copy.2.name(),
+                "kernel_read_timed_by": read.2.name(),
+                "shapes": shapes.iter().zip(&shaped.1).map(|(s, (groups, gb_s, t))| json!({
                     "order": s.order as u32, "wg": s.wg, "loads": s.loads, "turns": s.turns,
-                    "groups": groups, "read_gb_s": gb_s,
+                    "groups": groups, "read_gb_s": gb_s, "timed_by": t.name(),
                 })).collect::<Vec<_>>(),
             })
         );
@@ -1205,14 +1209,16 @@ fn cmd_gpu_bandwidth(args: &Args) -> CliResult {
             copy.1
         );
         println!(
-            "kernel copy: {reps} copies of {:.0} MiB: {:.1} GB/s (read + write: 2 x size per copy)",
+            "kernel copy: {reps} copies of {:.0} MiB: {:.1} GB/s (read + write: 2 x size per copy; {}, after a warm-up)",
             in_mib(kernel_copy.0),
-            kernel_copy.1
+            kernel_copy.1,
+            kernel_copy.2.name()
         );
         println!(
-            "kernel read: {reps} reads of {:.0} MiB: {:.1} GB/s (bytes read, once per read)",
+            "kernel read: {reps} reads of {:.0} MiB: {:.1} GB/s (bytes read, once per read; {}, after a warm-up)",
             in_mib(read.0),
-            read.1
+            read.1,
+            read.2.name()
         );
         if read.0 < bytes {
             println!(
@@ -1220,7 +1226,7 @@ fn cmd_gpu_bandwidth(args: &Args) -> CliResult {
                 in_mib(gpu.binding_limit())
             );
         }
-        for (s, (groups, gb_s)) in shapes.iter().zip(&shaped.1) {
+        for (s, (groups, gb_s, _)) in shapes.iter().zip(&shaped.1) {
             let name = match s.order {
                 gpu::ReadOrder::ReadSum => "sum (read_sum)".to_string(),
                 o => format!("{}:{}:{}:{}", o as u32, s.wg, s.loads, s.turns),
