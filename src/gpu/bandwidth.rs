@@ -373,9 +373,9 @@ impl Gpu {
 
     /// `read_bandwidth` for each of `shapes` (bandwidth_shapes.wgsl), on one
     /// buffer: per shape, the workgroups launched, GB/s and how it was
-    /// timed. Each shape's
-    /// sums are checked; a shape the device cannot run (more threads than
-    /// it allows a workgroup) is an error naming it.
+    /// timed. Each shape's sums are checked; a shape the device cannot run
+    /// (more threads than it allows a workgroup, or along x) is an error
+    /// naming it.
     pub async fn read_bandwidth_shapes(
         &self,
         bytes: u64,
@@ -386,7 +386,10 @@ impl Gpu {
         let size = self.bandwidth_size(bytes, reps)?;
         let words = size / WORD;
         let most = self.limits.max_compute_workgroups_per_dimension;
-        let threads = self.limits.max_compute_invocations_per_workgroup;
+        let threads = self
+            .limits
+            .max_compute_invocations_per_workgroup
+            .min(self.limits.max_compute_workgroup_size_x);
         if let Some(s) = shapes.iter().find(|s| s.wg > threads) {
             return Err(Error::DeviceLimit(format!(
                 "read shape {s:?}: {} threads a workgroup, the device allows {threads}",
