@@ -2918,6 +2918,28 @@ const BANDWIDTH_CASES: [(usize, Option<u32>); 4] = [
     (5, Some(2)),
 ];
 
+/// The CPU twin of the read kernels: the wrapping sums, lane by lane, of
+/// the 32-bit words of `data` (lane = word index mod 4).
+fn lane_sums(data: &[u8]) -> [u32; 4] {
+    let mut want = [0u32; 4];
+    for (i, w) in data.chunks_exact(4).enumerate() {
+        let v = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+        want[i % 4] = want[i % 4].wrapping_add(v);
+    }
+    want
+}
+
+/// Run a read kernel's `op` and fold the `groups` per-workgroup sums it
+/// left in `out`.
+fn run_folded(g: &Gpu, op: Op, out: &wgpu::Buffer, groups: u32) -> [u32; 4] {
+    g.run(&[&[op]], 1, &[]);
+    let sums: Vec<u8> = read_u32(g, out, groups as usize * 4)
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    bandwidth::fold(&sums)
+}
+
 /// The read kernel's per-workgroup sums add up, lane by lane, to the CPU's
 /// wrapping sums of the same random data: every word is read exactly once.
 #[test]
@@ -2927,21 +2949,13 @@ fn bandwidth_read_sums_every_word_once() {
     for (words, groups) in BANDWIDTH_CASES {
         let groups = groups.unwrap_or(bandwidth::groups_for(words as u64));
         let data = random_words(&mut rng, words);
-        let mut want = [0u32; 4];
-        for (i, w) in data.chunks_exact(4).enumerate() {
-            let v = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
-            want[i % 4] = want[i % 4].wrapping_add(v);
-        }
+        let want = lane_sums(&data);
         let src = g.upload("src", &data);
         // NaN bits in every word of every workgroup's sums.
         let out = poisoned(&g, groups as usize * 4);
-        g.run(&[&[bandwidth::read_op(&g, &src, &out, groups)]], 1, &[]);
-        let sums: Vec<u8> = read_u32(&g, &out, groups as usize * 4)
-            .iter()
-            .flat_map(|v| v.to_le_bytes())
-            .collect();
+        let op = bandwidth::read_op(&g, &src, &out, groups);
         assert_eq!(
-            bandwidth::fold(&sums),
+            run_folded(&g, op, &out, groups),
             want,
             "{words} words over {groups} workgroups"
         );
@@ -2971,11 +2985,7 @@ fn bandwidth_shaped_read_sums_every_word_once() {
     ];
     for (words, groups) in [(100_003usize, 7u32), (2_053, 1), (5, 3), (70_001, 300)] {
         let data = random_words(&mut rng, words);
-        let mut want = [0u32; 4];
-        for (i, w) in data.chunks_exact(4).enumerate() {
-            let v = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
-            want[i % 4] = want[i % 4].wrapping_add(v);
-        }
+        let want = lane_sums(&data);
         let src = g.upload("src", &data);
         for (order, wg, loads) in shapes {
             let shape = ReadShape {
@@ -2985,17 +2995,9 @@ fn bandwidth_shaped_read_sums_every_word_once() {
                 turns: 1,
             };
             let out = poisoned(&g, groups as usize * 4);
-            g.run(
-                &[&[bandwidth::read_shaped_op(&g, shape, &src, &out, groups)]],
-                1,
-                &[],
-            );
-            let sums: Vec<u8> = read_u32(&g, &out, groups as usize * 4)
-                .iter()
-                .flat_map(|v| v.to_le_bytes())
-                .collect();
+            let op = bandwidth::read_shaped_op(&g, shape, &src, &out, groups);
             assert_eq!(
-                bandwidth::fold(&sums),
+                run_folded(&g, op, &out, groups),
                 want,
                 "{shape:?}: {words} words over {groups} workgroups"
             );
